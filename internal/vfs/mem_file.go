@@ -1,0 +1,317 @@
+package vfs
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"syscall"
+)
+
+// memFile is a File of a Mem.
+type memFile struct {
+	fs     *Mem
+	name   string
+	node   *memNode
+	read   bool // opened for reading
+	write  bool // opened for writing
+	append bool // opened with os.O_APPEND: WriteAt fails, as on the OS
+
+	closed bool // guarded by fs.mu
+}
+
+var (
+	errNegativeOffset = errors.New("vfs: negative offset")
+	errAppendWriteAt  = errors.New("vfs: invalid use of WriteAt on file opened with O_APPEND")
+)
+
+// checkLocked fails if the Mem has crashed or the file is closed.
+func (f *memFile) checkLocked(op string) error {
+	switch {
+	case f.fs.mu.crashed:
+		return &fs.PathError{Op: op, Path: f.name, Err: ErrCrashed}
+	case f.closed:
+		return &fs.PathError{Op: op, Path: f.name, Err: os.ErrClosed}
+	}
+	return nil
+}
+
+// Name returns the name the file was opened with.
+func (f *memFile) Name() string { return f.name }
+
+// ReadAt reads from the file's current contents, as os.File.ReadAt does:
+// fewer than len(p) bytes come with io.EOF.
+func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
+	m := f.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := f.checkLocked("read"); err != nil {
+		return 0, err
+	}
+	switch {
+	case !f.read:
+		return 0, &fs.PathError{Op: "read", Path: f.name, Err: syscall.EBADF}
+	case off < 0:
+		return 0, &fs.PathError{Op: "readat", Path: f.name, Err: errNegativeOffset}
+	}
+	if err := m.beginLocked(OpRead, f.name); err != nil {
+		return 0, err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	data := f.node.data
+	if off >= int64(len(data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// WriteAt writes p at off, growing the file (with zeros before off, if off is
+// past its end) as needed. When the injector fails it, it writes only
+// p[:len(p)/2] and returns that count with the error; on a full disk (see
+// [Mem.SetDiskLimit]) it writes what fits.
+func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
+	m := f.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := f.checkLocked("write"); err != nil {
+		return 0, err
+	}
+	switch {
+	case !f.write:
+		return 0, &fs.PathError{Op: "write", Path: f.name, Err: syscall.EBADF}
+	case f.append:
+		return 0, errAppendWriteAt
+	case off < 0:
+		return 0, &fs.PathError{Op: "writeat", Path: f.name, Err: errNegativeOffset}
+	}
+	injected := m.beginLocked(OpWrite, f.name)
+	if injected != nil {
+		p = p[:len(p)/2]
+	}
+	n, err := m.writeLocked(f.node, p, off)
+	switch {
+	case injected != nil:
+		return n, injected
+	case err != nil:
+		return n, &fs.PathError{Op: "write", Path: f.name, Err: err}
+	}
+	return n, nil
+}
+
+// freeLocked returns how many bytes nd may grow by before the disk is full.
+func (m *Mem) freeLocked(nd *memNode) int64 {
+	if m.mu.limit < 0 || nd.links == 0 {
+		return math.MaxInt64
+	}
+	return max(0, m.mu.limit-m.mu.used)
+}
+
+// writeLocked writes as much of p at off as the disk limit allows and returns
+// how many bytes it wrote, with ENOSPC if that is fewer than len(p).
+func (m *Mem) writeLocked(nd *memNode, p []byte, off int64) (int, error) {
+	size := int64(len(nd.data))
+	n := int64(len(p))
+	var err error
+	if free := m.freeLocked(nd); off+n > size && off+n-size > free {
+		n = min(max(0, size+free-off), n)
+		err = syscall.ENOSPC
+	}
+	if n == 0 {
+		return 0, err
+	}
+	if end := off + n; end > size {
+		if gerr := m.resizeLocked(nd, end); gerr != nil {
+			return 0, gerr
+		}
+	}
+	copy(nd.data[off:], p[:n])
+	return int(n), err
+}
+
+// resizeLocked sets the size of nd's current contents, zero-filling growth.
+// It moves the contents to a larger array only when nd has no live mapping.
+func (m *Mem) resizeLocked(nd *memNode, size int64) error {
+	old := int64(len(nd.data))
+	switch {
+	case size <= int64(cap(nd.data)):
+		nd.data = nd.data[:size]
+		if size > old {
+			clear(nd.data[old:])
+		}
+	case nd.maps > 0:
+		return ErrMapped
+	default:
+		grown := make([]byte, size, max(size, 2*int64(cap(nd.data))))
+		copy(grown, nd.data)
+		nd.data = grown
+	}
+	if nd.links > 0 {
+		m.mu.used += size - old
+	}
+	return nil
+}
+
+// Size returns the file's current size.
+func (f *memFile) Size() (int64, error) {
+	m := f.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := f.checkLocked("stat"); err != nil {
+		return 0, err
+	}
+	if err := m.beginLocked(OpStat, f.name); err != nil {
+		return 0, err
+	}
+	return int64(len(f.node.data)), nil
+}
+
+// Truncate sets the file's current size, growing it with zeros. Growing past
+// the disk limit fails with ENOSPC and no effect.
+func (f *memFile) Truncate(size int64) error {
+	m := f.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := f.checkLocked("truncate"); err != nil {
+		return err
+	}
+	if !f.write || size < 0 {
+		return &fs.PathError{Op: "truncate", Path: f.name, Err: syscall.EINVAL}
+	}
+	if err := m.beginLocked(OpTruncate, f.name); err != nil {
+		return err
+	}
+	nd := f.node
+	if grow := size - int64(len(nd.data)); grow > m.freeLocked(nd) {
+		return &fs.PathError{Op: "truncate", Path: f.name, Err: syscall.ENOSPC}
+	}
+	if err := m.resizeLocked(nd, size); err != nil {
+		return &fs.PathError{Op: "truncate", Path: f.name, Err: err}
+	}
+	return nil
+}
+
+// Sync makes the file's current contents its durable ones.
+func (f *memFile) Sync() error {
+	m := f.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := f.checkLocked("sync"); err != nil {
+		return err
+	}
+	if err := m.beginLocked(OpSync, f.name); err != nil {
+		return err
+	}
+	f.node.syncLocked()
+	return nil
+}
+
+func (nd *memNode) syncLocked() {
+	nd.synced = append(nd.synced[:0], nd.data...)
+}
+
+// Map returns the first size bytes of the file's current contents, aliased:
+// see "Mappings" on [Mem]. The file must be open for reading and writing.
+func (f *memFile) Map(size int) ([]byte, error) {
+	m := f.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := f.checkLocked("mmap"); err != nil {
+		return nil, err
+	}
+	if size < 0 {
+		return nil, &fs.PathError{Op: "mmap", Path: f.name, Err: syscall.EINVAL}
+	}
+	if err := m.beginLocked(OpMap, f.name); err != nil {
+		return nil, err
+	}
+	nd := f.node
+	switch {
+	case size == 0:
+		return nil, nil
+	case !f.read || !f.write:
+		return nil, &fs.PathError{Op: "mmap", Path: f.name, Err: syscall.EACCES}
+	}
+	switch {
+	case size <= cap(nd.data) && nd.maps > 0:
+	case size <= cap(nd.data):
+		// Fix the array's extent: growing past it would move the contents.
+		nd.data = nd.data[:len(nd.data):max(len(nd.data), size)]
+	case nd.maps > 0:
+		return nil, &fs.PathError{Op: "mmap", Path: f.name, Err: ErrMapped}
+	default:
+		// Reserve room for the file to grow into, as mmap(2) past the end
+		// of a file does.
+		grown := make([]byte, len(nd.data), size)
+		copy(grown, nd.data)
+		nd.data = grown
+	}
+	nd.maps++
+	return nd.data[:size:size], nil
+}
+
+// owns reports whether b is a live mapping of nd.
+func (nd *memNode) owns(b []byte) bool {
+	return nd.maps > 0 && len(b) <= cap(nd.data) && &b[0] == &nd.data[:cap(nd.data)][0]
+}
+
+// SyncMap makes the file's current contents, including what was written
+// through the mapping b, durable, as Sync does. It works on a closed file.
+func (f *memFile) SyncMap(b []byte) error {
+	m := f.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.crashed {
+		return &fs.PathError{Op: "msync", Path: f.name, Err: ErrCrashed}
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	if err := m.beginLocked(OpSyncMap, f.name); err != nil {
+		return err
+	}
+	if !f.node.owns(b) {
+		return &fs.PathError{Op: "msync", Path: f.name, Err: syscall.EINVAL}
+	}
+	f.node.syncLocked()
+	return nil
+}
+
+// Unmap releases the mapping b; it works on a closed file. A nil b is a
+// no-op; a slice that is not a live mapping of the file fails with EINVAL.
+// Mem cannot make later accesses through b fault, as the OS does: the slice
+// stays plain memory, and writes through it may or may not reach the file.
+func (f *memFile) Unmap(b []byte) error {
+	m := f.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.crashed {
+		return &fs.PathError{Op: "munmap", Path: f.name, Err: ErrCrashed}
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	if !f.node.owns(b) {
+		return &fs.PathError{Op: "munmap", Path: f.name, Err: syscall.EINVAL}
+	}
+	f.node.maps--
+	return nil
+}
+
+// Close closes the file; its mappings stay valid until unmapped.
+func (f *memFile) Close() error {
+	m := f.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := f.checkLocked("close"); err != nil {
+		return err
+	}
+	f.closed = true
+	return nil
+}

@@ -1,0 +1,84 @@
+package vfs
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// OS is the operating system's file system: os.OpenFile, pread and pwrite,
+// fsync, and mmap(2) for File.Map. Do not reassign it.
+var OS FS = osFS{}
+
+type osFS struct{}
+
+// osFile is a File of the OS: an *os.File and mmap.
+type osFile struct {
+	*os.File
+}
+
+// OpenFile opens a file with os.OpenFile. Opening a directory fails with
+// EISDIR, as it does on a Mem.
+func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	if flag&(os.O_WRONLY|os.O_RDWR) == 0 {
+		// Only a read-only open can succeed on a directory.
+		fi, err := f.Stat()
+		if err == nil && fi.IsDir() {
+			err = &fs.PathError{Op: "open", Path: name, Err: syscall.EISDIR}
+		}
+		if err != nil {
+			_ = f.Close()
+			return nil, err
+		}
+	}
+	return osFile{f}, nil
+}
+
+func (osFS) Remove(name string) error             { return os.Remove(name) }
+func (osFS) RemoveAll(name string) error          { return os.RemoveAll(name) }
+func (osFS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
+
+func (osFS) MkdirAll(dir string, perm os.FileMode) error { return os.MkdirAll(dir, perm) }
+
+func (osFS) ReadDir(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names, nil
+}
+
+func (osFS) Stat(name string) (FileInfo, error) {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	return FileInfo{Size: fi.Size(), IsDir: fi.IsDir()}, nil
+}
+
+// SyncDir opens the directory and fsyncs it. Naming a file fails with ENOTDIR.
+func (osFS) SyncDir(dir string) error {
+	d, err := os.OpenFile(dir, os.O_RDONLY|dirFlag, 0)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}
+
+// Size returns the file's size (fstat).
+func (f osFile) Size() (int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}

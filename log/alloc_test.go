@@ -1,0 +1,42 @@
+package log_test
+
+import (
+	"testing"
+
+	"github.com/stratalog/strata/log"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAllocs(t *testing.T) {
+	recs := someRecords(100, 100)
+	opts := log.BatchOptions{Now: 1}
+	batch, err := log.AppendBatch(nil, recs, opts)
+	require.NoError(t, err)
+	buf := make([]byte, 0, len(batch))
+
+	tests := []struct {
+		name string
+		fn   func()
+	}{
+		{"AppendBatch into a sized buffer", func() {
+			buf, _ = log.AppendBatch(buf[:0], recs, opts)
+		}},
+		{"RecordIter over 100 records", func() {
+			it, _ := log.NewRecordIter(batch)
+			var r log.Record
+			for it.Next(&r) {
+			}
+		}},
+		{"Records over 100 records", func() {
+			for range log.Records(batch) {
+			}
+		}},
+		{"Validate", func() { _, _ = log.Validate(batch) }},
+		{"CheckBatch", func() { _, _ = log.CheckBatch(batch) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Zero(t, testing.AllocsPerRun(100, tt.fn))
+		})
+	}
+}

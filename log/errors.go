@@ -1,0 +1,45 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. Every error this package returns matches one of them with
+// [errors.Is]; most wrap one with the reason, as in
+// "log: record 3 at byte 120: key length -5: corrupt batch".
+var (
+	// ErrIncomplete reports that the bytes end before the batch does: a
+	// torn tail, or a buffer that was cut short. Reading more bytes may help.
+	ErrIncomplete = errors.New("log: incomplete batch")
+	// ErrCorrupt reports bytes that can never be a valid batch: a bad magic,
+	// a CRC mismatch, lengths or counts that disagree, malformed varints.
+	ErrCorrupt = errors.New("log: corrupt batch")
+	// ErrUnsupportedCompression reports a batch whose records are compressed.
+	// The batch passed its CRC check: it is valid Kafka data this package
+	// cannot read.
+	ErrUnsupportedCompression = errors.New("log: unsupported compression")
+	// ErrEmptyBatch is returned by [AppendBatch] when it is given no records.
+	ErrEmptyBatch = errors.New("log: empty batch")
+	// ErrInvalidBatch reports encoder input that would not make a valid
+	// batch: offsets out of order or out of range, a field too large.
+	ErrInvalidBatch = errors.New("log: invalid batch")
+)
+
+// formatError is a sentinel with its reason. Error reads
+// "log: <reason>: <sentinel without its prefix>".
+type formatError struct {
+	kind   error
+	reason string
+}
+
+func (e *formatError) Error() string {
+	return "log: " + e.reason + ": " + strings.TrimPrefix(e.kind.Error(), "log: ")
+}
+
+func (e *formatError) Unwrap() error { return e.kind }
+
+func errorf(kind error, format string, args ...any) error {
+	return &formatError{kind: kind, reason: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,205 @@
+package log
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"math"
+)
+
+// BatchHeaderSize is the size of a batch header, in bytes: the records start
+// right after it.
+const BatchHeaderSize = 61
+
+// Magic is the batch format version this package reads and writes.
+const Magic = 2
+
+// Bits of [BatchHeader].Attributes. Only the low byte is used; the others are
+// kept as they are.
+const (
+	AttrCompressionMask = 0x07 // compression codec, a Compression
+	AttrLogAppendTime   = 0x08 // timestamp type: set for LogAppendTime
+	AttrTransactional   = 0x10 // the batch belongs to a transaction
+	AttrControl         = 0x20 // the batch holds control records (transaction markers)
+	AttrDeleteHorizon   = 0x40 // BaseTimestamp holds the compaction delete horizon
+)
+
+// Byte offsets of the header fields.
+const (
+	offLength        = 8
+	offLeaderEpoch   = 12
+	offMagic         = 16
+	offCRC           = 17
+	offAttributes    = 21 // the CRC covers [offAttributes, end of batch)
+	offLastDelta     = 23
+	offBaseTimestamp = 27
+	offMaxTimestamp  = 35
+	offProducerID    = 43
+	offProducerEpoch = 51
+	offBaseSequence  = 53
+	offNumRecords    = 57
+
+	// lengthOverhead is what precedes the Length field's span: baseOffset
+	// and Length itself.
+	lengthOverhead = 12
+	minLength      = BatchHeaderSize - lengthOverhead
+	maxLength      = math.MaxInt32 - lengthOverhead // so Size fits an int32
+
+	// minRecordBody is the smallest record after its length varint:
+	// attributes, and one byte each for timestampDelta, offsetDelta, key
+	// length, value length and header count.
+	minRecordBody = 6
+	minRecordSize = 1 + minRecordBody
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// BatchHeader is the decoded 61-byte header of a batch. Field order and
+// widths are those on disk.
+type BatchHeader struct {
+	BaseOffset           int64  // offset of the first record
+	Length               int32  // bytes after this field: Size() - 12
+	PartitionLeaderEpoch int32  // -1 for none; outside the CRC
+	Magic                int8   // always 2
+	CRC                  uint32 // CRC-32C of [21, Size())
+	Attributes           int16  // the Attr* bits
+	LastOffsetDelta      int32  // last offset - BaseOffset
+	BaseTimestamp        int64  // first record's timestamp, or the delete horizon
+	MaxTimestamp         int64  // max record timestamp, or the log append time
+	ProducerID           int64  // -1 for none
+	ProducerEpoch        int16  // -1 for none
+	BaseSequence         int32  // -1 for none
+	NumRecords           int32  // number of records
+}
+
+// LastOffset returns the offset of the batch's last record (even when
+// compaction has removed that record).
+func (h BatchHeader) LastOffset() int64 { return h.BaseOffset + int64(h.LastOffsetDelta) }
+
+// NextOffset returns the offset that follows the batch: LastOffset() + 1.
+func (h BatchHeader) NextOffset() int64 { return h.LastOffset() + 1 }
+
+// Size returns the size of the whole batch in bytes, header included.
+func (h BatchHeader) Size() int { return lengthOverhead + int(h.Length) }
+
+// Compression returns the batch's compression codec.
+func (h BatchHeader) Compression() Compression {
+	return Compression(h.Attributes & AttrCompressionMask)
+}
+
+// TimestampType returns the batch's timestamp type.
+func (h BatchHeader) TimestampType() TimestampType {
+	if h.Attributes&AttrLogAppendTime != 0 {
+		return LogAppendTime
+	}
+	return CreateTime
+}
+
+// IsTransactional reports whether the batch belongs to a transaction.
+func (h BatchHeader) IsTransactional() bool { return h.Attributes&AttrTransactional != 0 }
+
+// IsControl reports whether the batch holds control records.
+func (h BatchHeader) IsControl() bool { return h.Attributes&AttrControl != 0 }
+
+// HasDeleteHorizon reports whether BaseTimestamp holds a delete horizon.
+func (h BatchHeader) HasDeleteHorizon() bool { return h.Attributes&AttrDeleteHorizon != 0 }
+
+// ReadHeader decodes the batch header at the start of b. It checks the header
+// alone and needs only its 61 bytes, not the whole batch: it verifies neither
+// the CRC nor the records. It fails with [ErrIncomplete] if b is shorter than
+// a header, and with [ErrCorrupt] if the magic is not 2, the codec unknown,
+// Length shorter than a header, NumRecords or LastOffsetDelta negative, or if
+// NumRecords cannot fit in LastOffsetDelta+1 offsets or, uncompressed, in
+// Length bytes.
+func ReadHeader(b []byte) (BatchHeader, error) {
+	if len(b) < BatchHeaderSize {
+		return BatchHeader{}, errorf(ErrIncomplete, "header needs %d bytes, have %d", BatchHeaderSize, len(b))
+	}
+	be := binary.BigEndian
+	h := BatchHeader{
+		BaseOffset:           int64(be.Uint64(b)),
+		Length:               int32(be.Uint32(b[offLength:])),
+		PartitionLeaderEpoch: int32(be.Uint32(b[offLeaderEpoch:])),
+		Magic:                int8(b[offMagic]),
+		CRC:                  be.Uint32(b[offCRC:]),
+		Attributes:           int16(be.Uint16(b[offAttributes:])),
+		LastOffsetDelta:      int32(be.Uint32(b[offLastDelta:])),
+		BaseTimestamp:        int64(be.Uint64(b[offBaseTimestamp:])),
+		MaxTimestamp:         int64(be.Uint64(b[offMaxTimestamp:])),
+		ProducerID:           int64(be.Uint64(b[offProducerID:])),
+		ProducerEpoch:        int16(be.Uint16(b[offProducerEpoch:])),
+		BaseSequence:         int32(be.Uint32(b[offBaseSequence:])),
+		NumRecords:           int32(be.Uint32(b[offNumRecords:])),
+	}
+	switch {
+	case h.Magic != Magic:
+		return h, errorf(ErrCorrupt, "magic %d, want %d", h.Magic, Magic)
+	case h.Length < minLength || h.Length > maxLength:
+		return h, errorf(ErrCorrupt, "batch length %d out of range [%d, %d]", h.Length, minLength, maxLength)
+	}
+	return h, checkCounts(h, ErrCorrupt)
+}
+
+// checkCounts checks the header fields that the encoders take from the
+// caller and ReadHeader from disk, failing with kind.
+func checkCounts(h BatchHeader, kind error) error {
+	switch c := h.Compression(); {
+	case c > Zstd:
+		return errorf(kind, "unknown compression codec %d", c)
+	case h.LastOffsetDelta < 0:
+		return errorf(kind, "negative last offset delta %d", h.LastOffsetDelta)
+	case h.NumRecords < 0:
+		return errorf(kind, "negative record count %d", h.NumRecords)
+	case int64(h.NumRecords) > int64(h.LastOffsetDelta)+1:
+		return errorf(kind, "%d records cannot fit in last offset delta %d", h.NumRecords, h.LastOffsetDelta)
+	case c == None && int64(h.NumRecords)*minRecordSize > int64(h.Length)-minLength:
+		return errorf(kind, "%d records cannot fit in %d bytes", h.NumRecords, int64(h.Length)-minLength)
+	}
+	return nil
+}
+
+// CheckBatch checks the batch at the start of b without parsing its records:
+// the rules of [ReadHeader], then that the whole batch is present
+// ([ErrIncomplete] otherwise), that its CRC-32C matches ([ErrCorrupt]
+// otherwise) and that it is not compressed ([ErrUnsupportedCompression],
+// naming the codec, otherwise). It is the fast check for recovery; [Validate]
+// also walks the records.
+func CheckBatch(b []byte) (BatchHeader, error) {
+	h, err := readWhole(b)
+	if err != nil {
+		return h, err
+	}
+	if crc := crc32.Checksum(b[offAttributes:h.Size()], castagnoli); crc != h.CRC {
+		return h, errorf(ErrCorrupt, "crc %#08x, computed %#08x", h.CRC, crc)
+	}
+	return h, checkCodec(h)
+}
+
+// readWhole is ReadHeader plus a check that the whole batch is in b.
+func readWhole(b []byte) (BatchHeader, error) {
+	h, err := ReadHeader(b)
+	if err == nil && len(b) < h.Size() {
+		err = errorf(ErrIncomplete, "batch needs %d bytes, have %d", h.Size(), len(b))
+	}
+	return h, err
+}
+
+func checkCodec(h BatchHeader) error {
+	if c := h.Compression(); c != None {
+		return errorf(ErrUnsupportedCompression, "batch compressed with %s", c)
+	}
+	return nil
+}
+
+// SetBaseOffset rewrites the base offset of the batch at the start of b.
+// The base offset is outside the CRC, so the batch stays valid; record
+// offsets, stored as deltas, move with it. b must hold at least 8 bytes.
+func SetBaseOffset(b []byte, offset int64) {
+	binary.BigEndian.PutUint64(b[:8], uint64(offset))
+}
+
+// SetPartitionLeaderEpoch rewrites the partition leader epoch of the batch at
+// the start of b. The epoch is outside the CRC, so the batch stays valid. b
+// must hold at least 16 bytes.
+func SetPartitionLeaderEpoch(b []byte, epoch int32) {
+	binary.BigEndian.PutUint32(b[offLeaderEpoch:offLeaderEpoch+4], uint32(epoch))
+}

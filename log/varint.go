@@ -1,0 +1,111 @@
+package log
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// Kafka's varints are protobuf's: the zig-zag encoding of a signed value,
+// written 7 bits a byte, least significant group first, with the high bit set
+// on every byte but the last. A varint holds an int32 in at most 5 bytes, a
+// varlong an int64 in at most 10.
+//
+// The readers accept only the shortest encoding of each value (no trailing
+// 0x80 0x00 padding, no bits beyond 32 or 64), so that every accepted batch
+// re-encodes to the very same bytes.
+
+const (
+	maxVarintLen  = 5
+	maxVarlongLen = 10
+	// The last byte of a maximal encoding carries the bits that remain: 4 of
+	// the 32 for a varint, 1 of the 64 for a varlong.
+	maxVarintLast  = 0x0f
+	maxVarlongLast = 0x01
+)
+
+// AppendVarint appends the zig-zag varint encoding of v to dst.
+func AppendVarint(dst []byte, v int32) []byte {
+	return binary.AppendUvarint(dst, zigzag32(v))
+}
+
+// AppendVarlong appends the zig-zag varlong encoding of v to dst.
+func AppendVarlong(dst []byte, v int64) []byte {
+	return binary.AppendUvarint(dst, zigzag64(v))
+}
+
+// SizeVarint returns the number of bytes [AppendVarint] writes for v.
+func SizeVarint(v int32) int {
+	return uvarintSize(zigzag32(v))
+}
+
+// SizeVarlong returns the number of bytes [AppendVarlong] writes for v.
+func SizeVarlong(v int64) int {
+	return uvarintSize(zigzag64(v))
+}
+
+// uvarintSize returns ceil(bits/7) for the bits u needs (at least 1),
+// computed as (9*bits + 64) / 64, which is exact for 1 to 64 bits and
+// cheaper than a division by 7.
+func uvarintSize(u uint64) int {
+	return int((9*uint(bits.Len64(u|1)) + 64) / 64)
+}
+
+// ReadVarint decodes a zig-zag varint from the start of b and returns it with
+// the number of bytes it took. It fails with [ErrIncomplete] if b ends inside
+// the varint, and with [ErrCorrupt] if the encoding is longer than 5 bytes,
+// overflows 32 bits or is not the shortest one.
+func ReadVarint(b []byte) (int32, int, error) {
+	u, n := readUvarint(b, maxVarintLen, maxVarintLast)
+	if n <= 0 {
+		return 0, 0, varintError(n, "varint")
+	}
+	return unzigzag32(uint32(u)), n, nil
+}
+
+// ReadVarlong decodes a zig-zag varlong from the start of b and returns it
+// with the number of bytes it took. It fails with [ErrIncomplete] if b ends
+// inside the varlong, and with [ErrCorrupt] if the encoding is longer than 10
+// bytes, overflows 64 bits or is not the shortest one.
+func ReadVarlong(b []byte) (int64, int, error) {
+	u, n := readUvarint(b, maxVarlongLen, maxVarlongLast)
+	if n <= 0 {
+		return 0, 0, varintError(n, "varlong")
+	}
+	return unzigzag64(u), n, nil
+}
+
+func varintError(n int, what string) error {
+	if n == 0 {
+		return errorf(ErrIncomplete, "truncated %s", what)
+	}
+	return errorf(ErrCorrupt, "malformed %s", what)
+}
+
+func zigzag32(v int32) uint64 { return uint64(uint32(v<<1 ^ v>>31)) }
+
+func zigzag64(v int64) uint64 { return uint64(v<<1 ^ v>>63) }
+
+func unzigzag32(u uint32) int32 { return int32(u>>1) ^ -int32(u&1) }
+
+func unzigzag64(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// readUvarint decodes a minimal unsigned LEB128 of at most maxLen bytes whose
+// last byte, when it is the maxLen-th, is at most last. n > 0 is the length
+// read, n == 0 means b ends inside the varint, n < 0 a malformed one.
+func readUvarint(b []byte, maxLen int, last byte) (uint64, int) {
+	var u uint64
+	for i := 0; i < maxLen; i++ {
+		if i == len(b) {
+			return 0, 0
+		}
+		c := b[i]
+		if c < 0x80 {
+			if (i > 0 && c == 0) || (i == maxLen-1 && c > last) {
+				return 0, -1 // padded, or bits beyond the type's width
+			}
+			return u | uint64(c)<<(7*i), i + 1
+		}
+		u |= uint64(c&0x7f) << (7 * i)
+	}
+	return 0, -1 // too long
+}

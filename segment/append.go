@@ -1,0 +1,132 @@
+package segment
+
+import (
+	"fmt"
+
+	"github.com/stratalog/strata/log"
+)
+
+// Append writes one or more whole batches, already stamped with their
+// offsets, to the end of the segment with a single write, and indexes them:
+// a batch gets an offset-index entry (its last offset → its position) when
+// more than IndexIntervalBytes were written since the previous entry, per
+// batch rather than per call (KAFKA.md §2.6).
+//
+// The batches must follow the segment: the first starts at NextOffset (or,
+// with AllowGaps, past the last offset), each later one at the previous one's
+// next offset. Their headers are checked; their CRCs are trusted, as the
+// caller encoded them. An append that does not fit the indexes or the
+// segment's relative offsets fails with ErrFull and changes nothing; the
+// caller rolls to a new segment.
+//
+// A failed write leaves the segment as it was: the size and next offset do
+// not move, and the partial bytes are cut off (or overwritten by the next
+// append if cutting fails too).
+func (s *Segment) Append(batches []byte) error {
+	switch {
+	case s.closed:
+		return ErrClosed
+	case s.sealed:
+		return fmt.Errorf("segment: %s: %w", s.path, ErrSealed)
+	case len(batches) == 0:
+		return fmt.Errorf("segment: no batch to append: %w", ErrInvalidBatch)
+	}
+	if err := s.checkAppend(batches); err != nil {
+		return err
+	}
+
+	pos := s.size.Load()
+	if n, err := s.log.WriteAt(batches, pos); err != nil {
+		if n > 0 {
+			_ = s.log.Truncate(pos) // best effort: the next append overwrites it anyway
+		}
+		return fmt.Errorf("segment: writing %s at %d: %w", s.path, pos, err)
+	}
+
+	next := s.next.Load()
+	for p := 0; p < len(batches); {
+		h, _ := log.ReadHeader(batches[p:]) // checked by checkAppend
+		if s.firstTS < 0 {
+			s.firstTS = h.MaxTimestamp
+		}
+		if h.MaxTimestamp > s.maxTS.Load() {
+			s.maxTS.Store(h.MaxTimestamp)
+			s.offsetOfMaxTS = h.LastOffset()
+		}
+		if s.sinceIndex > int64(s.cfg.IndexIntervalBytes) {
+			// Room was checked by checkAppend, so neither append can fail.
+			if err := s.offsets.Append(h.LastOffset(), int32(pos+int64(p))); err != nil {
+				return err
+			}
+			if err := s.times.MaybeAppend(s.maxTS.Load(), s.offsetOfMaxTS, false); err != nil {
+				return err
+			}
+			s.sinceIndex = 0
+		}
+		s.sinceIndex += int64(h.Size())
+		next = h.NextOffset()
+		p += h.Size()
+	}
+	s.size.Store(pos + int64(len(batches)))
+	s.next.Store(next)
+	return nil
+}
+
+// checkAppend checks that batches holds whole batches that follow the
+// segment, fit its relative offsets and fit what is left of its indexes.
+func (s *Segment) checkAppend(batches []byte) error {
+	next := s.next.Load()
+	since := s.sinceIndex
+	entries := 0
+	for p := 0; p < len(batches); {
+		h, err := log.ReadHeader(batches[p:])
+		if err != nil {
+			return fmt.Errorf("segment: batch at byte %d of the append: %w: %w", p, ErrInvalidBatch, err)
+		}
+		if p+h.Size() > len(batches) {
+			return fmt.Errorf("segment: batch at byte %d of the append declares %d bytes, %d are there: %w",
+				p, h.Size(), len(batches)-p, ErrInvalidBatch)
+		}
+		if reason := s.follows(h, next); reason != nil {
+			return fmt.Errorf("segment: batch at byte %d of the append: %w: %w", p, reason, ErrInvalidBatch)
+		}
+		if !s.CanAppendOffset(h.LastOffset()) {
+			return fmt.Errorf("segment: offset %d is too far from base offset %d: %w", h.LastOffset(), s.base, ErrFull)
+		}
+		if since > int64(s.cfg.IndexIntervalBytes) {
+			entries++
+			since = 0
+		}
+		since += int64(h.Size())
+		next = h.NextOffset()
+		p += h.Size()
+	}
+	if s.size.Load()+int64(len(batches)) > int64(len(s.data)) {
+		return fmt.Errorf("segment: %d more bytes would take %s past its %d bytes: %w", len(batches), s.path, len(s.data), ErrFull)
+	}
+	if s.offsets.Entries()+entries > s.offsets.MaxEntries() || s.times.Entries()+entries > s.times.MaxEntries()-1 {
+		return fmt.Errorf("segment: %d index entries needed, the indexes of %s are full: %w", entries, s.path, ErrFull)
+	}
+	return nil
+}
+
+// follows says why a batch header cannot come after a batch ending at next,
+// or nil if it can.
+func (s *Segment) follows(h log.BatchHeader, next int64) error {
+	switch {
+	case s.cfg.AllowGaps && h.BaseOffset < next:
+		return fmt.Errorf("base offset %d is below the next offset %d", h.BaseOffset, next)
+	case !s.cfg.AllowGaps && h.BaseOffset != next:
+		return fmt.Errorf("base offset %d is not the next offset %d", h.BaseOffset, next)
+	}
+	return nil
+}
+
+// checkFollows is follows for bytes already in the file: a mismatch there is
+// corruption.
+func (s *Segment) checkFollows(h log.BatchHeader, next, pos int64) error {
+	if reason := s.follows(h, next); reason != nil {
+		return corruptAt(s.path, pos, reason)
+	}
+	return nil
+}

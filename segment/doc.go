@@ -1,0 +1,49 @@
+// Package segment is one piece of a partition's log: a .log file of Kafka
+// record batches with its sparse offset index (.index) and time index
+// (.timeindex), all named by the segment's base offset in 20 digits:
+//
+//	00000000000000368769.log        batches, Kafka RecordBatch v2, back to back
+//	00000000000000368769.index      last offset of a batch → its byte position
+//	00000000000000368769.timeindex  max timestamp so far → offset reaching it
+//
+// # Writing
+//
+// A segment has one writer at a time. Append takes whole batches whose
+// offsets are already stamped and writes them with one write call; a batch
+// gets an offset-index entry when more than IndexIntervalBytes (4096) bytes
+// were written since the previous entry, and the time index gets the running
+// max timestamp at the same moments. Seal writes the final time-index entry
+// and trims both index files to their entries; Sync fsyncs the .log file and
+// msyncs the indexes.
+//
+// # Reading
+//
+// Reads take no lock and make no system call: the .log file is memory-mapped
+// read-only in use (a writable segment's mapping reserves address space up
+// to MaxBytes, so the file grows into it without a remap), while writes go
+// through pwrite. Read finds the first batch whose last offset reaches the
+// wanted offset — the index gives the largest entry at or below it, then
+// only batch headers are scanned — and copies out whole batches up to a byte
+// budget, each one checked (header rules, CRC-32C, offsets that follow one
+// another) so that damaged bytes are reported as ErrCorrupt with the file and
+// position and never returned. FindOffsetByTimestamp answers Kafka's
+// ListOffsets by time.
+//
+// # Crashes
+//
+// Index files are preallocated and memory-mapped while a segment is
+// writable, so after a crash they hold zeros past their real entries and are
+// never trusted: Recover checks every batch from the start, cuts the file at
+// the first torn or damaged one and rebuilds both indexes. Open trusts the
+// files of a segment that was closed cleanly, after a check of their shape.
+// Deciding which segments need Recover (those after the partition's recovery
+// point) is the partition's job.
+//
+// # Lifetime
+//
+// Memory mappings are released only by Close and Delete, which must not run
+// while a reader uses the segment: the partition reference-counts segments.
+// Seal shrinks the index files but keeps the mappings, so readers of a
+// segment being sealed keep working. Truncate and Recover shrink the .log
+// file under its mapping, so they too need the segment to themselves.
+package segment

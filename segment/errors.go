@@ -1,0 +1,35 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors returned by segments. Match them with errors.Is.
+var (
+	// ErrCorrupt means bytes in the segment are present but wrong: a bad CRC,
+	// a bad magic byte, a length that does not fit, or offsets that do not
+	// rise. The error names the file and the byte position.
+	ErrCorrupt = errors.New("segment: corrupt data")
+	// ErrInvalidBatch means the batches given to Append do not follow the
+	// segment: their offsets are not the next ones, or the bytes are not
+	// whole batches.
+	ErrInvalidBatch = errors.New("segment: invalid batch")
+	// ErrFull means the append needs more index entries than the segment's
+	// indexes have left, or its offsets are too far from the base offset:
+	// roll to a new segment and append there.
+	ErrFull = errors.New("segment: full")
+	// ErrSealed means the segment no longer takes appends.
+	ErrSealed = errors.New("segment: sealed")
+	// ErrClosed means the segment was closed.
+	ErrClosed = errors.New("segment: closed")
+	// ErrOutOfRange means an offset is beyond the segment's records.
+	ErrOutOfRange = errors.New("segment: offset out of range")
+	// ErrBadName means a file name is not a segment file name.
+	ErrBadName = errors.New("segment: bad file name")
+)
+
+// corruptAt wraps ErrCorrupt with the file and the byte position.
+func corruptAt(path string, pos int64, reason error) error {
+	return fmt.Errorf("%w: in file %s at position %d: %w", ErrCorrupt, path, pos, reason)
+}

@@ -1,0 +1,88 @@
+package segment
+
+import (
+	"fmt"
+)
+
+// load fills the in-memory state of a segment whose files are trusted: the
+// size is the file's, the max timestamp the time index's last entry, and the
+// next offset comes from scanning the batch headers after the offset index's
+// last entry. The indexes get a shape check; a failure is ErrCorrupt, and
+// the caller recovers the segment instead.
+func (s *Segment) load() error {
+	size, err := s.log.Size()
+	if err != nil {
+		return fmt.Errorf("segment: %s: %w", s.path, err)
+	}
+	s.size.Store(size)
+	if err := s.checkIndexShape(size); err != nil {
+		return err
+	}
+	ts, off := s.times.LastEntry()
+	if ts >= 0 {
+		s.maxTS.Store(ts)
+		s.offsetOfMaxTS = off
+	}
+	if size == 0 {
+		return nil
+	}
+
+	first, err := s.headerAt(0, size)
+	if err != nil {
+		return err
+	}
+	s.firstTS = first.MaxTimestamp
+
+	entries := s.offsets.Entries()
+	entryOffset, pos := int64(-1), int32(0)
+	if entries > 0 {
+		entryOffset, pos = s.offsets.Entry(entries - 1)
+	}
+	s.sinceIndex = size - int64(pos)
+	next := s.base
+	for p := int64(pos); p < size; {
+		h, err := s.headerAt(p, size)
+		if err != nil {
+			return err
+		}
+		if p == int64(pos) && entries > 0 && h.LastOffset() != entryOffset {
+			return corruptAt(s.offsets.Path(), int64(entries-1)*8,
+				fmt.Errorf("last index entry names offset %d but the batch at %d ends at %d", entryOffset, pos, h.LastOffset()))
+		}
+		if p > int64(pos) {
+			if err := s.checkFollows(h, next, p); err != nil {
+				return err
+			}
+		}
+		if h.MaxTimestamp > s.maxTS.Load() {
+			s.maxTS.Store(h.MaxTimestamp)
+			s.offsetOfMaxTS = h.LastOffset()
+		}
+		next = h.NextOffset()
+		p += int64(h.Size())
+	}
+	s.next.Store(next)
+	return nil
+}
+
+// checkIndexShape checks what is cheap to check of trusted indexes: entries
+// inside the segment, rising offsets and timestamps at the ends. A full check
+// is index.Check; recovery rebuilds instead of checking.
+func (s *Segment) checkIndexShape(size int64) error {
+	if n := s.offsets.Entries(); n > 0 {
+		firstOff, firstPos := s.offsets.Entry(0)
+		lastOff, lastPos := s.offsets.Entry(n - 1)
+		if firstOff < s.base || lastOff < firstOff || (n > 1 && lastOff == firstOff) ||
+			firstPos < 0 || lastPos < firstPos || int64(lastPos) >= size {
+			return corruptAt(s.offsets.Path(), 0, fmt.Errorf("offset index of %d entries is not in order or points past the log's %d bytes", n, size))
+		}
+	}
+	if n := s.times.Entries(); n > 0 {
+		firstTS, firstOff := s.times.Entry(0)
+		lastTS, lastOff := s.times.Entry(n - 1)
+		if firstOff < s.base || lastOff < firstOff || lastTS < firstTS || (n > 1 && lastTS == firstTS) {
+			return corruptAt(s.times.Path(), 0, fmt.Errorf("time index of %d entries is not in order", n))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package segment
+
+import (
+	"fmt"
+
+	"github.com/stratalog/strata/log"
+)
+
+// Read appends to buf[:0] whole batches starting with the first batch whose
+// last offset is at least offset, as many as fit in maxBytes — but always
+// the first one, however large — and returns the result. The first batch may
+// begin before offset: the caller skips its earlier records. An offset past
+// the segment's last batch (or in a gap at its end) returns no bytes and no
+// error.
+//
+// Every returned batch is checked: header rules, CRC-32C, and offsets that
+// follow one another. Damage is ErrCorrupt with the file and position;
+// nothing damaged is ever returned.
+//
+// The batches are copied out of the segment's mapping into buf (grown if its
+// capacity is short), so they stay valid after the segment is closed. Read
+// is safe to call while the segment is appended to or sealed, makes no
+// system call, and allocates nothing when buf is large enough.
+func (s *Segment) Read(buf []byte, offset int64, maxBytes int) ([]byte, error) {
+	batches, err := s.view(offset, maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	return append(buf[:0], batches...), nil
+}
+
+// view is Read without the copy: the batches alias the mapping, so they are
+// valid only while the segment is open.
+func (s *Segment) view(offset int64, maxBytes int) ([]byte, error) {
+	if s.closed {
+		return nil, ErrClosed
+	}
+	next := s.next.Load() // before size: the writer stores size first
+	end := s.size.Load()
+	if offset >= next || end == 0 {
+		return nil, nil
+	}
+	at, expect, err := s.locate(max(offset, s.base), end)
+	if err != nil || at < 0 {
+		return nil, err
+	}
+	n := int64(0)
+	for at+n+log.BatchHeaderSize <= end {
+		h, err := s.headerAt(at+n, end)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 && n+int64(h.Size()) > int64(maxBytes) {
+			break // the budget ends inside this batch
+		}
+		if expect >= 0 {
+			if err := s.checkFollows(h, expect, at+n); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := log.CheckBatch(s.data[at+n : at+n+int64(h.Size())]); err != nil {
+			return nil, corruptAt(s.path, at+n, err)
+		}
+		expect = h.NextOffset()
+		n += int64(h.Size())
+	}
+	return s.data[at : at+n], nil
+}
+
+// locate returns the position of the first batch whose last offset is at
+// least offset, or -1 if there is none below end. It starts from the offset
+// index's largest entry at or below offset and scans batch headers only. The
+// batch an entry points at must end at the entry's offset, and later batches
+// must follow one another; expect is the offset the found batch must start
+// at, or -1 when that is unknown (the batch an entry points at, whose last
+// offset the entry vouches for).
+func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
+	pos, expect = 0, s.base
+	entryOffset, checkEntry := int64(0), false
+	if s.offsets.Entries() > 0 {
+		if first, _ := s.offsets.Entry(0); first <= offset {
+			var p int32
+			entryOffset, p = s.offsets.Lookup(offset)
+			pos, expect, checkEntry = int64(p), -1, true
+		}
+	}
+	for pos < end {
+		h, err := s.headerAt(pos, end)
+		if err != nil {
+			return -1, -1, err
+		}
+		if checkEntry {
+			checkEntry = false
+			if h.LastOffset() != entryOffset {
+				return -1, -1, corruptAt(s.path, pos, fmt.Errorf("index entry names last offset %d, the batch here ends at %d", entryOffset, h.LastOffset()))
+			}
+		} else if err := s.checkFollows(h, expect, pos); err != nil {
+			return -1, -1, err
+		}
+		if h.LastOffset() >= offset {
+			return pos, expect, nil
+		}
+		expect = h.NextOffset()
+		pos += int64(h.Size())
+	}
+	return -1, -1, nil
+}

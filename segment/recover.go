@@ -1,0 +1,119 @@
+package segment
+
+import (
+	"fmt"
+
+	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/log"
+)
+
+// Recovery reports what Recover found.
+type Recovery struct {
+	// Batches and Bytes count the valid batches kept.
+	Batches int
+	Bytes   int64
+	// Truncated is the number of bytes cut off the end of the file.
+	Truncated int64
+	// Reason says why the bytes were cut: an error wrapping log.ErrIncomplete
+	// for a torn tail, or ErrCorrupt (with file and position) for damage. Nil
+	// when nothing was cut.
+	Reason error
+}
+
+// Recover rebuilds a writable segment's state from its .log file after a
+// crash: it checks every batch from the start (header rules, CRC-32C, offsets
+// that follow one another), cuts the file at the first batch that is torn or
+// damaged, and rebuilds both indexes from the valid batches, so that no
+// index written before the crash is trusted. The segment stays writable.
+func (s *Segment) Recover() (Recovery, error) {
+	var rec Recovery
+	switch {
+	case s.closed:
+		return rec, ErrClosed
+	case !s.writable:
+		return rec, fmt.Errorf("segment: recovering read-only %s: %w", s.path, ErrSealed)
+	}
+	fileSize, err := s.log.Size()
+	if err != nil {
+		return rec, fmt.Errorf("segment: %s: %w", s.path, err)
+	}
+	fileSize = min(fileSize, int64(len(s.data))) // the mapping covers the file as opened
+	s.offsets.Reset()
+	s.times.Reset()
+	s.sinceIndex, s.firstTS, s.offsetOfMaxTS = 0, -1, s.base
+	s.maxTS.Store(-1)
+
+	next := s.base
+	var valid int64
+	for valid < fileSize {
+		h, err := s.headerAt(valid, fileSize)
+		if err == nil {
+			_, err = log.CheckBatch(s.data[valid : valid+int64(h.Size())])
+			if err != nil {
+				err = corruptAt(s.path, valid, err)
+			}
+		}
+		if err == nil {
+			err = s.checkFollows(h, next, valid)
+		}
+		if err == nil && !s.CanAppendOffset(h.LastOffset()) {
+			err = corruptAt(s.path, valid, fmt.Errorf("last offset %d too far from the base offset", h.LastOffset()))
+		}
+		if err != nil {
+			rec.Reason = err
+			break
+		}
+		s.indexRecovered(h, valid)
+		next = h.NextOffset()
+		valid += int64(h.Size())
+		rec.Batches++
+	}
+
+	rec.Bytes = valid
+	rec.Truncated = fileSize - valid
+	if rec.Truncated > 0 {
+		if err := s.log.Truncate(valid); err != nil {
+			return rec, fmt.Errorf("segment: truncating %s to %d: %w", s.path, valid, err)
+		}
+	}
+	s.size.Store(valid)
+	s.next.Store(next)
+	s.sealed = false
+	return rec, nil
+}
+
+// indexRecovered adds a recovered batch at pos to the in-memory state and the
+// indexes, with the same rule as Append.
+func (s *Segment) indexRecovered(h log.BatchHeader, pos int64) {
+	if s.firstTS < 0 {
+		s.firstTS = h.MaxTimestamp
+	}
+	if h.MaxTimestamp > s.maxTS.Load() {
+		s.maxTS.Store(h.MaxTimestamp)
+		s.offsetOfMaxTS = h.LastOffset()
+	}
+	// A full index (a segment written with larger indexes) only makes the
+	// rest of the segment sparser: reads scan further.
+	if s.sinceIndex > int64(s.cfg.IndexIntervalBytes) && !s.offsets.Full() && !s.times.Full() {
+		_ = s.offsets.Append(h.LastOffset(), int32(pos))
+		_ = s.times.MaybeAppend(s.maxTS.Load(), s.offsetOfMaxTS, false)
+		s.sinceIndex = 0
+	}
+	s.sinceIndex += int64(h.Size())
+}
+
+// OpenRecover opens a segment that may have been written when the process
+// crashed, writable, and recovers it (see Recover): nothing in its index
+// files is trusted.
+func OpenRecover(fsys vfs.FS, dir string, base int64, cfg Config) (*Segment, Recovery, error) {
+	s, err := open(fsys, dir, base, cfg, true, false)
+	if err != nil {
+		return nil, Recovery{}, err
+	}
+	rec, err := s.Recover()
+	if err != nil {
+		s.closeFiles()
+		return nil, rec, err
+	}
+	return s, rec, nil
+}

@@ -1,0 +1,383 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/stratalog/strata/index"
+	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/log"
+)
+
+// Defaults for Config's zero fields.
+const (
+	DefaultMaxBytes           = 1 << 30
+	DefaultIndexIntervalBytes = 4096
+	DefaultMaxIndexBytes      = index.DefaultMaxBytes
+)
+
+// MaxBytesLimit is the most a .log file can hold: index positions are int32.
+const MaxBytesLimit = math.MaxInt32
+
+// Config tunes a segment. The zero value means the defaults.
+type Config struct {
+	// MaxBytes is the most bytes the .log file of a writable segment may
+	// hold: an append past it fails with ErrFull and the caller rolls. The
+	// segment reserves this much address space (not memory) for its read
+	// mapping. Default 1 GiB (Kafka's segment.bytes); at most MaxBytesLimit.
+	MaxBytes int64
+	// IndexIntervalBytes is the spacing of offset-index entries: a batch gets
+	// an entry when more than this many bytes were written since the last
+	// entry. Default 4096 (Kafka's index.interval.bytes).
+	IndexIntervalBytes int
+	// MaxIndexBytes is the size each index file of a writable segment is
+	// preallocated to; a segment whose index fills up must roll. Default
+	// 10 MiB (Kafka's segment.index.bytes).
+	MaxIndexBytes int
+	// AllowGaps lets a batch start past the previous batch's next offset, as
+	// compacted segments do. By default the offsets of a segment are dense:
+	// the first batch starts at the base offset and each batch at the
+	// previous one's next offset, which also lets reads catch a damaged
+	// base-offset field (the CRC does not cover it).
+	AllowGaps bool
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxBytes <= 0 {
+		c.MaxBytes = DefaultMaxBytes
+	}
+	c.MaxBytes = min(c.MaxBytes, MaxBytesLimit)
+	if c.IndexIntervalBytes <= 0 {
+		c.IndexIntervalBytes = DefaultIndexIntervalBytes
+	}
+	if c.MaxIndexBytes <= 0 {
+		c.MaxIndexBytes = DefaultMaxIndexBytes
+	}
+	return c
+}
+
+// Segment is one .log file with its .index and .timeindex.
+//
+// One goroutine at a time may change a segment (Append, Seal, Truncate,
+// Recover, Sync, Close, Delete); the partition above serialises them. Any
+// number of goroutines may read (Read, FindOffsetByTimestamp and the
+// accessors) at the same time as the writer appends or seals, without a lock:
+// the size and the next offset are published atomically after the bytes are
+// written. Truncate, Recover, Close and Delete must not run while a reader
+// uses the segment; the partition reference-counts segments to ensure that.
+type Segment struct {
+	fsys    vfs.FS
+	dir     string
+	base    int64
+	cfg     Config
+	path    string // the .log file
+	log     vfs.File
+	data    []byte // read-only use: a mapping of the .log file, len ≥ size
+	offsets *index.Offset
+	times   *index.Time
+
+	size  atomic.Int64 // bytes of whole batches in the .log file
+	next  atomic.Int64 // the offset after the last batch
+	maxTS atomic.Int64 // largest batch max timestamp, -1 if none
+
+	// Writer state.
+	offsetOfMaxTS int64 // last offset of the first batch that reached maxTS
+	firstTS       int64 // max timestamp of the first batch, -1 if none
+	sinceIndex    int64 // bytes written since the last offset-index entry
+	writable      bool
+	sealed        bool
+	closed        bool
+}
+
+// Create makes a new, empty, writable segment with base offset base in dir,
+// replacing any stale files of that name, and syncs the directory so the new
+// files survive a crash.
+func Create(fsys vfs.FS, dir string, base int64, cfg Config) (*Segment, error) {
+	if base < 0 {
+		return nil, fmt.Errorf("segment: base offset %d is negative: %w", base, ErrInvalidBatch)
+	}
+	for _, suffix := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+		err := fsys.Remove(filepath.Join(dir, FileName(base, suffix)))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("segment: removing stale file: %w", err)
+		}
+	}
+	s, err := open(fsys, dir, base, cfg, true, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := fsys.SyncDir(dir); err != nil {
+		s.closeFiles()
+		return nil, fmt.Errorf("segment: syncing directory %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// Open opens an existing segment. Its files are trusted as a clean shutdown
+// left them: the indexes are checked for shape only (a size that is a whole
+// number of entries, offsets that rise at the ends). A segment that may have
+// been written when the process crashed must be opened writable and then
+// recovered with Recover, which rebuilds the indexes from the log.
+//
+// A writable segment takes appends (its indexes are preallocated again); a
+// read-only one is sealed.
+func Open(fsys vfs.FS, dir string, base int64, cfg Config, writable bool) (*Segment, error) {
+	s, err := open(fsys, dir, base, cfg, writable, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.load(); err != nil {
+		s.closeFiles()
+		return nil, err
+	}
+	return s, nil
+}
+
+func open(fsys vfs.FS, dir string, base int64, cfg Config, writable, create bool) (*Segment, error) {
+	cfg = cfg.withDefaults()
+	s := &Segment{
+		fsys:     fsys,
+		dir:      dir,
+		base:     base,
+		cfg:      cfg,
+		path:     filepath.Join(dir, FileName(base, LogSuffix)),
+		writable: writable,
+		sealed:   !writable,
+		firstTS:  -1,
+	}
+	s.next.Store(base)
+	s.maxTS.Store(-1)
+	s.offsetOfMaxTS = base
+	flag := os.O_RDWR
+	if create {
+		flag |= os.O_CREATE | os.O_EXCL
+	}
+	var err error
+	if s.log, err = fsys.OpenFile(s.path, flag, 0o644); err != nil {
+		return nil, fmt.Errorf("segment: opening %s: %w", s.path, err)
+	}
+	// Reads go through a mapping of the .log file; a writable segment's
+	// mapping reserves room for the file to grow to MaxBytes.
+	fileSize, err := s.log.Size()
+	if err != nil {
+		s.closeFiles()
+		return nil, fmt.Errorf("segment: %s: %w", s.path, err)
+	}
+	if fileSize > MaxBytesLimit {
+		s.closeFiles()
+		return nil, corruptAt(s.path, MaxBytesLimit, fmt.Errorf("file of %d bytes is larger than a segment can be", fileSize))
+	}
+	mapLen := fileSize
+	if writable {
+		mapLen = max(fileSize, cfg.MaxBytes)
+	}
+	if s.data, err = s.log.Map(int(mapLen)); err != nil {
+		s.closeFiles()
+		return nil, fmt.Errorf("segment: mapping %s: %w", s.path, err)
+	}
+	if s.offsets, err = index.OpenOffset(fsys, s.indexPath(IndexSuffix), base, cfg.MaxIndexBytes, writable); err != nil {
+		s.closeFiles()
+		return nil, indexError(err)
+	}
+	if s.times, err = index.OpenTime(fsys, s.indexPath(TimeIndexSuffix), base, cfg.MaxIndexBytes, writable); err != nil {
+		s.closeFiles()
+		return nil, indexError(err)
+	}
+	return s, nil
+}
+
+// indexError makes a damaged index file ErrCorrupt too, so the caller can
+// tell "recover this segment" from an I/O failure with one errors.Is.
+func indexError(err error) error {
+	if errors.Is(err, index.ErrCorrupt) {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return err
+}
+
+func (s *Segment) indexPath(suffix string) string {
+	return filepath.Join(s.dir, FileName(s.base, suffix))
+}
+
+// Base returns the segment's base offset: the offset its file name carries,
+// at or below its first record's offset.
+func (s *Segment) Base() int64 { return s.base }
+
+// NextOffset returns the offset after the segment's last batch.
+func (s *Segment) NextOffset() int64 { return s.next.Load() }
+
+// Size returns the number of bytes of whole batches in the .log file.
+func (s *Segment) Size() int64 { return s.size.Load() }
+
+// MaxTimestamp returns the largest batch max timestamp (ms) in the segment,
+// or -1 if it holds no batch.
+func (s *Segment) MaxTimestamp() int64 { return s.maxTS.Load() }
+
+// FirstBatchTimestamp returns the max timestamp of the segment's first batch,
+// or -1 if it holds none: the time from which Kafka measures a segment's age
+// for rolling.
+func (s *Segment) FirstBatchTimestamp() int64 { return s.firstTS }
+
+// Path returns the path of the segment's .log file.
+func (s *Segment) Path() string { return s.path }
+
+// Sealed reports whether the segment no longer takes appends.
+func (s *Segment) Sealed() bool { return s.sealed }
+
+// IndexFull reports whether either index has no room for another entry, so
+// the segment must roll before the next append.
+func (s *Segment) IndexFull() bool { return s.offsets.Full() || s.times.Full() }
+
+// CanAppendOffset reports whether a batch whose last offset is lastOffset
+// fits this segment's relative offsets (lastOffset − base ≤ MaxInt32).
+func (s *Segment) CanAppendOffset(lastOffset int64) bool {
+	return lastOffset >= s.base && lastOffset-s.base <= math.MaxInt32
+}
+
+// IndexEntries returns the number of entries in the offset index and in the
+// time index.
+func (s *Segment) IndexEntries() (offsets, times int) {
+	return s.offsets.Entries(), s.times.Entries()
+}
+
+// Sync makes everything appended so far durable: the .log file (fsync) and
+// both indexes.
+func (s *Segment) Sync() error {
+	if s.closed {
+		return ErrClosed
+	}
+	if err := s.log.Sync(); err != nil {
+		return fmt.Errorf("segment: syncing %s: %w", s.path, err)
+	}
+	if err := s.offsets.Sync(); err != nil {
+		return err
+	}
+	return s.times.Sync()
+}
+
+// Seal ends appends: it writes the final time-index entry and trims both
+// indexes to their valid size. Readers may keep reading. Seal does not sync;
+// call Sync after it to make the sealed state durable.
+func (s *Segment) Seal() error {
+	if s.closed {
+		return ErrClosed
+	}
+	if s.sealed {
+		return nil
+	}
+	if err := s.finalTimeEntry(); err != nil {
+		return err
+	}
+	if err := s.offsets.Trim(); err != nil {
+		return err
+	}
+	if err := s.times.Trim(); err != nil {
+		return err
+	}
+	if err := s.log.Truncate(s.size.Load()); err != nil {
+		return fmt.Errorf("segment: trimming %s: %w", s.path, err)
+	}
+	s.sealed = true
+	return nil
+}
+
+// finalTimeEntry records the segment's max timestamp in the time index,
+// using the slot reserved for it, so that a reopened segment knows it.
+func (s *Segment) finalTimeEntry() error {
+	if ts := s.maxTS.Load(); ts >= 0 {
+		return s.times.MaybeAppend(ts, s.offsetOfMaxTS, true)
+	}
+	return nil
+}
+
+// Close seals a writable segment's indexes (as Seal does), releases the
+// memory mappings and closes the files. It must not run while a reader uses
+// the segment. Closing twice is a no-op.
+func (s *Segment) Close() error {
+	if s.closed {
+		return nil
+	}
+	err := s.Seal()
+	s.closeFiles()
+	s.closed = true
+	return err
+}
+
+// closeFiles closes whatever is open, ignoring errors: the files were synced
+// or are being abandoned.
+func (s *Segment) closeFiles() {
+	if s.times != nil {
+		_ = s.times.Close()
+	}
+	if s.offsets != nil {
+		_ = s.offsets.Close()
+	}
+	if s.log != nil {
+		_ = s.log.Unmap(s.data)
+		_ = s.log.Close()
+	}
+}
+
+// MarkDeleted renames the segment's files to their .deleted names, the first
+// step of removing a segment: a crash after it leaves files that Open of the
+// partition removes. Open files keep working. The caller syncs the directory.
+func (s *Segment) MarkDeleted() error {
+	for _, suffix := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+		from := filepath.Join(s.dir, FileName(s.base, suffix))
+		if err := s.fsys.Rename(from, from+DeletedSuffix); err != nil {
+			return fmt.Errorf("segment: renaming %s: %w", from, err)
+		}
+	}
+	return nil
+}
+
+// Delete closes the segment and removes its files: renamed to .deleted first
+// (see MarkDeleted), unless that was done already, then unlinked. It must not
+// run while a reader uses the segment.
+func (s *Segment) Delete() error {
+	if _, err := s.fsys.Stat(s.path); err == nil {
+		if err := s.MarkDeleted(); err != nil {
+			return err
+		}
+	}
+	s.closeFiles()
+	s.closed = true
+	for _, suffix := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+		name := filepath.Join(s.dir, FileName(s.base, suffix)+DeletedSuffix)
+		if err := s.fsys.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("segment: removing %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// headerAt decodes the header of the batch at pos and checks that the batch
+// ends by end.
+func (s *Segment) headerAt(pos, end int64) (log.BatchHeader, error) {
+	if end-pos < log.BatchHeaderSize {
+		return log.BatchHeader{}, corruptAt(s.path, pos, fmt.Errorf("a batch header runs past the end at %d: %w", end, log.ErrIncomplete))
+	}
+	h, err := log.ReadHeader(s.data[pos:end])
+	if err != nil {
+		return h, corruptAt(s.path, pos, err)
+	}
+	if pos+int64(h.Size()) > end {
+		return h, corruptAt(s.path, pos, fmt.Errorf("batch of %d bytes runs past the end at %d: %w", h.Size(), end, log.ErrIncomplete))
+	}
+	return h, nil
+}
+
+// SyncLog makes the .log file's contents durable (fsync) without touching
+// the indexes. It is safe to call while another goroutine appends: what was
+// appended before the call is durable when it returns. The partition uses it
+// for group commit; the active segment's indexes are rebuilt by recovery.
+func (s *Segment) SyncLog() error {
+	if err := s.log.Sync(); err != nil {
+		return fmt.Errorf("segment: syncing %s: %w", s.path, err)
+	}
+	return nil
+}

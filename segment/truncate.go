@@ -1,0 +1,77 @@
+package segment
+
+import (
+	"fmt"
+)
+
+// Truncate removes every batch whose last offset is at least offset, so that
+// the segment ends at a batch boundary: NextOffset afterwards is the base
+// offset of the first removed batch (at most offset). Truncating at or past
+// NextOffset changes nothing. The indexes drop their entries for the removed
+// batches and the max timestamp is recomputed.
+//
+// Truncate needs a writable, unsealed segment (reopen a sealed one with Open
+// writable) and must not run while a reader uses the segment.
+func (s *Segment) Truncate(offset int64) error {
+	switch {
+	case s.closed:
+		return ErrClosed
+	case s.sealed:
+		return fmt.Errorf("segment: truncating %s: %w", s.path, ErrSealed)
+	case offset >= s.next.Load():
+		return nil
+	}
+	end := s.size.Load()
+	cut, cutBase, err := s.locate(max(offset, s.base), end)
+	if err != nil {
+		return err
+	}
+	if cut < 0 {
+		return nil // offset falls in a gap after the last batch
+	}
+	if cut > 0 {
+		h, err := s.headerAt(cut, end)
+		if err != nil {
+			return err
+		}
+		cutBase = h.BaseOffset
+	}
+
+	if err := s.log.Truncate(cut); err != nil {
+		return fmt.Errorf("segment: truncating %s to %d: %w", s.path, cut, err)
+	}
+	s.offsets.TruncateTo(cutBase)
+	s.times.TruncateTo(cutBase)
+
+	// Recompute the in-memory state: the time index's last entry covers the
+	// batches up to the last offset-index entry; scan the ones after it.
+	s.maxTS.Store(-1)
+	s.offsetOfMaxTS = s.base
+	if ts, off := s.times.LastEntry(); ts >= 0 {
+		s.maxTS.Store(ts)
+		s.offsetOfMaxTS = off
+	}
+	var from int64
+	if n := s.offsets.Entries(); n > 0 {
+		_, p := s.offsets.Entry(n - 1)
+		from = int64(p)
+	}
+	s.sinceIndex = cut - from
+	for p := from; p < cut; {
+		h, err := s.headerAt(p, cut)
+		if err != nil {
+			return err
+		}
+		if h.MaxTimestamp > s.maxTS.Load() {
+			s.maxTS.Store(h.MaxTimestamp)
+			s.offsetOfMaxTS = h.LastOffset()
+		}
+		p += int64(h.Size())
+	}
+	if cut == 0 {
+		s.firstTS = -1
+	}
+	s.size.Store(cut)
+	s.next.Store(cutBase)
+	return nil
+}
