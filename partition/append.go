@@ -1,0 +1,153 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/segment"
+)
+
+// encodeBuffers recycles the buffers batches are encoded into, so that a
+// steady stream of appends allocates nothing.
+var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// Append appends records as one batch and returns the offset assigned to the
+// first; the others follow densely. Each record's Offset is ignored. Its
+// Timestamp is kept under CreateTime, or set to the append time if it is
+// zero; under LogAppendTime every record gets the append time.
+//
+// The batch is encoded once (outside the partition's lock), stamped with its
+// offsets without recomputing its CRC, and written with one write call.
+// Append returns once the batch is in the OS (it survives a crash of the
+// process); under SyncAlways it returns only after an fsync, shared with
+// concurrent appenders (group commit).
+//
+// No records is ErrEmptyBatch; a batch larger than MaxBatchBytes is
+// ErrBatchTooLarge; neither changes the log. A failed write leaves the
+// partition as it was and usable. A failed fsync or roll closes the
+// partition to appends (ErrClosed, wrapping the cause): after a failed fsync
+// nothing can be promised about unsynced data.
+func (p *Partition) Append(records []log.Record) (int64, error) {
+	if len(records) == 0 {
+		return 0, fmt.Errorf("partition: append to %s: %w", p.dir, ErrEmptyBatch)
+	}
+	bufp := encodeBuffers.Get().(*[]byte)
+	defer encodeBuffers.Put(bufp)
+	batch, err := log.AppendBatch((*bufp)[:0], records, log.BatchOptions{
+		TimestampType: p.cfg.TimestampType,
+		Now:           p.cfg.Now().UnixMilli(),
+	})
+	*bufp = batch
+	if err != nil {
+		return 0, fmt.Errorf("partition: append to %s: %w", p.dir, err)
+	}
+	return p.AppendBatch(batch)
+}
+
+// AppendBatch appends one encoded batch (log.AppendBatch's output), stamping
+// its base offset into it, and returns that offset. See Append.
+func (p *Partition) AppendBatch(batch []byte) (int64, error) {
+	h, err := log.CheckBatch(batch)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("partition: append to %s: %w", p.dir, err)
+	case h.Size() != len(batch):
+		return 0, fmt.Errorf("partition: append to %s: %d bytes after the batch: %w", p.dir, len(batch)-h.Size(), log.ErrCorrupt)
+	case len(batch) > p.cfg.MaxBatchBytes:
+		return 0, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(batch), p.dir, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
+	}
+
+	p.mu.Lock()
+	base, err := p.appendLocked(batch, h)
+	p.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	p.stats.appends.Add(1)
+	p.stats.appendedRecords.Add(int64(h.LastOffsetDelta) + 1)
+	p.stats.appendedBytes.Add(int64(len(batch)))
+	p.appended.broadcast()
+	if p.cfg.Sync.Mode == SyncModeAlways {
+		if err := p.syncTo(h.NextOffset() - h.BaseOffset + base); err != nil {
+			return 0, err
+		}
+	}
+	return base, nil
+}
+
+// appendLocked stamps and writes the batch, rolling first if needed.
+func (p *Partition) appendLocked(batch []byte, h log.BatchHeader) (int64, error) {
+	switch {
+	case p.mu.closed:
+		return 0, fmt.Errorf("partition: append to %s: %w", p.dir, ErrClosed)
+	case p.mu.failed != nil:
+		return 0, fmt.Errorf("partition: append to %s: %w: %w", p.dir, ErrClosed, p.mu.failed)
+	}
+	base := p.end.Load()
+	log.SetBaseOffset(batch, base)
+	last := base + int64(h.LastOffsetDelta)
+	active := p.mu.active.seg
+	if p.shouldRoll(active, len(batch), h.MaxTimestamp, last) {
+		if err := p.rollLocked(base); err != nil {
+			return 0, err
+		}
+		active = p.mu.active.seg
+	}
+	err := active.Append(batch)
+	if errors.Is(err, segment.ErrFull) && active.Size() > 0 {
+		// The segment knows limits the roll check does not ask about.
+		if err = p.rollLocked(base); err == nil {
+			err = p.mu.active.seg.Append(batch)
+		}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("partition: append to %s: %w", p.dir, err)
+	}
+	p.end.Store(last + 1)
+	return base, nil
+}
+
+// shouldRoll applies Kafka's roll rules (KAFKA.md §3) to an incoming batch.
+func (p *Partition) shouldRoll(s *segment.Segment, size int, maxTS, last int64) bool {
+	if s.Size() == 0 {
+		return false
+	}
+	first := s.FirstBatchTimestamp()
+	return s.Size() > p.cfg.SegmentBytes-int64(size) ||
+		(first >= 0 && maxTS-first > p.cfg.SegmentAge.Milliseconds()) ||
+		s.IndexFull() ||
+		!s.CanAppendOffset(last)
+}
+
+// rollLocked seals and fsyncs the active segment, then creates the next one
+// at base (the creation fsyncs the directory). Every segment but the last is
+// therefore on stable storage, which is what lets recovery look at the last
+// one only. A failure closes the partition to appends.
+func (p *Partition) rollLocked(base int64) error {
+	old := p.mu.active.seg
+	err := old.Seal()
+	if err == nil {
+		err = old.Sync()
+	}
+	var next *segment.Segment
+	if err == nil {
+		next, err = segment.Create(p.fsys, p.dir, base, p.cfg.segmentConfig())
+	}
+	if err != nil {
+		p.mu.failed = fmt.Errorf("rolling to a new segment at %d: %w", base, err)
+		return fmt.Errorf("partition: %s: %w: %w", p.dir, ErrClosed, p.mu.failed)
+	}
+	ref := newRef(next)
+	st := p.state.Load()
+	segs := make([]*segRef, len(st.segs), len(st.segs)+1)
+	copy(segs, st.segs)
+	p.state.Store(&state{segs: append(segs, ref)})
+	p.mu.active = ref
+	p.stats.rolls.Add(1)
+	if p.synced.Load() < base {
+		p.synced.Store(base)
+	}
+	return nil
+}

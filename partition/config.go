@@ -1,0 +1,159 @@
+package partition
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/segment"
+)
+
+// Defaults for Config's zero fields, Kafka's where Kafka has one.
+const (
+	DefaultSegmentBytes       = 1 << 30               // segment.bytes
+	DefaultSegmentAge         = 7 * 24 * time.Hour    // segment.ms
+	DefaultMaxBatchBytes      = 1 << 20               // max.message.bytes (Kafka: 1 MiB + 12)
+	DefaultIndexIntervalBytes = 4096                  // index.interval.bytes
+	DefaultMaxIndexBytes      = 10 << 20              // segment.index.bytes
+	DefaultSyncInterval       = time.Second           // SyncEvery's default
+	minSegmentBytes           = log.BatchHeaderSize   // room for one empty batch
+	maxSegmentBytes           = segment.MaxBytesLimit // index positions are int32
+)
+
+// SyncMode says when appended records are fsynced.
+type SyncMode int8
+
+// The sync modes. See SyncPolicy.
+const (
+	// SyncModeEvery fsyncs in the background every Interval.
+	SyncModeEvery SyncMode = iota
+	// SyncModeAlways fsyncs before Append returns; concurrent appenders share
+	// one fsync (group commit).
+	SyncModeAlways
+	// SyncModeNever fsyncs only when a segment rolls and at Close.
+	SyncModeNever
+)
+
+// SyncPolicy is a partition's flush policy. Its zero value is SyncEvery one
+// second.
+type SyncPolicy struct {
+	Mode SyncMode
+	// Interval is SyncModeEvery's period. Default 1 s.
+	Interval time.Duration
+}
+
+// The flush policies.
+var (
+	// SyncAlways: Append returns only after the records are fsynced.
+	SyncAlways = SyncPolicy{Mode: SyncModeAlways}
+	// SyncNever: only a roll and Close fsync; the OS writes the rest back
+	// when it likes.
+	SyncNever = SyncPolicy{Mode: SyncModeNever}
+)
+
+// SyncEvery fsyncs in the background every d (1 s if d ≤ 0): after a power
+// loss, records older than d survive.
+func SyncEvery(d time.Duration) SyncPolicy {
+	return SyncPolicy{Mode: SyncModeEvery, Interval: d}
+}
+
+// String returns "always", "never" or "every 1s".
+func (p SyncPolicy) String() string {
+	switch p.Mode {
+	case SyncModeAlways:
+		return "always"
+	case SyncModeNever:
+		return "never"
+	}
+	return "every " + p.withDefaults().Interval.String()
+}
+
+func (p SyncPolicy) withDefaults() SyncPolicy {
+	if p.Mode == SyncModeEvery && p.Interval <= 0 {
+		p.Interval = DefaultSyncInterval
+	}
+	return p
+}
+
+// Config configures a partition. The zero value means the defaults.
+type Config struct {
+	// SegmentBytes is the size at which the active segment rolls: an append
+	// that would take it past this starts a new segment. Default 1 GiB
+	// (Kafka's segment.bytes); at most 2 GiB − 1.
+	SegmentBytes int64
+	// SegmentAge rolls the active segment when an incoming batch's max
+	// timestamp is this much later than the segment's first batch's (record
+	// time, as Kafka's segment.ms). Default 7 days.
+	SegmentAge time.Duration
+	// MaxBatchBytes is the largest encoded batch Append takes; a larger one
+	// fails with ErrBatchTooLarge. Default 1 MiB (Kafka's max.message.bytes).
+	MaxBatchBytes int
+	// IndexIntervalBytes is the spacing of offset-index entries. Default 4096.
+	IndexIntervalBytes int
+	// MaxIndexBytes is the preallocated size of each index file; a full
+	// index rolls the segment. Default 10 MiB.
+	MaxIndexBytes int
+	// TimestampType is CreateTime (the default: the record's timestamp, or
+	// the append time if it is zero) or LogAppendTime (the append time for
+	// every record).
+	TimestampType log.TimestampType
+	// Sync is the flush policy. Default SyncEvery(1 s).
+	Sync SyncPolicy
+	// Now is the clock, for timestamps and for tests. Default time.Now.
+	Now func() time.Time
+	// Logger receives recovery reports. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// withDefaults fills zero fields and checks the rest.
+func (c Config) withDefaults() (Config, error) {
+	if c.SegmentBytes == 0 {
+		c.SegmentBytes = DefaultSegmentBytes
+	}
+	if c.SegmentAge == 0 {
+		c.SegmentAge = DefaultSegmentAge
+	}
+	if c.MaxBatchBytes == 0 {
+		c.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if c.IndexIntervalBytes == 0 {
+		c.IndexIntervalBytes = DefaultIndexIntervalBytes
+	}
+	if c.MaxIndexBytes == 0 {
+		c.MaxIndexBytes = DefaultMaxIndexBytes
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	c.Sync = c.Sync.withDefaults()
+	switch {
+	case c.SegmentBytes < minSegmentBytes || c.SegmentBytes > maxSegmentBytes:
+		return c, fmt.Errorf("partition: segment bytes %d out of range [%d, %d]: %w", c.SegmentBytes, minSegmentBytes, maxSegmentBytes, ErrInvalidConfig)
+	case c.SegmentAge < 0:
+		return c, fmt.Errorf("partition: segment age %v is negative: %w", c.SegmentAge, ErrInvalidConfig)
+	case c.MaxBatchBytes < minSegmentBytes || int64(c.MaxBatchBytes) > c.SegmentBytes:
+		return c, fmt.Errorf("partition: max batch bytes %d out of range [%d, %d] (the segment size): %w", c.MaxBatchBytes, minSegmentBytes, c.SegmentBytes, ErrInvalidConfig)
+	case c.IndexIntervalBytes < 0:
+		return c, fmt.Errorf("partition: index interval bytes %d is negative: %w", c.IndexIntervalBytes, ErrInvalidConfig)
+	case c.MaxIndexBytes < 24:
+		return c, fmt.Errorf("partition: max index bytes %d below 24 (two time-index entries): %w", c.MaxIndexBytes, ErrInvalidConfig)
+	case c.TimestampType != log.CreateTime && c.TimestampType != log.LogAppendTime:
+		return c, fmt.Errorf("partition: unknown timestamp type %d: %w", c.TimestampType, ErrInvalidConfig)
+	case c.Sync.Mode < SyncModeEvery || c.Sync.Mode > SyncModeNever:
+		return c, fmt.Errorf("partition: unknown sync mode %d: %w", c.Sync.Mode, ErrInvalidConfig)
+	}
+	return c, nil
+}
+
+// segmentConfig is the configuration of the partition's segments.
+func (c Config) segmentConfig() segment.Config {
+	return segment.Config{
+		MaxBytes:           c.SegmentBytes,
+		IndexIntervalBytes: c.IndexIntervalBytes,
+		MaxIndexBytes:      c.MaxIndexBytes,
+	}
+}

@@ -1,0 +1,49 @@
+// Package partition is one partition's log: an ordered list of segments that
+// assigns dense offsets from zero, appends batches, reads from any offset,
+// rolls to new segments, recovers after a crash, and applies a flush policy.
+//
+// # Offsets
+//
+// A partition holds the offsets [StartOffset, EndOffset): EndOffset is the
+// next offset Append assigns, StartOffset the first that may be read
+// (DeleteRecords moves it forward; retention removes whole segments below
+// it). Reads below StartOffset or past EndOffset fail with ErrOutOfRange and
+// the valid range; reading at EndOffset returns nothing, and Wait, NextWait
+// and Records wait for more.
+//
+// # Writing
+//
+// Append encodes its records as one Kafka batch outside the partition's
+// lock, then, under it, stamps the base offset into the batch header (the
+// CRC does not cover it, so nothing is recomputed), rolls if Kafka's rules
+// say so (size, record-time age, full index, relative-offset overflow), and
+// writes the batch with one write call.
+//
+// # Durability
+//
+//   - Append returns after the batch is written to the OS: it survives a
+//     crash of the process.
+//   - Power loss or OS crash: with SyncEvery (default 1 s) records older
+//     than the interval survive; with SyncAlways, Append returns only after
+//     fsync, and concurrent appenders share one fsync (group commit); with
+//     SyncNever, only a roll and Close fsync.
+//   - A roll seals and fsyncs the old segment before creating the next, and
+//     creating or removing segment files fsyncs the directory, so only the
+//     last segment can hold unsynced bytes. Open after a crash recovers it:
+//     it never serves a torn or corrupt batch, cuts a torn tail at the last
+//     valid batch, rebuilds the untrusted indexes and keeps offsets dense.
+//   - A failed write leaves the partition as it was. A failed fsync or roll
+//     closes the partition to appends with an error saying why: after a
+//     failed fsync the kernel may have dropped the unsynced pages, so
+//     nothing more is promised.
+//
+// # Reading
+//
+// Readers never take the appenders' lock. They load an immutable snapshot of
+// the segment list through an atomic pointer and hold a reference on the
+// segment they read: a segment dropped meanwhile (by retention, compaction or
+// Truncate) is closed, unmapped and unlinked only when its last reader lets
+// go. Batches are copied out of the segment's memory mapping, CRC-checked,
+// into the reader's buffer; a Reader then iterates their records without
+// allocating.
+package partition

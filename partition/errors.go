@@ -1,0 +1,23 @@
+package partition
+
+import "errors"
+
+// Errors returned by partitions. Match them with errors.Is; the messages
+// carry the details (the valid range, the size limit).
+var (
+	// ErrOutOfRange means an offset lies outside [StartOffset, EndOffset].
+	ErrOutOfRange = errors.New("partition: offset out of range")
+	// ErrBatchTooLarge means an encoded batch is larger than MaxBatchBytes.
+	ErrBatchTooLarge = errors.New("partition: batch too large")
+	// ErrEmptyBatch means Append was given no records.
+	ErrEmptyBatch = errors.New("partition: no records")
+	// ErrInvalidConfig means a Config field is out of range.
+	ErrInvalidConfig = errors.New("partition: invalid config")
+	// ErrClosed means the partition was closed, or failed and closed itself
+	// (the error that closed it is wrapped too).
+	ErrClosed = errors.New("partition: closed")
+)
+
+// ErrCorruptCheckpoint means the start-offset checkpoint file does not hold
+// an offset.
+var ErrCorruptCheckpoint = errors.New("partition: corrupt checkpoint")

@@ -1,0 +1,114 @@
+package partition
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/log"
+)
+
+// small is a configuration whose segments roll every few KiB, on a clock
+// that tests control.
+func small(clock *fakeClock) Config {
+	return Config{
+		SegmentBytes:       4 << 10,
+		MaxBatchBytes:      2 << 10,
+		IndexIntervalBytes: 256,
+		MaxIndexBytes:      4 << 10,
+		Sync:               SyncNever,
+		Now:                clock.Now,
+	}
+}
+
+// fakeClock is a clock tests move by hand.
+type fakeClock struct{ t time.Time }
+
+func newClock() *fakeClock { return &fakeClock{time.UnixMilli(1_700_000_000_000)} }
+
+func (c *fakeClock) Now() time.Time { return c.t }
+
+func (c *fakeClock) Add(d time.Duration) { c.t = c.t.Add(d) }
+
+// rec is the record the tests write for id: its key and value are derived
+// from id, so any record read back can be checked.
+func rec(id int) log.Record {
+	return log.Record{
+		Key:   fmt.Appendf(nil, "key-%d", id),
+		Value: bytes.Repeat(fmt.Appendf(nil, "value-%d;", id), 1+id%7),
+	}
+}
+
+// memPartition opens a partition on a fresh in-memory file system.
+func memPartition(t testing.TB, cfg Config) (*Partition, *vfs.Mem) {
+	t.Helper()
+	m := vfs.NewMem()
+	p, err := Open(m, "topic-0", cfg, false)
+	require.NoError(t, err)
+	return p, m
+}
+
+// appendIDs appends one record per id, each in its own batch, and returns
+// the offsets.
+func appendIDs(t testing.TB, p *Partition, ids ...int) []int64 {
+	t.Helper()
+	var offs []int64
+	for _, id := range ids {
+		off, err := p.Append([]log.Record{rec(id)})
+		require.NoError(t, err)
+		offs = append(offs, off)
+	}
+	return offs
+}
+
+// readRange reads every record from offset from to the end.
+func readRange(t testing.TB, p *Partition, from int64) []log.Record {
+	t.Helper()
+	r := p.NewReader(from)
+	var out []log.Record
+	for {
+		var x log.Record
+		ok, err := r.Next(&x)
+		require.NoError(t, err)
+		if !ok {
+			return out
+		}
+		x.Key, x.Value = bytes.Clone(x.Key), bytes.Clone(x.Value)
+		out = append(out, x)
+	}
+}
+
+// requireIDs checks that recs are the records of ids at dense offsets from
+// first.
+func requireIDs(t testing.TB, recs []log.Record, first int64, ids []int) {
+	t.Helper()
+	require.Len(t, recs, len(ids))
+	for i, id := range ids {
+		want := rec(id)
+		require.Equal(t, first+int64(i), recs[i].Offset)
+		require.Equal(t, want.Key, recs[i].Key, "offset %d", recs[i].Offset)
+		require.Equal(t, want.Value, recs[i].Value, "offset %d", recs[i].Offset)
+	}
+}
+
+func seq(from, to int) []int {
+	out := make([]int, 0, to-from)
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+func newRand(seed int) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 42)) }
+
+// testLogger logs into w, so tests can check what recovery reported.
+func testLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, nil))
+}

@@ -1,0 +1,224 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/segment"
+)
+
+// Open opens the partition in dir, creating the directory and a first
+// segment if needed.
+//
+// clean says whether the process that last wrote the partition shut down
+// cleanly (the store's clean-shutdown marker). If it did, the segments are
+// trusted as they were closed. If not, the last segment — the only one that
+// can hold unsynced data, because a segment is fsynced when it rolls, before
+// the next one is created — is recovered: every batch is checked, the file is
+// cut at the first torn or damaged batch, and both indexes are rebuilt. Any
+// earlier segment whose files fail their shape check is recovered too, and
+// once a segment loses bytes every later segment is deleted so offsets stay
+// dense. What recovery did is logged.
+func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("partition: creating %s: %w", dir, err)
+	}
+	p := &Partition{fsys: fsys, dir: dir, cfg: cfg}
+	bases, err := p.scanDir()
+	if err != nil {
+		return nil, err
+	}
+	start, err := readStartOffset(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	segs, err := p.openSegments(bases, clean)
+	if err != nil {
+		return nil, err
+	}
+	if len(segs) > 0 && segs[len(segs)-1].seg.NextOffset() < start {
+		// Every segment lies below the start offset: they were all deleted
+		// logically; start afresh at the start offset.
+		for _, r := range segs {
+			r.remove.Store(true)
+			_ = r.release()
+		}
+		segs = nil
+		if err := fsys.SyncDir(dir); err != nil {
+			return nil, fmt.Errorf("partition: syncing %s: %w", dir, err)
+		}
+	}
+	if len(segs) == 0 {
+		s, err := segment.Create(fsys, dir, start, cfg.segmentConfig())
+		if err != nil {
+			return nil, err
+		}
+		segs = append(segs, newRef(s))
+	}
+
+	active := segs[len(segs)-1]
+	p.mu.active = active
+	p.state.Store(&state{segs: segs})
+	p.start.Store(max(start, segs[0].seg.Base()))
+	p.end.Store(active.seg.NextOffset())
+	p.synced.Store(active.seg.NextOffset())
+	if cfg.Sync.Mode == SyncModeEvery {
+		p.startFlusher()
+	}
+	return p, nil
+}
+
+// scanDir lists the base offsets of the partition's segments, removing what
+// a crash may have left behind: files scheduled for deletion (.deleted),
+// unfinished compaction output (.cleaned, .swap), and index files without a
+// .log.
+func (p *Partition) scanDir() ([]int64, error) {
+	names, err := p.fsys.ReadDir(p.dir)
+	if err != nil {
+		return nil, fmt.Errorf("partition: listing %s: %w", p.dir, err)
+	}
+	logs := map[int64]bool{}
+	var indexes []string
+	removed := false
+	for _, name := range names {
+		base, suffix, err := segment.ParseFileName(name)
+		if err != nil {
+			continue // not a segment file (checkpoints, temporary files)
+		}
+		switch {
+		case suffix == segment.LogSuffix:
+			logs[base] = true
+		case suffix == segment.IndexSuffix || suffix == segment.TimeIndexSuffix:
+			indexes = append(indexes, name)
+		case strings.HasSuffix(suffix, segment.DeletedSuffix),
+			strings.HasSuffix(suffix, segment.CleanedSuffix),
+			strings.HasSuffix(suffix, segment.SwapSuffix):
+			if err := p.remove(name); err != nil {
+				return nil, err
+			}
+			removed = true
+		}
+	}
+	for _, name := range indexes {
+		base, _, _ := segment.ParseFileName(name)
+		if !logs[base] {
+			if err := p.remove(name); err != nil {
+				return nil, err
+			}
+			removed = true
+		}
+	}
+	if removed {
+		if err := p.fsys.SyncDir(p.dir); err != nil {
+			return nil, fmt.Errorf("partition: syncing %s: %w", p.dir, err)
+		}
+	}
+	bases := make([]int64, 0, len(logs))
+	for b := range logs {
+		bases = append(bases, b)
+	}
+	slices.Sort(bases)
+	return bases, nil
+}
+
+func (p *Partition) remove(name string) error {
+	if err := p.fsys.Remove(filepath.Join(p.dir, name)); err != nil {
+		return fmt.Errorf("partition: removing leftover %s: %w", name, err)
+	}
+	return nil
+}
+
+// openSegments opens the segments with the given bases, recovering what
+// needs it (see Open).
+func (p *Partition) openSegments(bases []int64, clean bool) ([]*segRef, error) {
+	scfg := p.cfg.segmentConfig()
+	var segs []*segRef
+	fail := func(err error) ([]*segRef, error) {
+		for _, r := range segs {
+			_ = r.release()
+		}
+		return nil, err
+	}
+	for i, base := range bases {
+		last := i == len(bases)-1
+		var s *segment.Segment
+		var err error
+		if clean || !last {
+			s, err = segment.Open(p.fsys, p.dir, base, scfg, last)
+		}
+		if !(clean || !last) || errors.Is(err, segment.ErrCorrupt) {
+			if err != nil {
+				p.cfg.Logger.Warn("partition: segment failed its check, recovering it", "dir", p.dir, "base", base, "err", err)
+			}
+			var rec segment.Recovery
+			s, rec, err = segment.OpenRecover(p.fsys, p.dir, base, scfg)
+			if err == nil && rec.Truncated > 0 {
+				p.cfg.Logger.Warn("partition: recovery cut a torn or damaged tail",
+					"dir", p.dir, "segment", segment.FileName(base, segment.LogSuffix),
+					"kept_bytes", rec.Bytes, "cut_bytes", rec.Truncated, "reason", rec.Reason)
+			}
+			if err == nil {
+				err = s.Sync() // what recovery kept and rebuilt is now durable
+			}
+			if err == nil && rec.Truncated > 0 && !last {
+				// Offsets must stay dense: every later segment goes.
+				segs = append(segs, newRef(s))
+				if err := p.dropSegments(bases[i+1:]); err != nil {
+					return fail(err)
+				}
+				return segs, nil
+			}
+		}
+		if err == nil && !last && !s.Sealed() {
+			// A recovered segment in the middle: seal it as a roll would.
+			if err = s.Seal(); err == nil {
+				err = s.Sync()
+			}
+		}
+		if err != nil {
+			return fail(fmt.Errorf("partition: opening segment %d of %s: %w", base, p.dir, err))
+		}
+		if n := len(segs); n > 0 && segs[n-1].seg.NextOffset() > s.Base() {
+			_ = s.Close()
+			return fail(fmt.Errorf("partition: segment %d of %s overlaps the previous one, which ends at %d: %w",
+				base, p.dir, segs[n-1].seg.NextOffset(), segment.ErrCorrupt))
+		}
+		segs = append(segs, newRef(s))
+	}
+	if n := len(segs); n > 0 && segs[n-1].seg.Sealed() {
+		// The last segment was opened read-only (it was recovered from an
+		// earlier position): reopen it writable.
+		r := segs[n-1]
+		_ = r.seg.Close()
+		s, err := segment.Open(p.fsys, p.dir, r.seg.Base(), scfg, true)
+		if err != nil {
+			return fail(err)
+		}
+		segs[n-1] = newRef(s)
+	}
+	return segs, nil
+}
+
+// dropSegments deletes the files of the segments with the given bases, which
+// are not open.
+func (p *Partition) dropSegments(bases []int64) error {
+	for _, base := range bases {
+		for _, suffix := range []string{segment.LogSuffix, segment.IndexSuffix, segment.TimeIndexSuffix} {
+			name := filepath.Join(p.dir, segment.FileName(base, suffix))
+			if err := p.fsys.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("partition: removing %s: %w", name, err)
+			}
+		}
+		p.cfg.Logger.Warn("partition: deleted a segment after an earlier one lost bytes", "dir", p.dir, "base", base)
+	}
+	return p.fsys.SyncDir(p.dir)
+}

@@ -1,0 +1,217 @@
+package partition
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/segment"
+)
+
+// Partition is one partition's log: an ordered list of segments, the last of
+// which (the active segment) takes appends. It is safe for concurrent use.
+//
+// Appends are serialised by a mutex. Reads take no lock the writer takes:
+// they load an immutable snapshot of the segment list and the end offset
+// through atomics, and hold a reference on the segment they read so that a
+// segment removed meanwhile is closed only when its last reader lets go.
+type Partition struct {
+	fsys vfs.FS
+	dir  string
+	cfg  Config
+
+	mu struct {
+		sync.Mutex
+		active *segRef
+		closed bool
+		failed error // a failed fsync or roll: no more appends
+	}
+	state atomic.Pointer[state]
+	start atomic.Int64 // first retained offset
+	end   atomic.Int64 // next offset to assign
+	done  atomic.Bool  // closed: reads fail too
+
+	// exclusive is held shared by every read of segment memory and
+	// exclusively by the rare operations that shrink a segment's file under
+	// its mapping (Truncate), which must not overlap a read.
+	exclusive sync.RWMutex
+
+	appended signal // woken after every append
+
+	syncMu sync.Mutex   // one fsync at a time; waiters share its result
+	synced atomic.Int64 // offsets below this are durable
+
+	flusherStop chan struct{}
+	flusherDone chan struct{}
+
+	stats counters
+}
+
+// state is the immutable snapshot readers load: the segments in offset order.
+type state struct {
+	segs []*segRef
+}
+
+// segRef is a reference-counted segment. The partition holds one reference
+// while the segment is in its list; each read holds one more. When the count
+// reaches zero the segment is closed, and its files removed if the partition
+// dropped it for good.
+type segRef struct {
+	seg    *segment.Segment
+	refs   atomic.Int32
+	remove atomic.Bool // delete the files once the last reference goes
+}
+
+func newRef(s *segment.Segment) *segRef {
+	r := &segRef{seg: s}
+	r.refs.Store(1)
+	return r
+}
+
+// acquire takes a reference unless the count has already reached zero (the
+// segment is gone: reload the state).
+func (r *segRef) acquire() bool {
+	for {
+		n := r.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if r.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// release drops a reference; the last one closes the segment (and removes
+// its files if it was dropped from the partition).
+func (r *segRef) release() error {
+	if r.refs.Add(-1) != 0 {
+		return nil
+	}
+	if r.remove.Load() {
+		return r.seg.Delete()
+	}
+	return r.seg.Close()
+}
+
+// Dir returns the partition's directory.
+func (p *Partition) Dir() string { return p.dir }
+
+// StartOffset returns the first retained offset: reads below it fail.
+func (p *Partition) StartOffset() int64 { return p.start.Load() }
+
+// EndOffset returns the next offset Append will assign (Kafka's log end
+// offset). The partition holds [StartOffset, EndOffset).
+func (p *Partition) EndOffset() int64 { return p.end.Load() }
+
+// SyncedOffset returns the offset below which every record is known to be
+// on stable storage.
+func (p *Partition) SyncedOffset() int64 { return p.synced.Load() }
+
+// Config returns the partition's configuration with defaults filled in.
+func (p *Partition) Config() Config { return p.cfg }
+
+// SegmentInfo describes one segment.
+type SegmentInfo struct {
+	Base         int64 // base offset (the file name)
+	Next         int64 // offset after its last batch
+	Bytes        int64 // size of the .log file
+	MaxTimestamp int64 // largest record timestamp (ms), -1 if empty
+	Active       bool  // takes appends
+}
+
+// Segments describes the partition's segments, oldest first.
+func (p *Partition) Segments() []SegmentInfo {
+	st := p.state.Load()
+	out := make([]SegmentInfo, len(st.segs))
+	for i, r := range st.segs {
+		out[i] = SegmentInfo{
+			Base:         r.seg.Base(),
+			Next:         r.seg.NextOffset(),
+			Bytes:        r.seg.Size(),
+			MaxTimestamp: r.seg.MaxTimestamp(),
+			Active:       i == len(st.segs)-1,
+		}
+	}
+	return out
+}
+
+// Close stops the background flusher, fsyncs and seals the active segment,
+// and closes every segment (a segment a reader still holds closes when the
+// reader lets go). Later calls fail with ErrClosed; closing twice is a
+// no-op.
+func (p *Partition) Close() error {
+	p.mu.Lock()
+	if p.mu.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.mu.closed = true
+	p.done.Store(true)
+	p.mu.Unlock()
+	if p.flusherStop != nil {
+		close(p.flusherStop)
+		<-p.flusherDone
+	}
+	p.appended.broadcast()
+
+	p.syncMu.Lock()
+	defer p.syncMu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var err error
+	if p.mu.failed == nil {
+		active := p.mu.active.seg
+		if err = active.Seal(); err == nil {
+			err = active.Sync()
+		}
+		if err == nil {
+			p.synced.Store(p.end.Load())
+		}
+	}
+	for _, r := range p.state.Load().segs {
+		if rerr := r.release(); err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("partition: closing %s: %w", p.dir, err)
+	}
+	return nil
+}
+
+// checkOpen fails once the partition is closed.
+func (p *Partition) checkOpen() error {
+	if p.done.Load() {
+		return fmt.Errorf("partition: %s: %w", p.dir, ErrClosed)
+	}
+	return nil
+}
+
+// signal wakes every goroutine waiting on it. Waiting allocates a channel
+// only when somebody waits.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// wait returns a channel that is closed at the next broadcast.
+func (s *signal) wait() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+// broadcast wakes every waiter.
+func (s *signal) broadcast() {
+	s.mu.Lock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
+	}
+	s.mu.Unlock()
+}

@@ -1,0 +1,113 @@
+package partition
+
+import (
+	"context"
+	"fmt"
+	"sort"
+)
+
+// ReadBatches appends to buf[:0] whole batches from offset on, up to about
+// maxBytes (always at least one batch), and returns them. The first batch
+// may start before offset: skip its earlier records (a Reader does). Reading
+// at EndOffset returns no bytes; an offset outside [StartOffset, EndOffset]
+// is ErrOutOfRange, with the valid range in the message.
+//
+// Every batch is CRC-checked; the bytes are a copy, valid until buf is
+// reused. ReadBatches never takes the appenders' lock and allocates nothing
+// when buf is large enough.
+func (p *Partition) ReadBatches(buf []byte, offset int64, maxBytes int) ([]byte, error) {
+	if err := p.checkOpen(); err != nil {
+		return nil, err
+	}
+	p.exclusive.RLock()
+	defer p.exclusive.RUnlock()
+	for {
+		st := p.state.Load()
+		start, end := p.start.Load(), p.end.Load()
+		if offset < start || offset > end {
+			return nil, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", offset, p.dir, start, end, ErrOutOfRange)
+		}
+		if offset == end {
+			return buf[:0], nil
+		}
+		// The last segment whose base is at or below offset.
+		i := sort.Search(len(st.segs), func(i int) bool { return st.segs[i].seg.Base() > offset }) - 1
+		retry := false
+		for i = max(i, 0); i < len(st.segs); i++ {
+			r := st.segs[i]
+			if !r.acquire() {
+				retry = true // removed meanwhile: load the new state
+				break
+			}
+			out, err := r.seg.Read(buf, offset, maxBytes)
+			_ = r.release()
+			if err != nil {
+				return nil, fmt.Errorf("partition: reading %s at %d: %w", p.dir, offset, err)
+			}
+			if len(out) > 0 {
+				p.stats.reads.Add(1)
+				p.stats.readBytes.Add(int64(len(out)))
+				return out, nil
+			}
+		}
+		if !retry && p.state.Load() == st {
+			// Nothing at or past offset in these segments, and no roll since:
+			// the end offset moved past offset in a segment not yet seen by
+			// this state only if state changed; so offset is in a gap.
+			return buf[:0], nil
+		}
+	}
+}
+
+// Wait blocks until the partition holds offset (EndOffset > offset), the
+// partition is closed (ErrClosed) or ctx ends (ctx.Err()).
+func (p *Partition) Wait(ctx context.Context, offset int64) error {
+	for {
+		ch := p.appended.wait()
+		if p.end.Load() > offset {
+			return nil
+		}
+		if err := p.checkOpen(); err != nil {
+			return err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// OffsetForTimestamp returns the first offset, in offset order from the
+// start offset, whose record timestamp is at least ts (ms), with that
+// timestamp, as Kafka's ListOffsets by time does; found is false when no
+// record is that late.
+func (p *Partition) OffsetForTimestamp(ts int64) (offset, timestamp int64, found bool, err error) {
+	if err := p.checkOpen(); err != nil {
+		return -1, -1, false, err
+	}
+	p.exclusive.RLock()
+	defer p.exclusive.RUnlock()
+	for {
+		st := p.state.Load()
+		start := p.start.Load()
+		retry := false
+		for _, r := range st.segs {
+			if r.seg.NextOffset() <= start || r.seg.MaxTimestamp() < ts {
+				continue
+			}
+			if !r.acquire() {
+				retry = true
+				break
+			}
+			off, t, ok, err := r.seg.FindOffsetByTimestamp(ts, start)
+			_ = r.release()
+			if err != nil || ok {
+				return off, t, ok, err
+			}
+		}
+		if !retry {
+			return -1, -1, false, nil
+		}
+	}
+}

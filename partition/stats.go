@@ -1,0 +1,47 @@
+package partition
+
+import "sync/atomic"
+
+// counters are the partition's running totals.
+type counters struct {
+	appends         atomic.Int64
+	appendedRecords atomic.Int64
+	appendedBytes   atomic.Int64
+	reads           atomic.Int64
+	readBytes       atomic.Int64
+	fsyncs          atomic.Int64
+	rolls           atomic.Int64
+}
+
+// Stats are a partition's figures since it was opened, for a service to
+// export.
+type Stats struct {
+	Appends         int64 // Append and AppendBatch calls that succeeded
+	AppendedRecords int64
+	AppendedBytes   int64
+	Reads           int64 // ReadBatches calls that returned batches
+	ReadBytes       int64
+	Fsyncs          int64 // fsyncs of appended data (group commit shares one)
+	Rolls           int64
+	Segments        int   // segments now
+	Bytes           int64 // bytes of .log files now
+}
+
+// Stats returns the partition's figures.
+func (p *Partition) Stats() Stats {
+	st := p.state.Load()
+	s := Stats{
+		Appends:         p.stats.appends.Load(),
+		AppendedRecords: p.stats.appendedRecords.Load(),
+		AppendedBytes:   p.stats.appendedBytes.Load(),
+		Reads:           p.stats.reads.Load(),
+		ReadBytes:       p.stats.readBytes.Load(),
+		Fsyncs:          p.stats.fsyncs.Load(),
+		Rolls:           p.stats.rolls.Load(),
+		Segments:        len(st.segs),
+	}
+	for _, r := range st.segs {
+		s.Bytes += r.seg.Size()
+	}
+	return s
+}
