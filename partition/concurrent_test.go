@@ -3,6 +3,7 @@ package partition
 import (
 	"bytes"
 	"context"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -146,15 +147,8 @@ func TestGroupCommit(t *testing.T) {
 	cfg.SegmentBytes = 1 << 20
 	cfg.MaxBatchBytes = 1 << 10
 	cfg.Sync = SyncAlways
-	m := vfs.NewMem()
 	// Slow fsyncs, as a disk has, give appenders time to queue behind one.
-	m.SetInjector(func(op vfs.Op, _ string) error {
-		if op == vfs.OpSync {
-			time.Sleep(200 * time.Microsecond)
-		}
-		return nil
-	})
-	p, err := Open(m, "t-0", cfg, false)
+	p, err := Open(slowSyncFS{vfs.NewMem()}, "t-0", cfg, false)
 	require.NoError(t, err)
 	const appenders, each = 16, 50
 	var wg sync.WaitGroup
@@ -173,4 +167,22 @@ func TestGroupCommit(t *testing.T) {
 	require.Less(t, st.Fsyncs, int64(appenders*each)/2, "appenders share fsyncs")
 	require.Equal(t, p.EndOffset(), p.SyncedOffset())
 	require.NoError(t, p.Close())
+}
+
+// slowSyncFS is a file system whose fsyncs take a while, outside any lock.
+type slowSyncFS struct{ vfs.FS }
+
+func (s slowSyncFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
+	f, err := s.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return slowSyncFile{f}, nil
+}
+
+type slowSyncFile struct{ vfs.File }
+
+func (f slowSyncFile) Sync() error {
+	time.Sleep(500 * time.Microsecond)
+	return f.File.Sync()
 }

@@ -25,6 +25,7 @@ func small(clock *fakeClock) Config {
 		MaxIndexBytes:      4 << 10,
 		Sync:               SyncNever,
 		Now:                clock.Now,
+		Logger:             slog.New(slog.DiscardHandler),
 	}
 }
 
