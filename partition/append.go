@@ -43,7 +43,11 @@ func (p *Partition) Append(records []log.Record) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("partition: append to %s: %w", p.dir, err)
 	}
-	return p.AppendBatch(batch)
+	h, err := log.ReadHeader(batch) // just encoded: no CRC check needed
+	if err != nil {
+		return 0, fmt.Errorf("partition: append to %s: %w", p.dir, err)
+	}
+	return p.appendEncoded(batch, h)
 }
 
 // AppendBatch appends one encoded batch (log.AppendBatch's output), stamping
@@ -55,10 +59,15 @@ func (p *Partition) AppendBatch(batch []byte) (int64, error) {
 		return 0, fmt.Errorf("partition: append to %s: %w", p.dir, err)
 	case h.Size() != len(batch):
 		return 0, fmt.Errorf("partition: append to %s: %d bytes after the batch: %w", p.dir, len(batch)-h.Size(), log.ErrCorrupt)
-	case len(batch) > p.cfg.MaxBatchBytes:
+	}
+	return p.appendEncoded(batch, h)
+}
+
+// appendEncoded appends a batch whose header h has been checked.
+func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader) (int64, error) {
+	if len(batch) > p.cfg.MaxBatchBytes {
 		return 0, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(batch), p.dir, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
 	}
-
 	p.mu.Lock()
 	base, err := p.appendLocked(batch, h)
 	p.mu.Unlock()
@@ -121,23 +130,20 @@ func (p *Partition) shouldRoll(s *segment.Segment, size int, maxTS, last int64) 
 		!s.CanAppendOffset(last)
 }
 
-// rollLocked seals and fsyncs the active segment, then creates the next one
-// at base (the creation fsyncs the directory). Every segment but the last is
-// therefore on stable storage, which is what lets recovery look at the last
-// one only. A failure closes the partition to appends.
+// rollLocked seals the active segment and creates the next one at base (the
+// creation fsyncs the directory). The sealed segment is fsynced soon after by
+// the background goroutine (or by the next Sync), outside the lock, and the
+// recovery point checkpoint then moves past it: recovery after a crash
+// starts there. A failure closes the partition to appends.
 func (p *Partition) rollLocked(base int64) error {
-	old := p.mu.active.seg
-	err := old.Seal()
-	if err == nil {
-		err = old.Sync()
-	}
+	old := p.mu.active
+	err := old.seg.Seal()
 	var next *segment.Segment
 	if err == nil {
 		next, err = segment.Create(p.fsys, p.dir, base, p.cfg.segmentConfig())
 	}
 	if err != nil {
-		p.mu.failed = fmt.Errorf("rolling to a new segment at %d: %w", base, err)
-		return fmt.Errorf("partition: %s: %w: %w", p.dir, ErrClosed, p.mu.failed)
+		return p.failLocked(fmt.Errorf("rolling to a new segment at %d: %w", base, err))
 	}
 	ref := newRef(next)
 	st := p.state.Load()
@@ -145,9 +151,13 @@ func (p *Partition) rollLocked(base int64) error {
 	copy(segs, st.segs)
 	p.state.Store(&state{segs: append(segs, ref)})
 	p.mu.active = ref
-	p.stats.rolls.Add(1)
-	if p.synced.Load() < base {
-		p.synced.Store(base)
+	if old.acquire() {
+		p.mu.pending = append(p.mu.pending, old)
 	}
+	select {
+	case p.rolled <- struct{}{}:
+	default: // a flush is already due
+	}
+	p.stats.rolls.Add(1)
 	return nil
 }

@@ -11,17 +11,25 @@ import (
 	"github.com/stratalog/strata/internal/vfs"
 )
 
-// startOffsetFile holds the partition's start offset once DeleteRecords has
-// moved it past the first segment's base, as Kafka's
-// log-start-offset-checkpoint does for a whole log directory.
-const startOffsetFile = "log-start-offset"
+// Checkpoint files in a partition's directory, as Kafka keeps them for a
+// whole log directory (log-start-offset-checkpoint and
+// recovery-point-offset-checkpoint).
+const (
+	// startOffsetFile holds the start offset once DeleteRecords moved it.
+	startOffsetFile = "log-start-offset"
+	// recoveryPointFile holds the offset below which every segment is on
+	// stable storage, sealed: recovery after a crash starts at the segment
+	// holding it.
+	recoveryPointFile = "recovery-point"
+)
 
-// readStartOffset reads the start-offset checkpoint, 0 if there is none.
-func readStartOffset(fsys vfs.FS, dir string) (int64, error) {
-	path := filepath.Join(dir, startOffsetFile)
+// readCheckpoint reads a checkpoint file, or returns missing if there is
+// none.
+func readCheckpoint(fsys vfs.FS, dir, name string, missing int64) (int64, error) {
+	path := filepath.Join(dir, name)
 	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
+		return missing, nil
 	}
 	if err != nil {
 		return 0, fmt.Errorf("partition: opening %s: %w", path, err)
@@ -36,10 +44,10 @@ func readStartOffset(fsys vfs.FS, dir string) (int64, error) {
 	return off, nil
 }
 
-// writeStartOffset replaces the start-offset checkpoint atomically: a
-// temporary file, fsync, rename, fsync of the directory.
-func writeStartOffset(fsys vfs.FS, dir string, off int64) error {
-	path := filepath.Join(dir, startOffsetFile)
+// writeCheckpoint replaces a checkpoint file atomically: a temporary file,
+// fsync, rename, fsync of the directory.
+func writeCheckpoint(fsys vfs.FS, dir, name string, off int64) error {
+	path := filepath.Join(dir, name)
 	tmp := path + ".tmp"
 	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {

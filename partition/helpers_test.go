@@ -90,7 +90,7 @@ func readRange(t testing.TB, p *Partition, from int64) []log.Record {
 // first.
 func requireIDs(t testing.TB, recs []log.Record, first int64, ids []int) {
 	t.Helper()
-	require.Len(t, recs, len(ids))
+	require.Equal(t, len(ids), len(recs), "record count")
 	for i, id := range ids {
 		want := rec(id)
 		require.Equal(t, first+int64(i), recs[i].Offset)

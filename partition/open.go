@@ -17,13 +17,14 @@ import (
 //
 // clean says whether the process that last wrote the partition shut down
 // cleanly (the store's clean-shutdown marker). If it did, the segments are
-// trusted as they were closed. If not, the last segment — the only one that
-// can hold unsynced data, because a segment is fsynced when it rolls, before
-// the next one is created — is recovered: every batch is checked, the file is
-// cut at the first torn or damaged batch, and both indexes are rebuilt. Any
-// earlier segment whose files fail their shape check is recovered too, and
-// once a segment loses bytes every later segment is deleted so offsets stay
-// dense. What recovery did is logged.
+// trusted as they were closed. If not, every segment from the checkpointed
+// recovery point on (the segments a roll sealed but whose fsync may not have
+// finished, and the last one) is recovered: every batch is checked, the file
+// is cut at the first torn or damaged batch, and both indexes are rebuilt.
+// Without a checkpoint every segment is recovered. Any earlier segment whose
+// files fail their shape check is recovered too, and once a segment loses
+// bytes every later segment is deleted so offsets stay dense. What recovery
+// did is logged.
 func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -37,11 +38,16 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	if err != nil {
 		return nil, err
 	}
-	start, err := readStartOffset(fsys, dir)
+	start, err := readCheckpoint(fsys, dir, startOffsetFile, 0)
 	if err != nil {
 		return nil, err
 	}
-	segs, err := p.openSegments(bases, clean)
+	// Without a recovery point, every segment is recovered.
+	rp, err := readCheckpoint(fsys, dir, recoveryPointFile, -1)
+	if err != nil {
+		return nil, err
+	}
+	segs, err := p.openSegments(bases, clean, rp)
 	if err != nil {
 		return nil, err
 	}
@@ -71,9 +77,16 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	p.start.Store(max(start, segs[0].seg.Base()))
 	p.end.Store(active.seg.NextOffset())
 	p.synced.Store(active.seg.NextOffset())
-	if cfg.Sync.Mode == SyncModeEvery {
-		p.startFlusher()
+	if !clean {
+		// Everything below the active segment is now checked and synced.
+		if err := writeCheckpoint(fsys, dir, recoveryPointFile, active.seg.Base()); err != nil {
+			for _, r := range segs {
+				_ = r.release()
+			}
+			return nil, err
+		}
 	}
+	p.startBackground()
 	return p, nil
 }
 
@@ -139,7 +152,17 @@ func (p *Partition) remove(name string) error {
 
 // openSegments opens the segments with the given bases, recovering what
 // needs it (see Open).
-func (p *Partition) openSegments(bases []int64, clean bool) ([]*segRef, error) {
+func (p *Partition) openSegments(bases []int64, clean bool, rp int64) ([]*segRef, error) {
+	// Recovery starts at the segment holding the recovery point.
+	from := 0
+	for i, base := range bases {
+		if base <= rp {
+			from = i
+		}
+	}
+	if rp < 0 {
+		from = 0
+	}
 	scfg := p.cfg.segmentConfig()
 	var segs []*segRef
 	fail := func(err error) ([]*segRef, error) {
@@ -152,10 +175,11 @@ func (p *Partition) openSegments(bases []int64, clean bool) ([]*segRef, error) {
 		last := i == len(bases)-1
 		var s *segment.Segment
 		var err error
-		if clean || !last {
+		trusted := clean || i < from
+		if trusted {
 			s, err = segment.Open(p.fsys, p.dir, base, scfg, last)
 		}
-		if !(clean || !last) || errors.Is(err, segment.ErrCorrupt) {
+		if !trusted || errors.Is(err, segment.ErrCorrupt) {
 			if err != nil {
 				p.cfg.Logger.Warn("partition: segment failed its check, recovering it", "dir", p.dir, "base", base, "err", err)
 			}
@@ -187,10 +211,21 @@ func (p *Partition) openSegments(bases []int64, clean bool) ([]*segRef, error) {
 		if err != nil {
 			return fail(fmt.Errorf("partition: opening segment %d of %s: %w", base, p.dir, err))
 		}
-		if n := len(segs); n > 0 && segs[n-1].seg.NextOffset() > s.Base() {
+		if n := len(segs); n > 0 && segs[n-1].seg.NextOffset() != s.Base() {
+			prevNext := segs[n-1].seg.NextOffset()
 			_ = s.Close()
-			return fail(fmt.Errorf("partition: segment %d of %s overlaps the previous one, which ends at %d: %w",
-				base, p.dir, segs[n-1].seg.NextOffset(), segment.ErrCorrupt))
+			if prevNext > s.Base() {
+				return fail(fmt.Errorf("partition: segment %d of %s overlaps the previous one, which ends at %d: %w",
+					base, p.dir, prevNext, segment.ErrCorrupt))
+			}
+			// The previous segment lost its tail (a crash before its fsync
+			// after a roll): what follows it cannot stay, offsets are dense.
+			p.cfg.Logger.Warn("partition: a segment ends before the next one starts; dropping the later ones",
+				"dir", p.dir, "ends", prevNext, "next_base", base)
+			if err := p.dropSegments(bases[i:]); err != nil {
+				return fail(err)
+			}
+			break
 		}
 		segs = append(segs, newRef(s))
 	}

@@ -23,9 +23,10 @@ type Partition struct {
 
 	mu struct {
 		sync.Mutex
-		active *segRef
-		closed bool
-		failed error // a failed fsync or roll: no more appends
+		active  *segRef
+		pending []*segRef // sealed by a roll, not yet fsynced (each holds a reference)
+		closed  bool
+		failed  error // a failed fsync or roll: no more appends
 	}
 	state atomic.Pointer[state]
 	start atomic.Int64 // first retained offset
@@ -42,8 +43,9 @@ type Partition struct {
 	syncMu sync.Mutex   // one fsync at a time; waiters share its result
 	synced atomic.Int64 // offsets below this are durable
 
-	flusherStop chan struct{}
-	flusherDone chan struct{}
+	bgStop chan struct{} // closed by Close
+	bgDone chan struct{} // closed when the background goroutine returns
+	rolled chan struct{} // a roll left a segment to fsync
 
 	stats counters
 }
@@ -150,21 +152,22 @@ func (p *Partition) Close() error {
 	p.mu.closed = true
 	p.done.Store(true)
 	p.mu.Unlock()
-	if p.flusherStop != nil {
-		close(p.flusherStop)
-		<-p.flusherDone
-	}
+	close(p.bgStop)
+	<-p.bgDone
 	p.appended.broadcast()
 
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
+	err := p.flushSealedLocked()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var err error
-	if p.mu.failed == nil {
+	if err == nil && p.mu.failed == nil {
 		active := p.mu.active.seg
 		if err = active.Seal(); err == nil {
 			err = active.Sync()
+		}
+		if err == nil {
+			err = writeCheckpoint(p.fsys, p.dir, recoveryPointFile, active.NextOffset())
 		}
 		if err == nil {
 			p.synced.Store(p.end.Load())

@@ -439,6 +439,7 @@ func TestLeftoversRemovedAtOpen(t *testing.T) {
 		segment.FileName(0, segment.IndexSuffix),
 		segment.FileName(0, segment.LogSuffix),
 		segment.FileName(0, segment.TimeIndexSuffix),
+		recoveryPointFile,
 	}, names)
 	require.NoError(t, p.Close())
 }

@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// Sync makes every record appended so far durable (fsync of the active
-// segment; earlier segments were fsynced when they rolled). Concurrent
-// callers share one fsync. A failed fsync closes the partition to appends.
+// Sync makes every record appended so far durable: it fsyncs the segments
+// sealed by rolls whose background fsync has not run yet, then the active
+// segment. Concurrent callers share one fsync. A failed fsync closes the
+// partition to appends.
 func (p *Partition) Sync() error {
 	if err := p.checkOpen(); err != nil {
 		return err
@@ -28,6 +29,9 @@ func (p *Partition) syncTo(target int64) error {
 	if p.synced.Load() >= target {
 		return nil
 	}
+	if err := p.flushSealedLocked(); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	if p.mu.failed != nil {
 		err := p.mu.failed
@@ -40,19 +44,13 @@ func (p *Partition) syncTo(target int64) error {
 	if !ok {
 		return fmt.Errorf("partition: sync of %s: %w", p.dir, ErrClosed)
 	}
-	// Only the .log needs the fsync: the active segment's indexes are rebuilt
-	// by recovery after a crash, and a roll syncs them before the segment
-	// stops being the last one.
+	// Only the .log needs the fsync: the active segment's indexes are
+	// rebuilt by recovery after a crash, and its roll syncs them.
 	err := active.seg.SyncLog()
 	_ = active.release()
 	p.stats.fsyncs.Add(1)
 	if err != nil {
-		p.mu.Lock()
-		if p.mu.failed == nil {
-			p.mu.failed = fmt.Errorf("fsync failed, unsynced records may be lost: %w", err)
-		}
-		p.mu.Unlock()
-		return fmt.Errorf("partition: sync of %s: %w: %w", p.dir, ErrClosed, err)
+		return p.fail(fmt.Errorf("fsync failed, unsynced records may be lost: %w", err))
 	}
 	if p.synced.Load() < covered {
 		p.synced.Store(covered)
@@ -60,23 +58,76 @@ func (p *Partition) syncTo(target int64) error {
 	return nil
 }
 
-// startFlusher starts the goroutine that fsyncs every Sync.Interval.
-func (p *Partition) startFlusher() {
-	p.flusherStop = make(chan struct{})
-	p.flusherDone = make(chan struct{})
+// flushSealedLocked fsyncs the segments that rolls sealed since the last
+// flush (data and trimmed indexes), then checkpoints the recovery point: the
+// base of the active segment, below which everything is on stable storage.
+// The caller holds syncMu.
+func (p *Partition) flushSealedLocked() error {
+	p.mu.Lock()
+	pending := p.mu.pending
+	p.mu.pending = nil
+	rp := p.mu.active.seg.Base()
+	p.mu.Unlock()
+	if len(pending) == 0 {
+		return nil
+	}
+	var err error
+	for _, r := range pending {
+		if err == nil {
+			err = r.seg.Sync()
+			p.stats.fsyncs.Add(1)
+		}
+		_ = r.release()
+	}
+	if err == nil {
+		err = writeCheckpoint(p.fsys, p.dir, recoveryPointFile, rp)
+	}
+	if err != nil {
+		return p.fail(fmt.Errorf("fsync of a rolled segment failed: %w", err))
+	}
+	if p.synced.Load() < rp {
+		p.synced.Store(rp)
+	}
+	return nil
+}
+
+// fail closes the partition to appends after a failed fsync or roll.
+func (p *Partition) fail(err error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.failLocked(err)
+}
+
+// startBackground starts the goroutine that fsyncs rolled segments soon
+// after each roll and, under SyncEvery, everything every interval. Close
+// stops it.
+func (p *Partition) startBackground() {
+	p.bgStop = make(chan struct{})
+	p.bgDone = make(chan struct{})
+	p.rolled = make(chan struct{}, 1)
 	go func() {
-		defer close(p.flusherDone)
-		t := time.NewTicker(p.cfg.Sync.Interval)
-		defer t.Stop()
+		defer close(p.bgDone)
+		var tick <-chan time.Time
+		if p.cfg.Sync.Mode == SyncModeEvery {
+			t := time.NewTicker(p.cfg.Sync.Interval)
+			defer t.Stop()
+			tick = t.C
+		}
 		for {
+			var err error
 			select {
-			case <-p.flusherStop:
+			case <-p.bgStop:
 				return
-			case <-t.C:
-				if err := p.syncTo(p.end.Load()); err != nil {
-					p.cfg.Logger.Error("partition: background fsync failed", "dir", p.dir, "err", err)
-					return
-				}
+			case <-p.rolled:
+				p.syncMu.Lock()
+				err = p.flushSealedLocked()
+				p.syncMu.Unlock()
+			case <-tick:
+				err = p.syncTo(p.end.Load())
+			}
+			if err != nil {
+				p.cfg.Logger.Error("partition: background fsync failed", "dir", p.dir, "err", err)
+				return
 			}
 		}
 	}()

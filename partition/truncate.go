@@ -28,7 +28,7 @@ func (p *Partition) DeleteRecords(offset int64) error {
 	if offset <= start {
 		return nil
 	}
-	if err := writeStartOffset(p.fsys, p.dir, offset); err != nil {
+	if err := writeCheckpoint(p.fsys, p.dir, startOffsetFile, offset); err != nil {
 		return err
 	}
 	p.start.Store(offset)
@@ -47,6 +47,11 @@ func (p *Partition) DeleteRecords(offset int64) error {
 func (p *Partition) Truncate(offset int64) error {
 	p.exclusive.Lock()
 	defer p.exclusive.Unlock()
+	p.syncMu.Lock()
+	defer p.syncMu.Unlock()
+	if err := p.flushSealedLocked(); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -112,6 +117,10 @@ func (p *Partition) Truncate(offset int64) error {
 		return p.failLocked(fmt.Errorf("truncating: %w", err))
 	}
 	if err := p.fsys.SyncDir(p.dir); err != nil {
+		return p.failLocked(fmt.Errorf("truncating: %w", err))
+	}
+	// The active segment may now be an older one: recovery must start there.
+	if err := writeCheckpoint(p.fsys, p.dir, recoveryPointFile, ref.seg.Base()); err != nil {
 		return p.failLocked(fmt.Errorf("truncating: %w", err))
 	}
 	p.end.Store(ref.seg.NextOffset())

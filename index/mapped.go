@@ -1,0 +1,200 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"sync/atomic"
+
+	"github.com/stratalog/strata/internal/vfs"
+)
+
+// DefaultMaxBytes is the default size of a writable index file, Kafka's
+// segment.index.bytes (10 MiB): 1,310,720 offset entries or 873,813 time
+// entries.
+const DefaultMaxBytes = 10 << 20
+
+// mapped is a memory-mapped file of fixed-size entries, the plumbing that the
+// offset and the time index share: open, extend, map, publish, trim, sync and
+// close.
+//
+// The entry count is the only thing readers and the writer share: the writer
+// writes an entry's bytes into data and then stores the new count; a reader
+// loads the count and reads only that many entries. data is set by open and
+// cleared by close, which runs only when no reader remains, and is never
+// remapped in between.
+type mapped struct {
+	file   vfs.File
+	path   string
+	size   int          // entry size in bytes
+	data   []byte       // the whole mapping; nil when nothing is mapped
+	n      atomic.Int64 // valid entries: data[:n*size]
+	limit  atomic.Int64 // entries the index may hold
+	sealed atomic.Bool  // no more appends
+
+	// Writer-side state.
+	writable  bool  // opened writable: the file's size is ours to change
+	fileBytes int64 // the file's size as last set or found
+	resized   bool  // the file's size changed since the last Sync
+	closed    bool
+}
+
+// open opens the file at path as an index of size-byte entries; see
+// OpenOffset for what writable and maxBytes mean.
+func (m *mapped) open(fsys vfs.FS, path string, size, maxBytes int, writable bool) error {
+	if maxBytes == 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	if maxBytes < 0 || maxBytes > math.MaxInt32 {
+		return fmt.Errorf("index: max bytes %d of %s out of range [0, %d]", maxBytes, path, math.MaxInt32)
+	}
+	// Map maps read-write, so even a read-only index is opened O_RDWR; it
+	// never writes.
+	flag := os.O_RDWR
+	if writable {
+		flag |= os.O_CREATE
+	}
+	f, err := fsys.OpenFile(path, flag, 0o644)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	m.file, m.path, m.size, m.writable = f, path, size, writable
+	if err := m.load(maxBytes); err != nil {
+		return errors.Join(err, f.Close())
+	}
+	return nil
+}
+
+// load sizes and maps the freshly opened file.
+func (m *mapped) load(maxBytes int) error {
+	fileBytes, err := m.file.Size()
+	if err != nil {
+		return fmt.Errorf("index: size of %s: %w", m.path, err)
+	}
+	if fileBytes > math.MaxInt32 {
+		return &CorruptError{Path: m.path, Entry: -1, Pos: fileBytes, Reason: "file larger than 2 GiB"}
+	}
+	m.fileBytes = fileBytes
+	valid := int(fileBytes) / m.size
+	mapBytes := int(fileBytes)
+	if m.writable {
+		// Extend (or shrink) to the preallocated size, never dropping
+		// entries that are in the file.
+		mapBytes = max(maxBytes/m.size, valid) * m.size
+		if err := m.resize(int64(mapBytes)); err != nil {
+			return err
+		}
+	} else if fileBytes%int64(m.size) != 0 {
+		return &CorruptError{Path: m.path, Entry: -1, Pos: fileBytes,
+			Reason: fmt.Sprintf("size is not a multiple of the entry size %d", m.size)}
+	}
+	if mapBytes > 0 {
+		data, err := m.file.Map(mapBytes)
+		if err != nil {
+			return fmt.Errorf("index: map %s: %w", m.path, err)
+		}
+		m.data = data
+	}
+	m.n.Store(int64(valid))
+	m.limit.Store(int64(mapBytes / m.size))
+	m.sealed.Store(!m.writable)
+	return nil
+}
+
+// resize truncates or extends the file to bytes unless it has that size.
+func (m *mapped) resize(bytes int64) error {
+	if m.fileBytes == bytes {
+		return nil
+	}
+	if err := m.file.Truncate(bytes); err != nil {
+		return fmt.Errorf("index: resize %s to %d bytes: %w", m.path, bytes, err)
+	}
+	m.fileBytes = bytes
+	m.resized = true
+	return nil
+}
+
+// entries returns the number of valid entries.
+func (m *mapped) entries() int { return int(m.n.Load()) }
+
+// slot returns entry i's bytes for writing.
+func (m *mapped) slot(i int) []byte {
+	return m.data[i*m.size : (i+1)*m.size : (i+1)*m.size]
+}
+
+// checkEntry panics unless 0 ≤ i < n.
+func (m *mapped) checkEntry(i, n int) {
+	if i < 0 || i >= n {
+		panic(fmt.Sprintf("index: entry %d out of range [0, %d)", i, n))
+	}
+}
+
+// full reports whether the first limit-reserve slots are all used.
+func (m *mapped) full(reserve int) bool {
+	return m.sealed.Load() || m.n.Load() >= m.limit.Load()-int64(reserve)
+}
+
+// lower drops the entries from k on, if there are more than k.
+func (m *mapped) lower(k int) {
+	if int64(k) < m.n.Load() {
+		m.n.Store(int64(k))
+	}
+}
+
+// sync makes the valid entries durable, and the file's size if it changed.
+func (m *mapped) sync() error {
+	if !m.writable || m.closed {
+		return nil
+	}
+	if m.data != nil && m.n.Load() > 0 {
+		if err := m.file.SyncMap(m.data); err != nil {
+			return fmt.Errorf("index: sync %s: %w", m.path, err)
+		}
+	}
+	if m.resized {
+		if err := m.file.Sync(); err != nil {
+			return fmt.Errorf("index: sync %s: %w", m.path, err)
+		}
+		m.resized = false
+	}
+	return nil
+}
+
+// trim seals the index and truncates the file to its valid entries, keeping
+// the mapping. It does nothing to a read-only or closed index.
+func (m *mapped) trim() error {
+	if !m.writable || m.closed {
+		return nil
+	}
+	n := m.n.Load()
+	if err := m.resize(n * int64(m.size)); err != nil {
+		return err
+	}
+	m.sealed.Store(true)
+	m.limit.Store(n)
+	return nil
+}
+
+// close trims a writable index, unmaps and closes the file. It is
+// idempotent.
+func (m *mapped) close() error {
+	if m.closed {
+		return nil
+	}
+	err := m.trim()
+	m.closed = true
+	m.sealed.Store(true)
+	m.n.Store(0)
+	m.limit.Store(0)
+	if m.data != nil {
+		if uerr := m.file.Unmap(m.data); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("index: unmap %s: %w", m.path, uerr))
+		}
+		m.data = nil
+	}
+	if cerr := m.file.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("index: close %s: %w", m.path, cerr))
+	}
+	return err
+}

@@ -1,0 +1,211 @@
+package index
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/stratalog/strata/internal/vfs"
+)
+
+// TimeEntrySize is the size of a time index entry: an int64 timestamp in
+// milliseconds and an int32 relative offset, big-endian.
+const TimeEntrySize = 12
+
+// NoTimestamp is the timestamp Time.Lookup and Time.LastEntry return when
+// there is no entry, Kafka's RecordBatch.NO_TIMESTAMP.
+const NoTimestamp = -1
+
+// Time is a segment's time index (.timeindex file). Entry (T, O) says that
+// the largest timestamp in the segment up to and including offset O is T, so
+// every record with a timestamp above T comes after O. Timestamps are
+// strictly increasing, offsets non-decreasing.
+//
+// Lookup, LastEntry, Entries, Entry, MaxEntries, Full and the other
+// accessors may be called from any number of goroutines, also while the
+// writer appends. MaybeAppend, TruncateTo, Reset, Sync, Trim and Close
+// change the index and must be called by one goroutine at a time (the
+// segment's writer); Close only once no reader remains.
+type Time struct {
+	m    mapped
+	base int64
+}
+
+// OpenTime opens the time index file at path for the segment whose base
+// offset is base (≥ 0). Writable, the file is created if missing, its entries
+// as found (size / 12) are taken as valid and it is extended to maxBytes
+// rounded down to a multiple of 12 (0 means DefaultMaxBytes); read-only, it
+// is mapped at its size, which must be a multiple of 12. See OpenOffset.
+func OpenTime(fsys vfs.FS, path string, base int64, maxBytes int, writable bool) (*Time, error) {
+	if base < 0 {
+		return nil, fmt.Errorf("index: negative base offset %d for %s", base, path)
+	}
+	x := &Time{base: base}
+	if err := x.m.open(fsys, path, TimeEntrySize, maxBytes, writable); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// Path returns the index file's path.
+func (x *Time) Path() string { return x.m.path }
+
+// Base returns the segment's base offset, the offset relative offsets are
+// relative to.
+func (x *Time) Base() int64 { return x.base }
+
+// Entries returns the number of entries.
+func (x *Time) Entries() int { return x.m.entries() }
+
+// MaxEntries returns the number of entries the index can hold: the mapped
+// size / 12 while writable, Entries once sealed.
+func (x *Time) MaxEntries() int { return int(x.m.limit.Load()) }
+
+// Full reports whether no slot but the reserved last one is free (Kafka's
+// isFull: entries ≥ maxEntries − 1), or the index is sealed. The last slot
+// is kept for the entry a segment appends when it rolls or closes, with
+// skipFullCheck.
+func (x *Time) Full() bool { return x.m.full(1) }
+
+// SizeBytes returns the size of the valid entries, Entries()*12.
+func (x *Time) SizeBytes() int { return x.Entries() * TimeEntrySize }
+
+// Entry returns entry i (0 ≤ i < Entries()): its timestamp and offset. It
+// panics if i is out of range.
+func (x *Time) Entry(i int) (timestamp int64, offset int64) {
+	x.m.checkEntry(i, x.Entries())
+	return x.entry(i)
+}
+
+// entry returns entry i, which must be valid.
+func (x *Time) entry(i int) (timestamp int64, offset int64) {
+	return timeKey.get(x.m.data, i), x.base + timeValue.get(x.m.data, i)
+}
+
+// LastEntry returns the last entry, or (NoTimestamp, Base()) if the index is
+// empty.
+func (x *Time) LastEntry() (timestamp int64, offset int64) {
+	n := x.Entries()
+	if n == 0 {
+		return NoTimestamp, x.base
+	}
+	return x.entry(n - 1)
+}
+
+// CanAppendOffset reports whether offset's relative offset fits an entry:
+// 0 ≤ offset − base ≤ math.MaxInt32.
+func (x *Time) CanAppendOffset(offset int64) bool {
+	return offset >= x.base && offset-x.base <= math.MaxInt32
+}
+
+// MaybeAppend adds the entry (timestamp, offset) if timestamp is above the
+// last entry's (or the index is empty), Kafka's maybeAppend; a timestamp at
+// or below it is ignored, which makes the entry a segment appends on roll and
+// again on close idempotent. An offset below the last entry's is
+// ErrOutOfOrder, one that does not fit ErrOffsetOverflow, even when the
+// timestamp would be ignored.
+//
+// A Full index returns ErrFull unless skipFullCheck, which lets the append
+// use the reserved last slot; with no slot at all left it is ErrFull too.
+// A sealed index returns ErrSealed.
+func (x *Time) MaybeAppend(timestamp int64, offset int64, skipFullCheck bool) error {
+	if x.m.sealed.Load() {
+		return errorf(ErrSealed, "append timestamp %d to sealed %s", timestamp, x.m.path)
+	}
+	if !x.CanAppendOffset(offset) {
+		return errorf(ErrOffsetOverflow, "offset %d out of range [%d, %d] of %s",
+			offset, x.base, x.base+math.MaxInt32, x.m.path)
+	}
+	n := x.Entries()
+	if n > 0 {
+		lastTs, last := x.entry(n - 1)
+		if offset < last {
+			return errorf(ErrOutOfOrder, "offset %d below the last offset %d of %s", offset, last, x.m.path)
+		}
+		if timestamp <= lastTs {
+			return nil
+		}
+	}
+	reserve := int64(1)
+	if skipFullCheck {
+		reserve = 0
+	}
+	if int64(n) >= x.m.limit.Load()-reserve {
+		return errorf(ErrFull, "%s is full with %d entries", x.m.path, n)
+	}
+	e := x.m.slot(n)
+	binary.BigEndian.PutUint64(e[0:8], uint64(timestamp))
+	binary.BigEndian.PutUint32(e[8:12], uint32(offset-x.base))
+	x.m.n.Store(int64(n + 1)) // publish
+	return nil
+}
+
+// Lookup returns the entry with the largest timestamp at most ts, or
+// (NoTimestamp, Base()) if there is none. Every record with a timestamp
+// above the returned one has an offset above the returned offset.
+func (x *Time) Lookup(ts int64) (timestamp int64, offset int64) {
+	n := x.Entries()
+	i := floor(x.m.data, n, timeKey, ts)
+	if i < 0 {
+		return NoTimestamp, x.base
+	}
+	return x.entry(i)
+}
+
+// TruncateTo drops the entries whose offset is at least offset. The file
+// keeps its size; a sealed index's file is shrunk to match by Close. The
+// caveats of Offset.TruncateTo apply.
+func (x *Time) TruncateTo(offset int64) {
+	if offset <= x.base {
+		x.m.lower(0)
+		return
+	}
+	if offset-x.base > math.MaxInt32 {
+		return
+	}
+	x.m.lower(ceil(x.m.data, x.Entries(), timeValue, offset-x.base))
+}
+
+// Reset drops every entry, as TruncateTo(Base()) does.
+func (x *Time) Reset() { x.m.lower(0) }
+
+// Check reads every entry and returns a *CorruptError (matching ErrCorrupt)
+// for the first one whose timestamp is not above the previous entry's, whose
+// offset is below the previous entry's, or whose offset is below the base
+// offset. A preallocated file reopened after a crash fails it: its
+// zero-filled slots repeat timestamp 0.
+func (x *Time) Check() error {
+	n := x.Entries()
+	prevTs, prevRel := int64(0), int64(0)
+	for i := range n {
+		ts, rel := timeKey.get(x.m.data, i), timeValue.get(x.m.data, i)
+		var reason string
+		switch {
+		case rel < 0:
+			reason = fmt.Sprintf("offset %d below the base offset %d", x.base+rel, x.base)
+		case i > 0 && ts <= prevTs:
+			reason = fmt.Sprintf("timestamp %d not above the previous entry's %d", ts, prevTs)
+		case i > 0 && rel < prevRel:
+			reason = fmt.Sprintf("offset %d below the previous entry's %d", x.base+rel, x.base+prevRel)
+		}
+		if reason != "" {
+			return &CorruptError{Path: x.m.path, Entry: i, Pos: int64(i) * TimeEntrySize, Reason: reason}
+		}
+		prevTs, prevRel = ts, rel
+	}
+	return nil
+}
+
+// Sync makes the entries durable (msync), and the file's size if Open or
+// Trim changed it. It does nothing to a read-only or closed index.
+func (x *Time) Sync() error { return x.m.sync() }
+
+// Trim seals the index as Offset.Trim does: the file is truncated to
+// Entries()*12, the mapping kept, and MaybeAppend fails with ErrSealed.
+// Append the roll entry (with skipFullCheck) before.
+func (x *Time) Trim() error { return x.m.trim() }
+
+// Close trims a writable index (see Trim), unmaps it and closes the file.
+// It does not sync, and does not append the roll entry. Errors, no readers
+// and idempotence are as for Offset.Close.
+func (x *Time) Close() error { return x.m.close() }

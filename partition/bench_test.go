@@ -1,0 +1,263 @@
+package partition
+
+import (
+	"fmt"
+	"hash/crc32"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/segment"
+)
+
+// benchRecords returns n records with 100-byte values and 8-byte keys.
+func benchRecords(n int) []log.Record {
+	recs := make([]log.Record, n)
+	for i := range recs {
+		recs[i] = log.Record{Key: fmt.Appendf(nil, "k%07d", i), Value: make([]byte, 100)}
+	}
+	return recs
+}
+
+// benchConfig is the default configuration with the given flush policy and
+// a quiet logger.
+func benchConfig(sync SyncPolicy) Config {
+	return Config{Sync: sync, Logger: slog.New(slog.DiscardHandler)}
+}
+
+// encodedSize is the size of recs as one batch.
+func encodedSize(b *testing.B, recs []log.Record) int {
+	batch, err := log.AppendBatch(nil, recs, log.BatchOptions{})
+	require.NoError(b, err)
+	return len(batch)
+}
+
+// rawWriter is the baseline of the append benchmarks: write(2) of size
+// bytes at a time to plain files, optionally each followed by fsync. Like
+// segments, a file is written up to DefaultSegmentBytes and then a new one
+// is started (and the old one removed), so both sides leave the same amount
+// of dirty data for the kernel to write back.
+func rawWriter(b *testing.B, size int, fsync bool, perOp int) {
+	dir := b.TempDir()
+	open := func(i int) *os.File {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("raw-%d", i)))
+		require.NoError(b, err)
+		return f
+	}
+	files := 0
+	f := open(files)
+	defer func() { f.Close() }()
+	buf := make([]byte, size)
+	written := 0
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		if written+size > DefaultSegmentBytes {
+			f.Close()
+			files++
+			f = open(files)
+			written = 0
+		}
+		if _, err := f.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+		if fsync {
+			if err := f.Sync(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		written += size
+	}
+	b.ReportMetric(float64(b.N*perOp)/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkAppend appends 100 B records, one per call and in batches of 100,
+// under SyncNever, beside write(2) of the same number of bytes per call.
+func BenchmarkAppend(b *testing.B) {
+	for _, n := range []int{1, 100} {
+		recs := benchRecords(n)
+		size := encodedSize(b, recs)
+		b.Run(fmt.Sprintf("impl=partition/records=%d/size=100B", n), func(b *testing.B) {
+			p, err := Open(vfs.OS, b.TempDir(), benchConfig(SyncNever), false)
+			require.NoError(b, err)
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.Append(recs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "records/s")
+			require.NoError(b, p.Close())
+		})
+		b.Run(fmt.Sprintf("impl=raw-write/records=%d/size=100B", n), func(b *testing.B) {
+			rawWriter(b, size, false, n)
+		})
+	}
+}
+
+// BenchmarkAppendSyncAlways appends under SyncAlways: one appender of
+// batches of 100 beside write(2)+fsync of the same size, and 1, 4 and 16
+// concurrent appenders of single records, whose fsyncs group commit shares.
+func BenchmarkAppendSyncAlways(b *testing.B) {
+	recs := benchRecords(100)
+	size := encodedSize(b, recs)
+	b.Run("impl=partition/appenders=1/records=100", func(b *testing.B) {
+		p, err := Open(vfs.OS, b.TempDir(), benchConfig(SyncAlways), false)
+		require.NoError(b, err)
+		b.SetBytes(int64(size))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := p.Append(recs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "records/s")
+		require.NoError(b, p.Close())
+	})
+	b.Run("impl=raw-write-fsync/records=100", func(b *testing.B) {
+		rawWriter(b, size, true, 100)
+	})
+	one := benchRecords(1)
+	for _, appenders := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("impl=partition/appenders=%d/records=1", appenders), func(b *testing.B) {
+			p, err := Open(vfs.OS, b.TempDir(), benchConfig(SyncAlways), false)
+			require.NoError(b, err)
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			per := b.N/appenders + 1
+			for range appenders {
+				wg.Go(func() {
+					for range per {
+						if _, err := p.Append(one); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			st := p.Stats()
+			secs := b.Elapsed().Seconds()
+			b.ReportMetric(float64(st.AppendedRecords)/secs, "records/s")
+			b.ReportMetric(float64(st.Fsyncs)/secs, "fsyncs/s")
+			require.NoError(b, p.Close())
+		})
+	}
+	b.Run("impl=raw-write-fsync/records=1", func(b *testing.B) {
+		rawWriter(b, encodedSize(b, one), true, 1)
+	})
+}
+
+// fillPartition writes records 100-byte records in batches of 100 to a
+// partition in dir and closes it cleanly.
+func fillPartition(b *testing.B, dir string, records int) {
+	p, err := Open(vfs.OS, dir, benchConfig(SyncNever), false)
+	require.NoError(b, err)
+	recs := benchRecords(100)
+	for range records / 100 {
+		_, err := p.Append(recs)
+		require.NoError(b, err)
+	}
+	require.NoError(b, p.Close())
+}
+
+// BenchmarkRead reads 1 M records of 100 B: sequentially with a Reader
+// (every batch CRC-checked, every record decoded), and at random offsets
+// (one record per lookup).
+func BenchmarkRead(b *testing.B) {
+	const records = 1_000_000
+	dir := b.TempDir()
+	fillPartition(b, dir, records)
+	p, err := Open(vfs.OS, dir, benchConfig(SyncNever), true)
+	require.NoError(b, err)
+	defer p.Close()
+
+	b.Run("mode=sequential/records=1M", func(b *testing.B) {
+		b.ReportAllocs()
+		var rec log.Record
+		for b.Loop() {
+			r := p.NewReader(0)
+			n := 0
+			for {
+				ok, err := r.Next(&rec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !ok {
+					break
+				}
+				n++
+			}
+			if n != records {
+				b.Fatalf("read %d records", n)
+			}
+		}
+		b.ReportMetric(float64(b.N*records)/b.Elapsed().Seconds(), "records/s")
+	})
+	b.Run("mode=random/records=1M", func(b *testing.B) {
+		b.ReportAllocs()
+		buf := make([]byte, 64<<10)
+		x := uint64(1)
+		for b.Loop() {
+			x = x*6364136223846793005 + 1442695040888963407
+			off := int64(x>>1) % records
+			out, err := p.ReadBatches(buf, off, 1)
+			if err != nil || len(out) == 0 {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
+	})
+}
+
+// BenchmarkOpen opens a partition of 1 M records of 100 B: after a clean
+// shutdown (the files are trusted), and after a crash (the active segment,
+// ~100 MB, is recovered), beside reading the same bytes and computing their
+// CRC-32C.
+func BenchmarkOpen(b *testing.B) {
+	const records = 1_000_000
+	dir := b.TempDir()
+	fillPartition(b, dir, records)
+	for _, clean := range []bool{true, false} {
+		b.Run(fmt.Sprintf("impl=partition/clean=%v/records=1M", clean), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := Open(vfs.OS, dir, benchConfig(SyncNever), clean)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				require.NoError(b, p.Close())
+				b.StartTimer()
+			}
+		})
+	}
+	b.Run("impl=raw-read-crc/records=1M", func(b *testing.B) {
+		path := filepath.Join(dir, segment.FileName(0, segment.LogSuffix))
+		table := crc32.MakeTable(crc32.Castagnoli)
+		buf := make([]byte, 1<<20)
+		b.ReportAllocs()
+		for b.Loop() {
+			f, err := os.Open(path)
+			require.NoError(b, err)
+			var sum uint32
+			for {
+				n, err := f.Read(buf)
+				sum = crc32.Update(sum, table, buf[:n])
+				if err != nil {
+					break
+				}
+			}
+			f.Close()
+		}
+	})
+}
