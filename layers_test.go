@@ -31,6 +31,7 @@ var layers = map[string]int{
 	"topic":        5,
 	"group":        5,
 	"":             6, // the root package strata
+	"stratatest":   7, // test helpers over the root package
 }
 
 // sinks are folders whose packages nothing may import.

@@ -30,24 +30,63 @@ var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // partition to appends (ErrClosed, wrapping the cause): after a failed fsync
 // nothing can be promised about unsynced data.
 func (p *Partition) Append(records []log.Record) (int64, error) {
-	if len(records) == 0 {
-		return 0, fmt.Errorf("partition: append to %s: %w", p.dir, ErrEmptyBatch)
-	}
 	bufp := encodeBuffers.Get().(*[]byte)
 	defer encodeBuffers.Put(bufp)
-	batch, err := log.AppendBatch((*bufp)[:0], records, log.BatchOptions{
+	b, err := p.Encode((*bufp)[:0], records)
+	*bufp = b.bytes[:0]
+	if err != nil {
+		return 0, err
+	}
+	return p.appendEncoded(b.bytes, b.header)
+}
+
+// Batch is a batch that Encode made for a partition, ready for
+// AppendEncoded.
+type Batch struct {
+	bytes  []byte
+	header log.BatchHeader
+}
+
+// Records returns the number of records in the batch.
+func (b Batch) Records() int { return int(b.header.LastOffsetDelta) + 1 }
+
+// Size returns the batch's size in bytes.
+func (b Batch) Size() int { return len(b.bytes) }
+
+// Encode encodes records as one batch into dst (reused if large enough)
+// with the partition's timestamp policy, and checks it against
+// MaxBatchBytes, without touching the log: a caller writing to several
+// partitions encodes every batch first, so that bad input fails before
+// anything is written. No records is ErrEmptyBatch; too many bytes is
+// ErrBatchTooLarge.
+func (p *Partition) Encode(dst []byte, records []log.Record) (Batch, error) {
+	if len(records) == 0 {
+		return Batch{bytes: dst}, fmt.Errorf("partition: append to %s: %w", p.dir, ErrEmptyBatch)
+	}
+	b, err := log.AppendBatch(dst, records, log.BatchOptions{
 		TimestampType: p.cfg.TimestampType,
 		Now:           p.cfg.Now().UnixMilli(),
 	})
-	*bufp = batch
 	if err != nil {
-		return 0, fmt.Errorf("partition: append to %s: %w", p.dir, err)
+		return Batch{bytes: b}, fmt.Errorf("partition: append to %s: %w", p.dir, err)
 	}
-	h, err := log.ReadHeader(batch) // just encoded: no CRC check needed
+	if len(b) > p.cfg.MaxBatchBytes {
+		return Batch{bytes: b}, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(b), p.dir, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
+	}
+	h, err := log.ReadHeader(b) // just encoded: no CRC check needed
 	if err != nil {
-		return 0, fmt.Errorf("partition: append to %s: %w", p.dir, err)
+		return Batch{bytes: b}, fmt.Errorf("partition: append to %s: %w", p.dir, err)
 	}
-	return p.appendEncoded(batch, h)
+	return Batch{bytes: b, header: h}, nil
+}
+
+// AppendEncoded appends a batch from Encode and returns its first offset.
+// See Append.
+func (p *Partition) AppendEncoded(b Batch) (int64, error) {
+	if b.bytes == nil {
+		return 0, fmt.Errorf("partition: append to %s: %w", p.dir, ErrEmptyBatch)
+	}
+	return p.appendEncoded(b.bytes, b.header)
 }
 
 // AppendBatch appends one encoded batch (log.AppendBatch's output), stamping

@@ -106,6 +106,10 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Check returns c with its zero fields set to their defaults, or an error
+// wrapping ErrInvalidConfig that names the field and its valid range.
+func (c Config) Check() (Config, error) { return c.withDefaults() }
+
 // withDefaults fills zero fields and checks the rest.
 func (c Config) withDefaults() (Config, error) {
 	if c.SegmentBytes == 0 {
@@ -156,4 +160,13 @@ func (c Config) segmentConfig() segment.Config {
 		IndexIntervalBytes: c.IndexIntervalBytes,
 		MaxIndexBytes:      c.MaxIndexBytes,
 	}
+}
+
+// Validate reports whether p is one of SyncAlways, SyncNever and
+// SyncEvery(d ≥ 0), with ErrInvalidConfig.
+func (p SyncPolicy) Validate() error {
+	if p.Mode < SyncModeEvery || p.Mode > SyncModeNever || p.Interval < 0 {
+		return fmt.Errorf("partition: sync policy %d/%v is not always, never or every d ≥ 0: %w", p.Mode, p.Interval, ErrInvalidConfig)
+	}
+	return nil
 }

@@ -1,0 +1,41 @@
+package strata
+
+import (
+	"errors"
+
+	"github.com/stratalog/strata/partition"
+	"github.com/stratalog/strata/topic"
+)
+
+// Errors returned by the store. Match them with errors.Is; the messages say
+// which topic, partition or offset and the valid range.
+var (
+	// ErrLocked means another Store (in this process or another) has the
+	// directory open.
+	ErrLocked = errors.New("strata: directory is locked by another store")
+	// ErrClosed means the store was closed.
+	ErrClosed = errors.New("strata: store is closed")
+	// ErrUnknownTopic means no topic has that name.
+	ErrUnknownTopic = errors.New("strata: unknown topic")
+	// ErrTopicExists means CreateTopic found a topic of that name.
+	ErrTopicExists = errors.New("strata: topic already exists")
+	// ErrReservedTopic means the name starts with "__", which is reserved
+	// for internal topics.
+	ErrReservedTopic = errors.New("strata: topic name reserved for internal topics")
+	// ErrInvalidTopic means the name breaks Kafka's rule: 1 to 249
+	// characters from [a-zA-Z0-9._-], not "." or "..".
+	ErrInvalidTopic = topic.ErrInvalidName
+	// ErrInvalidConfig means a configuration field is out of range.
+	ErrInvalidConfig = topic.ErrInvalidConfig
+	// ErrUnknownPartition means a partition number is out of the topic's
+	// range.
+	ErrUnknownPartition = topic.ErrNoPartition
+	// ErrOffsetOutOfRange means an offset lies outside the partition's
+	// [start, end] range.
+	ErrOffsetOutOfRange = partition.ErrOutOfRange
+	// ErrBatchTooLarge means the records for one partition encode to more
+	// than the topic's MaxBatchBytes.
+	ErrBatchTooLarge = partition.ErrBatchTooLarge
+	// ErrNoRecords means Append was given no records.
+	ErrNoRecords = partition.ErrEmptyBatch
+)

@@ -1,0 +1,35 @@
+//go:build unix
+
+package strata
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// lockDir takes the advisory lock on dir's .lock file: flock(2), which also
+// excludes a second open in the same process (each open file description
+// locks on its own).
+func lockDir(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("strata: opening %s: %w", path, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("strata: %s: %w", path, ErrLocked)
+		}
+		return nil, fmt.Errorf("strata: locking %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// unlockDir releases the lock.
+func unlockDir(f *os.File) error {
+	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return f.Close()
+}

@@ -1,0 +1,70 @@
+package strata
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/stratalog/strata/partition"
+	"github.com/stratalog/strata/topic"
+)
+
+// Options configure a Store. A nil *Options, and every zero field, means the
+// default written on the field.
+type Options struct {
+	// Sync is the flush policy of topics that do not set their own. Default
+	// SyncEvery(time.Second). See the durability contract in the package
+	// documentation.
+	Sync SyncPolicy
+	// Now is the clock used for record timestamps (CreateTime records
+	// without one, LogAppendTime topics) and, later, retention. Default
+	// time.Now; tests inject their own.
+	Now func() time.Time
+	// Logger receives recovery reports and background errors. Default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+func (o *Options) withDefaults() Options {
+	var out Options
+	if o != nil {
+		out = *o
+	}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	if out.Logger == nil {
+		out.Logger = slog.Default()
+	}
+	return out
+}
+
+// SyncPolicy is a flush policy: SyncAlways, SyncEvery(d) or SyncNever.
+type SyncPolicy = partition.SyncPolicy
+
+// The flush policies.
+var (
+	// SyncAlways: Append returns only after an fsync; concurrent appenders
+	// share one (group commit).
+	SyncAlways = partition.SyncAlways
+	// SyncNever: only a segment roll and Close fsync.
+	SyncNever = partition.SyncNever
+)
+
+// SyncEvery fsyncs in the background every d (default 1 s): after a power
+// loss, records older than d survive.
+func SyncEvery(d time.Duration) SyncPolicy { return partition.SyncEvery(d) }
+
+// TopicConfig configures a topic; the zero value means Kafka's defaults
+// (1 partition, 7 days retention, 1 GiB segments, 1 MiB batches).
+type TopicConfig = topic.Config
+
+// CleanupPolicy is how a topic's old records go: CleanupDelete,
+// CleanupCompact or CleanupCompactDelete.
+type CleanupPolicy = topic.CleanupPolicy
+
+// The cleanup policies.
+const (
+	CleanupDelete        = topic.CleanupDelete
+	CleanupCompact       = topic.CleanupCompact
+	CleanupCompactDelete = topic.CleanupCompactDelete
+)

@@ -1,0 +1,152 @@
+package strata
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/stratalog/strata/partition"
+)
+
+// readBytes is how much Read asks of a partition at a time.
+const readBytes = 1 << 20
+
+// Read returns up to max records of a partition from offset on, as many as
+// are there now (none at the end offset). The records are the caller's: their
+// keys and values share one buffer per call, not the store's memory. An
+// offset outside [start, end] is ErrOffsetOutOfRange, with the range.
+func (s *Store) Read(ctx context.Context, topicName string, part int, offset int64, max int) ([]Record, error) {
+	p, err := s.partition(topicName, part)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return readRecords(p, offset, max)
+}
+
+// Fetch is Read that waits, as Kafka's fetch.max.wait.ms does: when there
+// is nothing at offset yet, it waits up to maxWait (or until ctx ends) for
+// records to arrive, and returns what is there then (possibly nothing).
+func (s *Store) Fetch(ctx context.Context, topicName string, part int, offset int64, max int, maxWait time.Duration) ([]Record, error) {
+	p, err := s.partition(topicName, part)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := readRecords(p, offset, max)
+	if err != nil || len(recs) > 0 || maxWait <= 0 {
+		return recs, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, maxWait)
+	defer cancel()
+	if err := p.Wait(wctx, offset); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if wctx.Err() == nil {
+			return nil, err // closed
+		}
+		return nil, nil // waited maxWait: nothing new
+	}
+	return readRecords(p, offset, max)
+}
+
+func readRecords(p *partition.Partition, offset int64, limit int) ([]Record, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	var out []Record
+	for len(out) < limit {
+		// A fresh buffer each time: the records returned alias it.
+		batches, err := p.ReadBatches(nil, offset, readBytes)
+		if err != nil {
+			return out, err
+		}
+		if len(batches) == 0 {
+			break
+		}
+		for r, err := range recordsOf(batches) {
+			if err != nil {
+				return out, err
+			}
+			if r.Offset < offset {
+				continue
+			}
+			out = append(out, r)
+			offset = r.Offset + 1
+			if len(out) == limit {
+				break
+			}
+		}
+		offset = max(offset, lastNext(batches))
+		if len(out) == limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// Records returns an iterator over a partition's records from offset on that
+// tails it: at the end it waits for new records until ctx ends or the store
+// closes. It yields a final error and stops (ctx.Err(), ErrOffsetOutOfRange,
+// ErrClosed). A yielded record's bytes are valid only until the loop body
+// returns; copy what you keep.
+func (s *Store) Records(ctx context.Context, topicName string, part int, offset int64) iter.Seq2[Record, error] {
+	p, err := s.partition(topicName, part)
+	if err != nil {
+		return func(yield func(Record, error) bool) { yield(Record{}, err) }
+	}
+	return p.Records(ctx, offset)
+}
+
+// OffsetSpec says which offset ListOffsets looks up: Earliest, Latest, or
+// AtTime(t).
+type OffsetSpec struct{ ts int64 }
+
+// The offset specs of ListOffsets, as Kafka's ListOffsets request has them.
+var (
+	// Earliest is the start offset: the first retained record's.
+	Earliest = OffsetSpec{-2}
+	// Latest is the end offset: the one the next record gets.
+	Latest = OffsetSpec{-1}
+)
+
+// AtTime is the offset of the first record, in offset order, whose
+// timestamp is at or after t.
+func AtTime(t time.Time) OffsetSpec { return OffsetSpec{max(0, t.UnixMilli())} }
+
+// ListOffsets looks up an offset of a partition: Earliest, Latest, or
+// AtTime(t). For AtTime, -1 means no record is that late (Kafka's answer).
+func (s *Store) ListOffsets(topicName string, part int, spec OffsetSpec) (int64, error) {
+	p, err := s.partition(topicName, part)
+	if err != nil {
+		return 0, err
+	}
+	switch spec {
+	case Earliest:
+		return p.StartOffset(), nil
+	case Latest:
+		return p.EndOffset(), nil
+	}
+	off, _, found, err := p.OffsetForTimestamp(spec.ts)
+	if err != nil || !found {
+		return -1, err
+	}
+	return off, nil
+}
+
+// partition returns a topic's partition, or the error saying why not.
+func (s *Store) partition(topicName string, part int) (*partition.Partition, error) {
+	t, err := s.topic(topicName)
+	if err != nil {
+		return nil, err
+	}
+	p, err := t.Partition(part)
+	if err != nil {
+		return nil, fmt.Errorf("strata: %w", err)
+	}
+	return p, nil
+}
+

@@ -1,0 +1,254 @@
+package strata
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/partition"
+	"github.com/stratalog/strata/topic"
+)
+
+// File names in the store's directory.
+const (
+	lockFile     = ".lock"
+	cleanFile    = ".clean-shutdown"
+	topicsFile   = "topics.json"
+	deleteSuffix = "-delete"
+)
+
+// Store is a directory of topics. It is safe for concurrent use; open one
+// Store per directory (a second Open fails with ErrLocked) and Close it when
+// done.
+type Store struct {
+	dir  string
+	fsys vfs.FS
+	opts Options
+	lock *os.File
+
+	// topics is the immutable name → topic map appends and reads load;
+	// changes copy it under mu.
+	topics atomic.Pointer[map[string]*topic.Topic]
+	mu     sync.Mutex // serialises topic creation, deletion and Close
+	closed atomic.Bool
+}
+
+// Open opens the store in dir, creating the directory if needed.
+//
+// It takes an advisory lock on dir, so a second Open of the same directory,
+// from this process or another, fails with ErrLocked until Close. If the
+// last Store on dir did not Close (a crash), Open recovers every partition:
+// torn tails are cut at the last valid batch, untrusted indexes rebuilt,
+// offsets kept dense. Open starts the background work (periodic fsync);
+// Close stops it.
+func Open(dir string, opts *Options) (*Store, error) {
+	o := opts.withDefaults()
+	if err := o.Sync.Validate(); err != nil {
+		return nil, fmt.Errorf("strata: %w: %w", ErrInvalidConfig, err)
+	}
+	fsys := vfs.OS
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("strata: creating %s: %w", dir, err)
+	}
+	lock, err := lockDir(filepath.Join(dir, lockFile))
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{dir: dir, fsys: fsys, opts: o, lock: lock}
+	if err := s.load(); err != nil {
+		_ = unlockDir(lock)
+		return nil, err
+	}
+	return s, nil
+}
+
+// load reads the clean-shutdown marker (removing it, so that a crash from
+// now on is seen as one), the topic registry, and opens every topic.
+func (s *Store) load() error {
+	marker := filepath.Join(s.dir, cleanFile)
+	_, err := s.fsys.Stat(marker)
+	clean := err == nil
+	if clean {
+		if err := s.fsys.Remove(marker); err != nil {
+			return fmt.Errorf("strata: removing %s: %w", marker, err)
+		}
+		if err := s.fsys.SyncDir(s.dir); err != nil {
+			return fmt.Errorf("strata: syncing %s: %w", s.dir, err)
+		}
+	}
+	if err := s.removeDeleted(); err != nil {
+		return err
+	}
+	configs, err := s.readRegistry()
+	if err != nil {
+		return err
+	}
+	topics := make(map[string]*topic.Topic, len(configs))
+	for name, cfg := range configs {
+		t, err := topic.Open(s.fsys, s.dir, name, cfg, s.partitionBase(), clean)
+		if err != nil {
+			for _, t := range topics {
+				_ = t.Close()
+			}
+			return fmt.Errorf("strata: opening topic %s: %w", name, err)
+		}
+		topics[name] = t
+	}
+	s.topics.Store(&topics)
+	return nil
+}
+
+// partitionBase is what every partition gets from the store.
+func (s *Store) partitionBase() partition.Config {
+	return partition.Config{Sync: s.opts.Sync, Now: s.opts.Now, Logger: s.opts.Logger}
+}
+
+// removeDeleted finishes deletions a crash interrupted: partition
+// directories renamed "...-delete" by DeleteTopic.
+func (s *Store) removeDeleted() error {
+	names, err := s.fsys.ReadDir(s.dir)
+	if err != nil {
+		return fmt.Errorf("strata: listing %s: %w", s.dir, err)
+	}
+	for _, name := range names {
+		if strings.HasSuffix(name, deleteSuffix) {
+			if err := s.fsys.RemoveAll(filepath.Join(s.dir, name)); err != nil {
+				return fmt.Errorf("strata: removing %s: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// registry is the topics.json file: every topic's configuration.
+type registry struct {
+	Version int                     `json:"version"`
+	Topics  map[string]topic.Config `json:"topics"`
+}
+
+func (s *Store) readRegistry() (map[string]topic.Config, error) {
+	path := filepath.Join(s.dir, topicsFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]topic.Config{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("strata: reading %s: %w", path, err)
+	}
+	var r registry
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("strata: %s is damaged: %w", path, err)
+	}
+	if r.Version != 1 {
+		return nil, fmt.Errorf("strata: %s has version %d, this build reads 1", path, r.Version)
+	}
+	return r.Topics, nil
+}
+
+// writeRegistry replaces topics.json atomically: a temporary file, fsync,
+// rename, fsync of the directory.
+func (s *Store) writeRegistry(topics map[string]*topic.Topic) error {
+	r := registry{Version: 1, Topics: map[string]topic.Config{}}
+	for name, t := range topics {
+		r.Topics[name] = t.Config()
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(s.dir, topicsFile)
+	tmp := path + ".tmp"
+	f, err := s.fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err == nil {
+		_, err = f.WriteAt(data, 0)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = s.fsys.Rename(tmp, path)
+	}
+	if err == nil {
+		err = s.fsys.SyncDir(s.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("strata: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Close flushes and closes every partition (fsyncing what is unsynced),
+// writes the clean-shutdown marker so the next Open trusts the files, stops
+// the background work and releases the directory lock. Calls after Close
+// fail with ErrClosed; closing twice returns nil.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Swap(true) {
+		return nil
+	}
+	var errs []error
+	for _, t := range *s.topics.Load() {
+		errs = append(errs, t.Close())
+	}
+	err := errors.Join(errs...)
+	if err == nil {
+		// Only a store whose every partition closed cleanly may say so.
+		err = s.writeMarker()
+	}
+	return errors.Join(err, unlockDir(s.lock))
+}
+
+func (s *Store) writeMarker() error {
+	path := filepath.Join(s.dir, cleanFile)
+	f, err := s.fsys.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err == nil {
+		err = f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = s.fsys.SyncDir(s.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("strata: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// topic returns the named topic, or ErrUnknownTopic / ErrClosed.
+func (s *Store) topic(name string) (*topic.Topic, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	t, ok := (*s.topics.Load())[name]
+	if !ok {
+		return nil, fmt.Errorf("strata: topic %q: %w", name, ErrUnknownTopic)
+	}
+	return t, nil
+}
+
+// Topics returns the names of the topics, sorted, internal ones included.
+func (s *Store) Topics() []string {
+	m := *s.topics.Load()
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,108 @@
+package topic
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/partition"
+)
+
+// CleanupPolicy says how old records go: Kafka's cleanup.policy.
+type CleanupPolicy string
+
+// The cleanup policies.
+const (
+	CleanupDelete        CleanupPolicy = "delete"         // by retention time and size
+	CleanupCompact       CleanupPolicy = "compact"        // keep the latest record per key
+	CleanupCompactDelete CleanupPolicy = "compact,delete" // both
+)
+
+// ErrInvalidConfig means a topic configuration field is out of range.
+var ErrInvalidConfig = errors.New("topic: invalid config")
+
+// Config is a topic's configuration. The zero value means the defaults,
+// Kafka's where Kafka has one; Retention and RetentionBytes take -1 for
+// "forever".
+type Config struct {
+	// Partitions is the number of partitions. Default 1.
+	Partitions int `json:"partitions"`
+	// Retention keeps records at least this long (record time). Default 7
+	// days (Kafka's retention.ms); -1 keeps them forever.
+	Retention time.Duration `json:"retention"`
+	// RetentionBytes bounds each partition's size. Default -1, no bound
+	// (Kafka's retention.bytes).
+	RetentionBytes int64 `json:"retention_bytes"`
+	// CleanupPolicy is delete (the default), compact, or both.
+	CleanupPolicy CleanupPolicy `json:"cleanup_policy"`
+	// SegmentBytes is the segment size. Default 1 GiB (segment.bytes).
+	SegmentBytes int64 `json:"segment_bytes"`
+	// SegmentAge rolls a segment this long (record time) after its first
+	// batch. Default 7 days (segment.ms).
+	SegmentAge time.Duration `json:"segment_age"`
+	// MaxBatchBytes is the largest batch one append may write. Default 1 MiB
+	// (max.message.bytes).
+	MaxBatchBytes int `json:"max_batch_bytes"`
+	// TimestampType is CreateTime (default) or LogAppendTime.
+	TimestampType log.TimestampType `json:"timestamp_type"`
+	// Sync is the flush policy. Default: the store's (SyncEvery 1 s).
+	Sync partition.SyncPolicy `json:"sync"`
+	// IndexIntervalBytes spaces offset-index entries. Default 4096.
+	IndexIntervalBytes int `json:"index_interval_bytes"`
+	// MaxIndexBytes is each index file's preallocated size. Default 10 MiB.
+	MaxIndexBytes int `json:"max_index_bytes"`
+}
+
+// Defaults of Config.
+const (
+	DefaultPartitions = 1
+	DefaultRetention  = 7 * 24 * time.Hour
+)
+
+// WithDefaults returns c with its zero fields set to their defaults, or an
+// error wrapping ErrInvalidConfig that names the field and its range.
+func (c Config) WithDefaults() (Config, error) {
+	if c.Partitions == 0 {
+		c.Partitions = DefaultPartitions
+	}
+	if c.Retention == 0 {
+		c.Retention = DefaultRetention
+	}
+	if c.RetentionBytes == 0 {
+		c.RetentionBytes = -1
+	}
+	if c.CleanupPolicy == "" {
+		c.CleanupPolicy = CleanupDelete
+	}
+	switch {
+	case c.Partitions < 1 || c.Partitions > MaxPartitions:
+		return c, fmt.Errorf("topic: %d partitions out of range [1, %d]: %w", c.Partitions, MaxPartitions, ErrInvalidConfig)
+	case c.Retention < 0 && c.Retention != -1:
+		return c, fmt.Errorf("topic: retention %v is negative (use -1 for forever): %w", c.Retention, ErrInvalidConfig)
+	case c.RetentionBytes < -1:
+		return c, fmt.Errorf("topic: retention bytes %d below -1: %w", c.RetentionBytes, ErrInvalidConfig)
+	case c.CleanupPolicy != CleanupDelete && c.CleanupPolicy != CleanupCompact && c.CleanupPolicy != CleanupCompactDelete:
+		return c, fmt.Errorf("topic: cleanup policy %q is not delete, compact or compact,delete: %w", c.CleanupPolicy, ErrInvalidConfig)
+	}
+	if _, err := c.partitionConfig(partition.Config{}).Check(); err != nil {
+		return c, fmt.Errorf("topic: %w: %w", ErrInvalidConfig, err)
+	}
+	return c, nil
+}
+
+// MaxPartitions bounds a topic's partition count.
+const MaxPartitions = 1 << 16
+
+// partitionConfig is the configuration of the topic's partitions, on top of
+// base (the clock and logger the store supplies).
+func (c Config) partitionConfig(base partition.Config) partition.Config {
+	base.SegmentBytes = c.SegmentBytes
+	base.SegmentAge = c.SegmentAge
+	base.MaxBatchBytes = c.MaxBatchBytes
+	base.IndexIntervalBytes = c.IndexIntervalBytes
+	base.MaxIndexBytes = c.MaxIndexBytes
+	base.TimestampType = c.TimestampType
+	base.Sync = c.Sync
+	return base
+}

@@ -1,0 +1,46 @@
+package topic
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// MaxNameLength is the longest topic name Kafka accepts.
+const MaxNameLength = 249
+
+// ErrInvalidName means a topic name breaks Kafka's rule.
+var ErrInvalidName = errors.New("topic: invalid name")
+
+// ValidateName checks Kafka's rule for topic names: 1 to 249 characters from
+// [a-zA-Z0-9._-], and neither "." nor "..". Such a name is also a safe file
+// name, so no path trick can get past it. Names starting with "__" pass:
+// they are reserved for internal topics, which the store enforces.
+func ValidateName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("topic: name is empty: %w", ErrInvalidName)
+	case len(name) > MaxNameLength:
+		return fmt.Errorf("topic: name of %d characters is longer than %d: %w", len(name), MaxNameLength, ErrInvalidName)
+	case name == "." || name == "..":
+		return fmt.Errorf("topic: name %q is not allowed: %w", name, ErrInvalidName)
+	}
+	if i := strings.IndexFunc(name, func(r rune) bool { return !legal(r) }); i >= 0 {
+		return fmt.Errorf("topic: name %q has %q at byte %d; names use [a-zA-Z0-9._-]: %w", name, name[i:i+1], i, ErrInvalidName)
+	}
+	return nil
+}
+
+func legal(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
+}
+
+// IsInternal reports whether name is reserved for internal topics (it starts
+// with "__", as Kafka's __consumer_offsets does).
+func IsInternal(name string) bool { return strings.HasPrefix(name, "__") }
+
+// PartitionDir returns the directory name of a topic's partition, as Kafka
+// names it: "<topic>-<partition>".
+func PartitionDir(name string, partition int) string {
+	return fmt.Sprintf("%s-%d", name, partition)
+}

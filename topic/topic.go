@@ -1,0 +1,93 @@
+package topic
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/partition"
+)
+
+// ErrNoPartition means a partition number is out of the topic's range.
+var ErrNoPartition = errors.New("topic: no such partition")
+
+// Topic is a named set of partitions with its configuration and its
+// partitioner. It is safe for concurrent use.
+type Topic struct {
+	name   string
+	cfg    Config
+	parts  []*partition.Partition
+	sticky StickyPartitioner
+}
+
+// Open opens the partitions of topic name under root — the directories
+// "<name>-0" … "<name>-<n-1>", created if missing — with cfg (defaults
+// filled) on top of base, the store's clock, logger and flush policy. clean
+// says whether the store shut down cleanly (see partition.Open).
+func Open(fsys vfs.FS, root, name string, cfg Config, base partition.Config, clean bool) (*Topic, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
+	t := &Topic{name: name, cfg: cfg}
+	pcfg := cfg.partitionConfig(base)
+	if cfg.Sync == (partition.SyncPolicy{}) {
+		pcfg.Sync = base.Sync
+	}
+	for i := range cfg.Partitions {
+		p, err := partition.Open(fsys, filepath.Join(root, PartitionDir(name, i)), pcfg, clean)
+		if err != nil {
+			_ = t.Close()
+			return nil, fmt.Errorf("topic: opening %s: %w", name, err)
+		}
+		t.parts = append(t.parts, p)
+	}
+	return t, nil
+}
+
+// Name returns the topic's name.
+func (t *Topic) Name() string { return t.name }
+
+// Config returns the topic's configuration, defaults filled in.
+func (t *Topic) Config() Config { return t.cfg }
+
+// NumPartitions returns the number of partitions.
+func (t *Topic) NumPartitions() int { return len(t.parts) }
+
+// Partition returns partition i, or ErrNoPartition with the valid range.
+func (t *Topic) Partition(i int) (*partition.Partition, error) {
+	if i < 0 || i >= len(t.parts) {
+		return nil, fmt.Errorf("topic: partition %d of %s out of range [0, %d): %w", i, t.name, len(t.parts), ErrNoPartition)
+	}
+	return t.parts[i], nil
+}
+
+// Partitions returns the partitions in order.
+func (t *Topic) Partitions() []*partition.Partition { return t.parts }
+
+// Route returns the partition for a record key: Kafka's murmur2 partition for
+// a non-nil key (empty included), the current sticky partition for a nil
+// one. Call NextBatch after each batch of key-less records.
+func (t *Topic) Route(key []byte) int {
+	if key == nil {
+		return t.sticky.Partition(len(t.parts))
+	}
+	return KeyPartition(key, len(t.parts))
+}
+
+// NextBatch moves key-less records to another partition, as Kafka's sticky
+// partitioner does when a batch is complete.
+func (t *Topic) NextBatch() { t.sticky.NextBatch(len(t.parts)) }
+
+// Close closes every partition and returns the first error.
+func (t *Topic) Close() error {
+	var errs []error
+	for _, p := range t.parts {
+		errs = append(errs, p.Close())
+	}
+	return errors.Join(errs...)
+}

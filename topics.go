@@ -1,0 +1,147 @@
+package strata
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/topic"
+)
+
+// CreateTopic creates a topic with cfg (zero fields mean the defaults) and
+// its partitions' directories, then records it in the store's registry,
+// written atomically. A name that breaks Kafka's rule is ErrInvalidTopic, a
+// name starting with "__" is ErrReservedTopic, an existing one is
+// ErrTopicExists; none of them touches a file.
+func (s *Store) CreateTopic(name string, cfg TopicConfig) error {
+	if topic.IsInternal(name) {
+		return fmt.Errorf("strata: topic %q: %w", name, ErrReservedTopic)
+	}
+	return s.createTopic(name, cfg)
+}
+
+func (s *Store) createTopic(name string, cfg TopicConfig) error {
+	if err := topic.ValidateName(name); err != nil {
+		return err
+	}
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	old := *s.topics.Load()
+	if _, ok := old[name]; ok {
+		return fmt.Errorf("strata: topic %q: %w", name, ErrTopicExists)
+	}
+	t, err := topic.Open(s.fsys, s.dir, name, cfg, s.partitionBase(), true)
+	if err != nil {
+		return err
+	}
+	next := maps.Clone(old)
+	next[name] = t
+	if err := s.writeRegistry(next); err != nil {
+		_ = t.Close()
+		_ = s.removePartitionDirs(name, cfg.Partitions)
+		return err
+	}
+	s.topics.Store(&next)
+	return nil
+}
+
+// DeleteTopic removes a topic and its data: it leaves the registry first
+// (written atomically), then its partitions are closed and their
+// directories removed (renamed "...-delete" first, so that a crash midway
+// leaves nothing Open would mistake for data).
+func (s *Store) DeleteTopic(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	old := *s.topics.Load()
+	t, ok := old[name]
+	if !ok {
+		return fmt.Errorf("strata: topic %q: %w", name, ErrUnknownTopic)
+	}
+	next := maps.Clone(old)
+	delete(next, name)
+	if err := s.writeRegistry(next); err != nil {
+		return err
+	}
+	s.topics.Store(&next)
+	_ = t.Close()
+	return s.removePartitionDirs(name, t.NumPartitions())
+}
+
+func (s *Store) removePartitionDirs(name string, partitions int) error {
+	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
+	for i := range partitions {
+		dir := filepath.Join(s.dir, topic.PartitionDir(name, i))
+		gone := dir + "." + stamp + deleteSuffix
+		if err := s.fsys.Rename(dir, gone); err != nil {
+			return fmt.Errorf("strata: deleting %s: %w", dir, err)
+		}
+		if err := s.fsys.RemoveAll(gone); err != nil {
+			return fmt.Errorf("strata: deleting %s: %w", dir, err)
+		}
+	}
+	return s.fsys.SyncDir(s.dir)
+}
+
+// TopicDescription describes a topic and its partitions.
+type TopicDescription struct {
+	Name       string
+	Config     TopicConfig // defaults filled in
+	Partitions []PartitionDescription
+}
+
+// PartitionDescription describes one partition.
+type PartitionDescription struct {
+	Partition   int
+	StartOffset int64 // first retained offset
+	EndOffset   int64 // next offset to be assigned
+	Segments    int
+	Bytes       int64 // bytes of segment files (.log)
+	// OldestTimestamp and NewestTimestamp are the timestamp of the record
+	// at StartOffset and the largest record timestamp; zero when empty.
+	OldestTimestamp time.Time
+	NewestTimestamp time.Time
+}
+
+// DescribeTopic describes a topic: its configuration and, per partition,
+// offsets, segments, bytes and the timestamps of its oldest and newest
+// records.
+func (s *Store) DescribeTopic(name string) (TopicDescription, error) {
+	t, err := s.topic(name)
+	if err != nil {
+		return TopicDescription{}, err
+	}
+	d := TopicDescription{Name: name, Config: t.Config()}
+	for i, p := range t.Partitions() {
+		pd := PartitionDescription{Partition: i, StartOffset: p.StartOffset(), EndOffset: p.EndOffset()}
+		newest := int64(-1)
+		for _, seg := range p.Segments() {
+			pd.Segments++
+			pd.Bytes += seg.Bytes
+			newest = max(newest, seg.MaxTimestamp)
+		}
+		if pd.EndOffset > pd.StartOffset {
+			if newest >= 0 {
+				pd.NewestTimestamp = time.UnixMilli(newest)
+			}
+			var r log.Record
+			if ok, err := p.NewReader(pd.StartOffset).Next(&r); err == nil && ok {
+				pd.OldestTimestamp = r.Timestamp
+			}
+		}
+		d.Partitions = append(d.Partitions, pd)
+	}
+	return d, nil
+}
