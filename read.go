@@ -149,4 +149,3 @@ func (s *Store) partition(topicName string, part int) (*partition.Partition, err
 	}
 	return p, nil
 }
-
