@@ -203,7 +203,7 @@ func BenchmarkRead(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N*records)/b.Elapsed().Seconds(), "records/s")
 	})
-	b.Run("mode=random/records=1M", func(b *testing.B) {
+	b.Run("mode=random/batch=100/records=1M", func(b *testing.B) {
 		b.ReportAllocs()
 		buf := make([]byte, 64<<10)
 		x := uint64(1)
@@ -211,6 +211,32 @@ func BenchmarkRead(b *testing.B) {
 			x = x*6364136223846793005 + 1442695040888963407
 			off := int64(x>>1) % records
 			out, err := p.ReadBatches(buf, off, 1)
+			if err != nil || len(out) == 0 {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
+	})
+
+	// Records appended one per call, as an event log often is: a lookup
+	// reads one small batch.
+	single := b.TempDir()
+	ps, err := Open(vfs.OS, single, benchConfig(SyncNever), false)
+	require.NoError(b, err)
+	defer ps.Close()
+	one := benchRecords(1)
+	for range records {
+		_, err := ps.Append(one)
+		require.NoError(b, err)
+	}
+	b.Run("mode=random/batch=1/records=1M", func(b *testing.B) {
+		b.ReportAllocs()
+		buf := make([]byte, 64<<10)
+		x := uint64(1)
+		for b.Loop() {
+			x = x*6364136223846793005 + 1442695040888963407
+			off := int64(x>>1) % records
+			out, err := ps.ReadBatches(buf, off, 1)
 			if err != nil || len(out) == 0 {
 				b.Fatal(err)
 			}

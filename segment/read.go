@@ -58,13 +58,30 @@ func (s *Segment) view(offset int64, maxBytes int) ([]byte, error) {
 				return nil, err
 			}
 		}
-		if _, err := log.CheckBatch(s.data[at+n : at+n+int64(h.Size())]); err != nil {
-			return nil, corruptAt(s.path, at+n, err)
+		if err := s.check(at+n, h.Size()); err != nil {
+			return nil, err
 		}
 		expect = h.NextOffset()
 		n += int64(h.Size())
 	}
 	return s.data[at : at+n], nil
+}
+
+// check verifies the CRC of the batch of size bytes at pos unless it lies in
+// the verified prefix, and extends that prefix when the batch adjoins it.
+func (s *Segment) check(pos int64, size int) error {
+	end := pos + int64(size)
+	v := s.verified.Load()
+	if end <= v {
+		return nil
+	}
+	if _, err := log.CheckBatch(s.data[pos:end]); err != nil {
+		return corruptAt(s.path, pos, err)
+	}
+	if pos == v {
+		s.verified.CompareAndSwap(v, end)
+	}
+	return nil
 }
 
 // locate returns the position of the first batch whose last offset is at

@@ -76,6 +76,7 @@ func (s *Segment) Recover() (Recovery, error) {
 			return rec, fmt.Errorf("segment: truncating %s to %d: %w", s.path, valid, err)
 		}
 	}
+	s.verified.Store(valid)
 	s.size.Store(valid)
 	s.next.Store(next)
 	s.sealed = false

@@ -83,6 +83,10 @@ type Segment struct {
 	size  atomic.Int64 // bytes of whole batches in the .log file
 	next  atomic.Int64 // the offset after the last batch
 	maxTS atomic.Int64 // largest batch max timestamp, -1 if none
+	// verified is the length of the file's prefix whose batches are known
+	// good: written by this process, recovered, or CRC-checked by a read.
+	// Reads check the CRC of batches past it only.
+	verified atomic.Int64
 
 	// Writer state.
 	offsetOfMaxTS int64 // last offset of the first batch that reached maxTS

@@ -364,3 +364,25 @@ func TestDelete(t *testing.T) {
 		require.Empty(t, names)
 	})
 }
+
+// TestVerifiedPrefix: appended and recovered batches need no CRC on read; a
+// reopened segment checks each batch once, extending the verified prefix.
+func TestVerifiedPrefix(t *testing.T) {
+	fx, _ := memFixture(t)
+	cfg := Config{MaxBytes: testMaxBytes, IndexIntervalBytes: 300}
+	s, err := Create(fx.fsys, fx.dir, 0, cfg)
+	require.NoError(t, err)
+	written := appendRandom(t, s, rand.New(rand.NewPCG(6, 6)), 30, 5, 100)
+	require.Equal(t, s.Size(), s.verified.Load(), "appended bytes are known good")
+	require.NoError(t, s.Close())
+
+	s, err = Open(fx.fsys, fx.dir, 0, cfg, false)
+	require.NoError(t, err)
+	require.Zero(t, s.verified.Load(), "a reopened file is checked afresh")
+	mid := written[10].recs[0].Offset
+	requireRecords(t, written, mid, readAll(t, s, mid, 1<<20))
+	require.Zero(t, s.verified.Load(), "a read that does not start at the prefix leaves it")
+	requireRecords(t, written, 0, readAll(t, s, 0, 1<<20))
+	require.Equal(t, s.Size(), s.verified.Load(), "reading from the start extends it to the end")
+	require.NoError(t, s.Close())
+}

@@ -71,6 +71,7 @@ func (s *Segment) Truncate(offset int64) error {
 	if cut == 0 {
 		s.firstTS = -1
 	}
+	s.verified.Store(min(s.verified.Load(), cut))
 	s.size.Store(cut)
 	s.next.Store(cutBase)
 	return nil
