@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/segment"
@@ -63,9 +64,19 @@ func (p *Partition) Encode(dst []byte, records []log.Record) (Batch, error) {
 	if len(records) == 0 {
 		return Batch{bytes: dst}, fmt.Errorf("partition: append to %s: %w", p.dir, ErrEmptyBatch)
 	}
+	now := p.cfg.Now().UnixMilli()
+	if p.cfg.TimestampType == log.CreateTime && p.cfg.MaxTimestampSkew >= 0 {
+		limit := now + p.cfg.MaxTimestampSkew.Milliseconds()
+		for i := range records {
+			if ts := records[i].Timestamp; !ts.IsZero() && ts.UnixMilli() > limit {
+				return Batch{bytes: dst}, fmt.Errorf("partition: record %d to %s is stamped %s, more than %v ahead of the clock: %w",
+					i, p.dir, ts.UTC().Format(time.RFC3339Nano), p.cfg.MaxTimestampSkew, ErrTimestampTooFarAhead)
+			}
+		}
+	}
 	b, err := log.AppendBatch(dst, records, log.BatchOptions{
 		TimestampType: p.cfg.TimestampType,
-		Now:           p.cfg.Now().UnixMilli(),
+		Now:           now,
 	})
 	if err != nil {
 		return Batch{bytes: b}, fmt.Errorf("partition: append to %s: %w", p.dir, err)

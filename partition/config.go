@@ -17,6 +17,7 @@ const (
 	DefaultIndexIntervalBytes = 4096                  // index.interval.bytes
 	DefaultMaxIndexBytes      = 10 << 20              // segment.index.bytes
 	DefaultSyncInterval       = time.Second           // SyncEvery's default
+	DefaultMaxTimestampSkew   = time.Hour             // message.timestamp.after.max.ms (Kafka 4.0)
 	minSegmentBytes           = log.BatchHeaderSize   // room for one empty batch
 	maxSegmentBytes           = segment.MaxBytesLimit // index positions are int32
 )
@@ -100,6 +101,12 @@ type Config struct {
 	TimestampType log.TimestampType
 	// Sync is the flush policy. Default SyncEvery(1 s).
 	Sync SyncPolicy
+	// MaxTimestampSkew refuses CreateTime records stamped further than this
+	// ahead of the clock (ErrTimestampTooFarAhead), so that no segment can
+	// hold back time-based retention by carrying a future timestamp. Default
+	// 1 hour (Kafka 4.0's message.timestamp.after.max.ms); negative turns
+	// the check off.
+	MaxTimestampSkew time.Duration
 	// Now is the clock, for timestamps and for tests. Default time.Now.
 	Now func() time.Time
 	// Logger receives recovery reports. Default slog.Default().
@@ -129,6 +136,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.MaxTimestampSkew == 0 {
+		c.MaxTimestampSkew = DefaultMaxTimestampSkew
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

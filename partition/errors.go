@@ -11,6 +11,9 @@ var (
 	ErrBatchTooLarge = errors.New("partition: batch too large")
 	// ErrEmptyBatch means Append was given no records.
 	ErrEmptyBatch = errors.New("partition: no records")
+	// ErrTimestampTooFarAhead means a record's timestamp lies further ahead
+	// of the clock than MaxTimestampSkew.
+	ErrTimestampTooFarAhead = errors.New("partition: timestamp too far ahead")
 	// ErrInvalidConfig means a Config field is out of range.
 	ErrInvalidConfig = errors.New("partition: invalid config")
 	// ErrClosed means the partition was closed, or failed and closed itself
