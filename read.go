@@ -35,6 +35,9 @@ func (s *Store) Fetch(ctx context.Context, topicName string, part int, offset in
 	if err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	recs, err := readRecords(p, offset, max)
 	if err != nil || len(recs) > 0 || maxWait <= 0 {
 		return recs, err
@@ -57,10 +60,13 @@ func readRecords(p *partition.Partition, offset int64, limit int) ([]Record, err
 	if limit <= 0 {
 		return nil, nil
 	}
-	var out []Record
+	out := make([]Record, 0, min(limit, 4096))
+	// Ask for about what limit records of a few hundred bytes take, so a
+	// small Read copies little; a short answer just means another round.
+	chunk := min(readBytes, max(16<<10, limit*256))
 	for len(out) < limit {
 		// A fresh buffer each time: the records returned alias it.
-		batches, err := p.ReadBatches(nil, offset, readBytes)
+		batches, err := p.ReadBatches(nil, offset, chunk)
 		if err != nil {
 			return out, err
 		}

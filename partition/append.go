@@ -62,7 +62,7 @@ func (b Batch) Size() int { return len(b.bytes) }
 // ErrBatchTooLarge.
 func (p *Partition) Encode(dst []byte, records []log.Record) (Batch, error) {
 	if len(records) == 0 {
-		return Batch{bytes: dst}, fmt.Errorf("partition: append to %s: %w", p.dir, ErrEmptyBatch)
+		return Batch{bytes: dst}, fmt.Errorf("partition: append to %s: %w", p.name, ErrEmptyBatch)
 	}
 	now := p.cfg.Now().UnixMilli()
 	if p.cfg.TimestampType == log.CreateTime && p.cfg.MaxTimestampSkew >= 0 {
@@ -70,7 +70,7 @@ func (p *Partition) Encode(dst []byte, records []log.Record) (Batch, error) {
 		for i := range records {
 			if ts := records[i].Timestamp; !ts.IsZero() && ts.UnixMilli() > limit {
 				return Batch{bytes: dst}, fmt.Errorf("partition: record %d to %s is stamped %s, more than %v ahead of the clock: %w",
-					i, p.dir, ts.UTC().Format(time.RFC3339Nano), p.cfg.MaxTimestampSkew, ErrTimestampTooFarAhead)
+					i, p.name, ts.UTC().Format(time.RFC3339Nano), p.cfg.MaxTimestampSkew, ErrTimestampTooFarAhead)
 			}
 		}
 	}
@@ -79,14 +79,14 @@ func (p *Partition) Encode(dst []byte, records []log.Record) (Batch, error) {
 		Now:           now,
 	})
 	if err != nil {
-		return Batch{bytes: b}, fmt.Errorf("partition: append to %s: %w", p.dir, err)
+		return Batch{bytes: b}, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
 	if len(b) > p.cfg.MaxBatchBytes {
-		return Batch{bytes: b}, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(b), p.dir, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
+		return Batch{bytes: b}, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(b), p.name, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
 	}
 	h, err := log.ReadHeader(b) // just encoded: no CRC check needed
 	if err != nil {
-		return Batch{bytes: b}, fmt.Errorf("partition: append to %s: %w", p.dir, err)
+		return Batch{bytes: b}, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
 	return Batch{bytes: b, header: h}, nil
 }
@@ -95,7 +95,7 @@ func (p *Partition) Encode(dst []byte, records []log.Record) (Batch, error) {
 // See Append.
 func (p *Partition) AppendEncoded(b Batch) (int64, error) {
 	if b.bytes == nil {
-		return 0, fmt.Errorf("partition: append to %s: %w", p.dir, ErrEmptyBatch)
+		return 0, fmt.Errorf("partition: append to %s: %w", p.name, ErrEmptyBatch)
 	}
 	return p.appendEncoded(b.bytes, b.header)
 }
@@ -106,9 +106,9 @@ func (p *Partition) AppendBatch(batch []byte) (int64, error) {
 	h, err := log.CheckBatch(batch)
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("partition: append to %s: %w", p.dir, err)
+		return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	case h.Size() != len(batch):
-		return 0, fmt.Errorf("partition: append to %s: %d bytes after the batch: %w", p.dir, len(batch)-h.Size(), log.ErrCorrupt)
+		return 0, fmt.Errorf("partition: append to %s: %d bytes after the batch: %w", p.name, len(batch)-h.Size(), log.ErrCorrupt)
 	}
 	return p.appendEncoded(batch, h)
 }
@@ -116,7 +116,7 @@ func (p *Partition) AppendBatch(batch []byte) (int64, error) {
 // appendEncoded appends a batch whose header h has been checked.
 func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader) (int64, error) {
 	if len(batch) > p.cfg.MaxBatchBytes {
-		return 0, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(batch), p.dir, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
+		return 0, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(batch), p.name, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
 	}
 	p.mu.Lock()
 	base, err := p.appendLocked(batch, h)
@@ -140,9 +140,9 @@ func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader) (int64, error
 func (p *Partition) appendLocked(batch []byte, h log.BatchHeader) (int64, error) {
 	switch {
 	case p.mu.closed:
-		return 0, fmt.Errorf("partition: append to %s: %w", p.dir, ErrClosed)
+		return 0, fmt.Errorf("partition: append to %s: %w", p.name, ErrClosed)
 	case p.mu.failed != nil:
-		return 0, fmt.Errorf("partition: append to %s: %w: %w", p.dir, ErrClosed, p.mu.failed)
+		return 0, fmt.Errorf("partition: append to %s: %w: %w", p.name, ErrClosed, p.mu.failed)
 	}
 	base := p.end.Load()
 	log.SetBaseOffset(batch, base)
@@ -162,7 +162,7 @@ func (p *Partition) appendLocked(batch []byte, h log.BatchHeader) (int64, error)
 		}
 	}
 	if err != nil {
-		return 0, fmt.Errorf("partition: append to %s: %w", p.dir, err)
+		return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
 	p.end.Store(last + 1)
 	return base, nil

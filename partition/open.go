@@ -33,7 +33,7 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("partition: creating %s: %w", dir, err)
 	}
-	p := &Partition{fsys: fsys, dir: dir, cfg: cfg}
+	p := &Partition{fsys: fsys, dir: dir, name: filepath.Base(dir), cfg: cfg}
 	bases, err := p.scanDir()
 	if err != nil {
 		return nil, err
@@ -97,7 +97,7 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 func (p *Partition) scanDir() ([]int64, error) {
 	names, err := p.fsys.ReadDir(p.dir)
 	if err != nil {
-		return nil, fmt.Errorf("partition: listing %s: %w", p.dir, err)
+		return nil, fmt.Errorf("partition: listing %s: %w", p.name, err)
 	}
 	logs := map[int64]bool{}
 	var indexes []string
@@ -132,7 +132,7 @@ func (p *Partition) scanDir() ([]int64, error) {
 	}
 	if removed {
 		if err := p.fsys.SyncDir(p.dir); err != nil {
-			return nil, fmt.Errorf("partition: syncing %s: %w", p.dir, err)
+			return nil, fmt.Errorf("partition: syncing %s: %w", p.name, err)
 		}
 	}
 	bases := make([]int64, 0, len(logs))
@@ -209,14 +209,14 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64) ([]*segRef
 			}
 		}
 		if err != nil {
-			return fail(fmt.Errorf("partition: opening segment %d of %s: %w", base, p.dir, err))
+			return fail(fmt.Errorf("partition: opening segment %d of %s: %w", base, p.name, err))
 		}
 		if n := len(segs); n > 0 && segs[n-1].seg.NextOffset() != s.Base() {
 			prevNext := segs[n-1].seg.NextOffset()
 			_ = s.Close()
 			if prevNext > s.Base() {
 				return fail(fmt.Errorf("partition: segment %d of %s overlaps the previous one, which ends at %d: %w",
-					base, p.dir, prevNext, segment.ErrCorrupt))
+					base, p.name, prevNext, segment.ErrCorrupt))
 			}
 			// The previous segment lost its tail (a crash before its fsync
 			// after a roll): what follows it cannot stay, offsets are dense.

@@ -19,6 +19,7 @@ import (
 type Partition struct {
 	fsys vfs.FS
 	dir  string
+	name string // the directory's base name, "<topic>-<partition>", for errors
 	cfg  Config
 
 	mu struct {
@@ -179,7 +180,7 @@ func (p *Partition) Close() error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("partition: closing %s: %w", p.dir, err)
+		return fmt.Errorf("partition: closing %s: %w", p.name, err)
 	}
 	return nil
 }
@@ -187,7 +188,7 @@ func (p *Partition) Close() error {
 // checkOpen fails once the partition is closed.
 func (p *Partition) checkOpen() error {
 	if p.done.Load() {
-		return fmt.Errorf("partition: %s: %w", p.dir, ErrClosed)
+		return fmt.Errorf("partition: %s: %w", p.name, ErrClosed)
 	}
 	return nil
 }

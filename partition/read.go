@@ -24,8 +24,11 @@ func (p *Partition) ReadBatches(buf []byte, offset int64, maxBytes int) ([]byte,
 	for {
 		st := p.state.Load()
 		start, end := p.start.Load(), p.end.Load()
+		if len(st.segs) > 0 {
+			start = max(start, st.segs[0].seg.Base())
+		}
 		if offset < start || offset > end {
-			return nil, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", offset, p.dir, start, end, ErrOutOfRange)
+			return nil, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", offset, p.name, start, end, ErrOutOfRange)
 		}
 		if offset == end {
 			return buf[:0], nil
@@ -42,7 +45,7 @@ func (p *Partition) ReadBatches(buf []byte, offset int64, maxBytes int) ([]byte,
 			out, err := r.seg.Read(buf, offset, maxBytes)
 			_ = r.release()
 			if err != nil {
-				return nil, fmt.Errorf("partition: reading %s at %d: %w", p.dir, offset, err)
+				return nil, fmt.Errorf("partition: reading %s at %d: %w", p.name, offset, err)
 			}
 			if len(out) > 0 {
 				p.stats.reads.Add(1)

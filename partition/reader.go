@@ -58,7 +58,7 @@ func (r *Reader) Next(rec *log.Record) (bool, error) {
 				return true, nil
 			}
 			if err := r.it.Err(); err != nil {
-				return false, fmt.Errorf("partition: reading %s at %d: %w", r.p.dir, r.next, err)
+				return false, fmt.Errorf("partition: reading %s at %d: %w", r.p.name, r.next, err)
 			}
 			// Advance past the whole batch: its last records may be gone
 			// (compaction keeps a batch's last offset).
@@ -68,7 +68,7 @@ func (r *Reader) Next(rec *log.Record) (bool, error) {
 		if len(r.rest) > 0 {
 			it, err := log.NewRecordIter(r.rest)
 			if err != nil {
-				return false, fmt.Errorf("partition: reading %s at %d: %w", r.p.dir, r.next, err)
+				return false, fmt.Errorf("partition: reading %s at %d: %w", r.p.name, r.next, err)
 			}
 			r.rest = r.rest[it.Header().Size():]
 			r.it, r.inBatch = it, true

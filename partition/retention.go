@@ -23,9 +23,9 @@ func (p *Partition) EnforceRetention(now time.Time, policy retention.Policy) (in
 	defer p.mu.Unlock()
 	switch {
 	case p.mu.closed:
-		return 0, fmt.Errorf("partition: %s: %w", p.dir, ErrClosed)
+		return 0, fmt.Errorf("partition: %s: %w", p.name, ErrClosed)
 	case p.mu.failed != nil:
-		return 0, fmt.Errorf("partition: %s: %w: %w", p.dir, ErrClosed, p.mu.failed)
+		return 0, fmt.Errorf("partition: %s: %w: %w", p.name, ErrClosed, p.mu.failed)
 	}
 	st := p.state.Load()
 	sums := make([]retention.Segment, len(st.segs))
@@ -48,10 +48,12 @@ func (p *Partition) EnforceRetention(now time.Time, policy retention.Policy) (in
 	victims := st.segs[:n]
 	rest := make([]*segRef, len(st.segs)-n)
 	copy(rest, st.segs[n:])
-	p.state.Store(&state{segs: rest})
+	// The start offset moves before the segments go, so that a reader never
+	// sees an offset at or above the start that no segment holds.
 	if base := rest[0].seg.Base(); base > p.start.Load() {
 		p.start.Store(base)
 	}
+	p.state.Store(&state{segs: rest})
 	var err error
 	for i, r := range victims {
 		if err == nil {
@@ -66,7 +68,7 @@ func (p *Partition) EnforceRetention(now time.Time, policy retention.Policy) (in
 		err = p.fsys.SyncDir(p.dir)
 	}
 	if err != nil {
-		return n, fmt.Errorf("partition: retention in %s: %w", p.dir, err)
+		return n, fmt.Errorf("partition: retention in %s: %w", p.name, err)
 	}
 	return n, nil
 }

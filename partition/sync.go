@@ -36,13 +36,13 @@ func (p *Partition) syncTo(target int64) error {
 	if p.mu.failed != nil {
 		err := p.mu.failed
 		p.mu.Unlock()
-		return fmt.Errorf("partition: sync of %s: %w: %w", p.dir, ErrClosed, err)
+		return fmt.Errorf("partition: sync of %s: %w: %w", p.name, ErrClosed, err)
 	}
 	active, covered := p.mu.active, p.end.Load()
 	ok := active.acquire()
 	p.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("partition: sync of %s: %w", p.dir, ErrClosed)
+		return fmt.Errorf("partition: sync of %s: %w", p.name, ErrClosed)
 	}
 	// Only the .log needs the fsync: the active segment's indexes are
 	// rebuilt by recovery after a crash, and its roll syncs them.

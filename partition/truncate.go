@@ -19,11 +19,11 @@ func (p *Partition) DeleteRecords(offset int64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mu.closed {
-		return fmt.Errorf("partition: %s: %w", p.dir, ErrClosed)
+		return fmt.Errorf("partition: %s: %w", p.name, ErrClosed)
 	}
 	start, end := p.start.Load(), p.end.Load()
 	if offset > end {
-		return fmt.Errorf("partition: start offset %d for %s out of range [%d, %d]: %w", offset, p.dir, start, end, ErrOutOfRange)
+		return fmt.Errorf("partition: start offset %d for %s out of range [%d, %d]: %w", offset, p.name, start, end, ErrOutOfRange)
 	}
 	if offset <= start {
 		return nil
@@ -56,13 +56,13 @@ func (p *Partition) Truncate(offset int64) error {
 	defer p.mu.Unlock()
 	switch {
 	case p.mu.closed:
-		return fmt.Errorf("partition: %s: %w", p.dir, ErrClosed)
+		return fmt.Errorf("partition: %s: %w", p.name, ErrClosed)
 	case p.mu.failed != nil:
-		return fmt.Errorf("partition: %s: %w: %w", p.dir, ErrClosed, p.mu.failed)
+		return fmt.Errorf("partition: %s: %w: %w", p.name, ErrClosed, p.mu.failed)
 	}
 	start, end := p.start.Load(), p.end.Load()
 	if offset < start || offset > end {
-		return fmt.Errorf("partition: truncation offset %d for %s out of range [%d, %d]: %w", offset, p.dir, start, end, ErrOutOfRange)
+		return fmt.Errorf("partition: truncation offset %d for %s out of range [%d, %d]: %w", offset, p.name, start, end, ErrOutOfRange)
 	}
 	if offset == end {
 		return nil
@@ -170,5 +170,5 @@ func (p *Partition) failLocked(err error) error {
 	if p.mu.failed == nil {
 		p.mu.failed = err
 	}
-	return fmt.Errorf("partition: %s: %w: %w", p.dir, ErrClosed, err)
+	return fmt.Errorf("partition: %s: %w: %w", p.name, ErrClosed, err)
 }

@@ -46,7 +46,8 @@ type Config struct {
 	MaxBatchBytes int `json:"max_batch_bytes"`
 	// TimestampType is CreateTime (default) or LogAppendTime.
 	TimestampType log.TimestampType `json:"timestamp_type"`
-	// Sync is the flush policy. Default: the store's (SyncEvery 1 s).
+	// Sync is the flush policy. The zero value means the store's policy
+	// (Options.Sync, SyncEvery 1 s by default).
 	Sync partition.SyncPolicy `json:"sync"`
 	// IndexIntervalBytes spaces offset-index entries. Default 4096.
 	IndexIntervalBytes int `json:"index_interval_bytes"`
@@ -85,9 +86,14 @@ func (c Config) WithDefaults() (Config, error) {
 	case c.CleanupPolicy != CleanupDelete && c.CleanupPolicy != CleanupCompact && c.CleanupPolicy != CleanupCompactDelete:
 		return c, fmt.Errorf("topic: cleanup policy %q is not delete, compact or compact,delete: %w", c.CleanupPolicy, ErrInvalidConfig)
 	}
-	if _, err := c.partitionConfig(partition.Config{}).Check(); err != nil {
+	pc, err := c.partitionConfig(partition.Config{}).Check()
+	if err != nil {
 		return c, fmt.Errorf("topic: %w: %w", ErrInvalidConfig, err)
 	}
+	// Fill the partition-level defaults in too, so the config describes
+	// the topic as it runs. Sync stays zero: "the store's policy".
+	c.SegmentBytes, c.SegmentAge, c.MaxBatchBytes = pc.SegmentBytes, pc.SegmentAge, pc.MaxBatchBytes
+	c.IndexIntervalBytes, c.MaxIndexBytes = pc.IndexIntervalBytes, pc.MaxIndexBytes
 	return c, nil
 }
 

@@ -1,0 +1,88 @@
+package strata_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata"
+)
+
+// codecOrder is the value type of the codec and typed tests.
+type codecOrder struct {
+	ID    int      `json:"id"`
+	Item  string   `json:"item"`
+	Tags  []string `json:"tags,omitempty"`
+	Price float64  `json:"price"`
+}
+
+// roundTrip encodes v with c, checks the bytes, decodes them and checks the
+// value that comes back.
+func roundTrip[T any](t *testing.T, c strata.Codec[T], v T, wantBytes []byte, wantBack T) {
+	t.Helper()
+	b, err := c.Encode(v)
+	require.NoError(t, err)
+	require.Equal(t, wantBytes, b)
+	if wantBytes != nil {
+		require.NotNil(t, b)
+	}
+	back, err := c.Decode(b)
+	require.NoError(t, err)
+	require.Equal(t, wantBack, back)
+}
+
+func TestCodecRoundTrip(t *testing.T) {
+	o := codecOrder{ID: 7, Item: "tea", Tags: []string{"green"}, Price: 3.5}
+	oJSON := []byte(`{"id":7,"item":"tea","tags":["green"],"price":3.5}`)
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"json struct", func(t *testing.T) { roundTrip(t, strata.JSON[codecOrder](), o, oJSON, o) }},
+		{"json pointer", func(t *testing.T) { roundTrip(t, strata.JSON[*codecOrder](), &o, oJSON, &o) }},
+		{"json nil pointer is null", func(t *testing.T) { roundTrip(t, strata.JSON[*codecOrder](), nil, nil, nil) }},
+		{"json nil map is null", func(t *testing.T) { roundTrip[map[string]int](t, strata.JSON[map[string]int](), nil, nil, nil) }},
+		{"json empty map", func(t *testing.T) {
+			roundTrip(t, strata.JSON[map[string]int](), map[string]int{}, []byte("{}"), map[string]int{})
+		}},
+		{"json nil interface is null", func(t *testing.T) { roundTrip(t, strata.JSON[any](), nil, nil, nil) }},
+		{"json zero struct", func(t *testing.T) {
+			roundTrip(t, strata.JSON[codecOrder](), codecOrder{}, []byte(`{"id":0,"item":"","price":0}`), codecOrder{})
+		}},
+		{"json string", func(t *testing.T) { roundTrip(t, strata.JSON[string](), "a\"b", []byte(`"a\"b"`), "a\"b") }},
+		{"string", func(t *testing.T) { roundTrip(t, strata.String(), "héllo", []byte("héllo"), "héllo") }},
+		{"empty string is a key", func(t *testing.T) { roundTrip(t, strata.String(), "", []byte{}, "") }},
+		{"bytes", func(t *testing.T) { roundTrip(t, strata.Bytes(), []byte{0, 1, 2}, []byte{0, 1, 2}, []byte{0, 1, 2}) }},
+		{"bytes nil is null", func(t *testing.T) { roundTrip(t, strata.Bytes(), nil, nil, nil) }},
+		{"bytes empty stays empty", func(t *testing.T) { roundTrip(t, strata.Bytes(), []byte{}, []byte{}, []byte{}) }},
+	} {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+func TestCodecDecodeNull(t *testing.T) {
+	o, err := strata.JSON[codecOrder]().Decode(nil)
+	require.NoError(t, err)
+	require.Equal(t, codecOrder{}, o, "null decodes to the zero value")
+	s, err := strata.String().Decode(nil)
+	require.NoError(t, err)
+	require.Empty(t, s)
+}
+
+func TestCodecBytesDoesNotCopy(t *testing.T) {
+	b := []byte("raw")
+	enc, err := strata.Bytes().Encode(b)
+	require.NoError(t, err)
+	require.Same(t, &b[0], &enc[0])
+}
+
+func TestCodecJSONErrors(t *testing.T) {
+	_, err := strata.JSON[codecOrder]().Decode([]byte("{not json"))
+	var syntax *json.SyntaxError
+	require.ErrorAs(t, err, &syntax)
+
+	_, err = strata.JSON[any]().Encode(func() {})
+	var unsupported *json.UnsupportedTypeError
+	require.ErrorAs(t, err, &unsupported)
+}

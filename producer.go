@@ -1,0 +1,583 @@
+package strata
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/topic"
+)
+
+// ProducerOptions configure a Producer. Every zero (or negative, for the
+// sizes) field means the default written on it.
+type ProducerOptions struct {
+	// Linger is how long a partition's batch waits for more records after
+	// its first one before it is appended (Kafka's linger.ms). Default 5 ms
+	// (Kafka 4.0's); negative means no wait: a batch is appended as soon as
+	// the producer's goroutine is free, with whatever gathered meanwhile.
+	Linger time.Duration
+	// BatchBytes is the encoded size at which a partition's batch is
+	// appended without waiting for Linger (Kafka's batch.size): a record
+	// that would take the batch past it starts the next one. Default 16384.
+	// A topic's MaxBatchBytes caps it; a record larger than BatchBytes gets
+	// a batch of its own.
+	BatchBytes int
+	// MaxBufferedRecords bounds the records produced but not yet appended;
+	// at the bound Produce waits for room (back-pressure). Default 100000.
+	MaxBufferedRecords int
+	// MaxBufferedBytes bounds their encoded size in the same way (Kafka's
+	// buffer.memory). Default 32 MiB. A record larger than the bound is
+	// taken when nothing else is buffered.
+	MaxBufferedBytes int
+}
+
+// Defaults of ProducerOptions.
+const (
+	defaultLinger             = 5 * time.Millisecond
+	defaultBatchBytes         = 16384
+	defaultMaxBufferedRecords = 100000
+	defaultMaxBufferedBytes   = 32 << 20
+)
+
+func (o ProducerOptions) withDefaults() ProducerOptions {
+	switch {
+	case o.Linger == 0:
+		o.Linger = defaultLinger
+	case o.Linger < 0:
+		o.Linger = 0
+	}
+	if o.BatchBytes <= 0 {
+		o.BatchBytes = defaultBatchBytes
+	}
+	if o.MaxBufferedRecords <= 0 {
+		o.MaxBufferedRecords = defaultMaxBufferedRecords
+	}
+	if o.MaxBufferedBytes <= 0 {
+		o.MaxBufferedBytes = defaultMaxBufferedBytes
+	}
+	return o
+}
+
+// Producer batches records as Kafka's producer does, so that many small
+// writes become few large appends. It is safe for concurrent use.
+//
+// Produce routes each record as Append does (murmur2 of the key, a sticky
+// partition for records without a key) and adds it to its partition's open
+// batch. A batch is appended, with one AppendTo, when it reaches BatchBytes
+// or Linger after its first record, whichever comes first (Kafka's
+// batch.size and linger.ms); Flush and Close append every open batch at
+// once. Records without a key stick to one partition until a batch holding
+// them is sent, then move to another (KIP-480). A record's callback runs
+// after its batch is appended, with the record's Position or the append's
+// error; per partition, records are appended and their callbacks run in the
+// order they were produced, so a key keeps its order.
+//
+// Produce copies the record (Kafka serializes it at send), so the caller
+// may reuse its bytes at once, and it fails at once for a record that no
+// batch could take. The first append error of a record produced without a
+// callback is returned by the next Flush or Close, so none goes unseen.
+//
+// One goroutine, started by Store.Producer and stopped by Close, appends
+// the batches and runs the callbacks, one at a time. Callbacks should be
+// quick; they must not call Flush or Close (which wait for them), and a
+// Produce from a callback can wait forever for room. Close the Producer
+// before the Store: batches appended after the Store closes fail with
+// ErrClosed.
+//
+// The durability of a produced record is the Store's once its callback has
+// run (or Flush has returned): before that it is only in memory.
+type Producer struct {
+	s    *Store
+	opts ProducerOptions
+
+	wake    chan struct{} // capacity 1: there may be work for the sender
+	closing chan struct{} // closed by Close: Produce stops waiting for room
+	exited  chan struct{} // closed when the sender returns
+
+	mu struct {
+		sync.Mutex
+		closed bool
+		topics map[string]*topicBatches
+		// lingering holds every open batch in the order they were opened,
+		// which with one Linger is the order of their deadlines; batches
+		// already shipped are skipped when they reach the front.
+		lingering []*batch
+		// ready is the sender's queue: shipped batches and flush marks.
+		ready []*batch
+		// records and bytes are produced and not yet appended.
+		records, bytes int
+		// room is closed when records or bytes go down; nil when nobody
+		// waits for room.
+		room chan struct{}
+		// err is the first append error of a record that had no callback
+		// since the last Flush, for the next Flush or Close to return.
+		err error
+	}
+}
+
+// topicBatches is the producer's state for one topic.
+type topicBatches struct {
+	name     string
+	t        *topic.Topic
+	open     []*batch // per partition; nil when none is open
+	maxBatch int      // the topic's MaxBatchBytes
+	skew     time.Duration
+	checkTs  bool // CreateTime with a skew limit
+}
+
+// batch is one partition's batch, or (with done set) a flush mark in the
+// sender's queue.
+type batch struct {
+	tb      *topicBatches
+	part    int
+	opened  time.Time // monotonic: the linger deadline is opened + Linger
+	baseTs  int64     // the first record's timestamp, ms
+	size    int       // encoded size
+	keyless bool      // holds a record without a key
+	shipped bool      // in the sender's queue (or sent)
+	a       *arena
+
+	done chan struct{} // a flush mark: closed when everything before it is done
+	err  error         // a flush mark: the error for Flush or Close
+	stop bool          // Close's mark: the sender returns after it
+}
+
+// Producer returns a new Producer that appends to s, with opts (zero
+// fields mean their defaults). It starts the producer's goroutine: Close
+// the Producer to stop it.
+func (s *Store) Producer(opts ProducerOptions) *Producer {
+	p := &Producer{
+		s:       s,
+		opts:    opts.withDefaults(),
+		wake:    make(chan struct{}, 1),
+		closing: make(chan struct{}),
+		exited:  make(chan struct{}),
+	}
+	p.mu.topics = map[string]*topicBatches{}
+	go p.run()
+	return p
+}
+
+// Produce adds a record to its partition's batch and returns without
+// waiting for the batch to be appended; callback (which may be nil) is then
+// called with the record's Position, or with the error that failed its
+// batch and Offset -1.
+//
+// Produce copies the record's Key, Value and Headers: the caller may reuse
+// them as soon as it returns. A zero Timestamp is set to the store's clock
+// now, at Produce, as Kafka's producer stamps a record when it is sent.
+//
+// Produce blocks only for back-pressure: when MaxBufferedRecords or
+// MaxBufferedBytes are buffered, it appends every open batch and waits for
+// room until ctx ends. It fails at once, without calling callback, for an
+// ended ctx, an unknown topic (ErrUnknownTopic), a record whose batch alone
+// would be over the topic's MaxBatchBytes (ErrBatchTooLarge), a timestamp
+// too far ahead (ErrTimestampTooFarAhead), and a closed Producer or Store
+// (ErrClosed). So callback is called exactly once if Produce returns nil,
+// and never otherwise.
+func (p *Producer) Produce(ctx context.Context, topicName string, r Record, callback func(Position, error)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t, err := p.s.topic(topicName)
+	if err != nil {
+		return err
+	}
+	stamped := r.Timestamp.IsZero()
+	if stamped {
+		r.Timestamp = p.s.opts.Now()
+	}
+	ts := r.Timestamp.UnixMilli()
+	fields := fieldsSize(&r)
+	alone := recordSize(fields, 0, 0)
+	part := -1
+	if r.Key != nil {
+		part = t.Route(r.Key)
+	}
+
+	p.mu.Lock()
+	for {
+		if p.mu.closed {
+			p.mu.Unlock()
+			return ErrClosed
+		}
+		tb := p.topicLocked(topicName, t)
+		if err := tb.check(&r, ts, alone, stamped, p.s.opts.Now); err != nil {
+			p.mu.Unlock()
+			return err
+		}
+		if p.mu.records > 0 && (p.mu.records >= p.opts.MaxBufferedRecords || p.mu.bytes+alone > p.opts.MaxBufferedBytes) {
+			// As Kafka's producer does when its buffer is exhausted, make
+			// every batch sendable, then wait for room.
+			p.shipAllLocked()
+			if p.mu.room == nil {
+				p.mu.room = make(chan struct{})
+			}
+			room := p.mu.room
+			p.mu.Unlock()
+			select {
+			case <-room:
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-p.closing:
+				return ErrClosed
+			}
+			p.mu.Lock()
+			continue
+		}
+		at := part
+		if at < 0 {
+			at = t.Route(nil)
+		}
+		b := tb.open[at]
+		limit := min(p.opts.BatchBytes, tb.maxBatch)
+		if b != nil && b.size+recordSize(fields, len(b.a.recs), ts-b.baseTs) > limit {
+			// The record does not fit: send the batch and route again, as
+			// a key-less record now goes to a new sticky partition.
+			p.shipLocked(b)
+			continue
+		}
+		if b == nil {
+			b = p.openLocked(tb, at, ts)
+		}
+		size := recordSize(fields, len(b.a.recs), ts-b.baseTs)
+		b.a.add(&r, callback)
+		b.size += size
+		b.keyless = b.keyless || r.Key == nil
+		p.mu.records++
+		p.mu.bytes += size
+		if b.size >= limit {
+			p.shipLocked(b)
+		}
+		p.mu.Unlock()
+		return nil
+	}
+}
+
+// check returns the error for a record that no batch of tb can take.
+func (tb *topicBatches) check(r *Record, ts int64, alone int, stamped bool, now func() time.Time) error {
+	if size := log.BatchHeaderSize + alone; size > tb.maxBatch {
+		return fmt.Errorf("strata: record of %d bytes (in a batch of its own) for %s is over the limit of %d: %w",
+			size, tb.name, tb.maxBatch, ErrBatchTooLarge)
+	}
+	if tb.checkTs && !stamped {
+		if limit := now().Add(tb.skew); ts > limit.UnixMilli() {
+			return fmt.Errorf("strata: record for %s is stamped %s, more than %v ahead of the clock: %w",
+				tb.name, r.Timestamp.UTC().Format(time.RFC3339Nano), tb.skew, ErrTimestampTooFarAhead)
+		}
+	}
+	return nil
+}
+
+// topicLocked returns the producer's state for topic t, made fresh when
+// the topic is new to it or was deleted and created again.
+func (p *Producer) topicLocked(name string, t *topic.Topic) *topicBatches {
+	tb := p.mu.topics[name]
+	if tb != nil && tb.t == t {
+		return tb
+	}
+	if tb != nil {
+		for _, b := range tb.open {
+			if b != nil {
+				p.shipLocked(b)
+			}
+		}
+	}
+	cfg := t.Partitions()[0].Config()
+	tb = &topicBatches{
+		name:     name,
+		t:        t,
+		open:     make([]*batch, t.NumPartitions()),
+		maxBatch: cfg.MaxBatchBytes,
+		skew:     cfg.MaxTimestampSkew,
+		checkTs:  cfg.TimestampType == log.CreateTime && cfg.MaxTimestampSkew >= 0,
+	}
+	p.mu.topics[name] = tb
+	return tb
+}
+
+// openLocked opens a batch for a partition of tb, whose first record has
+// timestamp ts.
+func (p *Producer) openLocked(tb *topicBatches, part int, ts int64) *batch {
+	b := &batch{tb: tb, part: part, opened: time.Now(), baseTs: ts, size: log.BatchHeaderSize, a: newArena(p.opts.BatchBytes)}
+	tb.open[part] = b
+	p.mu.lingering = append(p.mu.lingering, b)
+	if len(p.mu.lingering) == 1 {
+		p.wakeSender() // to set its timer
+	}
+	return b
+}
+
+// shipLocked closes batch b and queues it for the sender. If b held
+// key-less records and its partition is still the sticky one, the sticky
+// partition moves on.
+func (p *Producer) shipLocked(b *batch) {
+	b.shipped = true
+	if b.tb.open[b.part] == b {
+		b.tb.open[b.part] = nil
+	}
+	if b.keyless && b.tb.t.Route(nil) == b.part {
+		b.tb.t.NextBatch()
+	}
+	p.mu.ready = append(p.mu.ready, b)
+	p.wakeSender()
+}
+
+// shipAllLocked ships every open batch.
+func (p *Producer) shipAllLocked() {
+	for i, b := range p.mu.lingering {
+		if !b.shipped {
+			p.shipLocked(b)
+		}
+		p.mu.lingering[i] = nil
+	}
+	p.mu.lingering = p.mu.lingering[:0]
+}
+
+// expireLocked ships the batches that have lingered long enough by now.
+func (p *Producer) expireLocked(now time.Time) {
+	l := p.mu.lingering
+	for len(l) > 0 {
+		b := l[0]
+		if !b.shipped && now.Before(b.opened.Add(p.opts.Linger)) {
+			break
+		}
+		if !b.shipped {
+			p.shipLocked(b)
+		}
+		l[0] = nil
+		l = l[1:]
+	}
+	p.mu.lingering = l
+}
+
+func (p *Producer) wakeSender() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Flush appends every batch open now, and returns when every record
+// produced before it has been appended and its callback has run, or when
+// ctx ends (with ctx.Err()). It returns the first append error of a record
+// produced without a callback since the last Flush, so that no error goes
+// unseen. After Close it returns nil: Close flushed.
+func (p *Producer) Flush(ctx context.Context) error {
+	p.mu.Lock()
+	if p.mu.closed {
+		p.mu.Unlock()
+		select {
+		case <-p.exited:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	p.shipAllLocked()
+	m := &batch{done: make(chan struct{})}
+	p.mu.ready = append(p.mu.ready, m)
+	p.wakeSender()
+	p.mu.Unlock()
+	select {
+	case <-m.done:
+		return m.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close flushes (see Flush, without a deadline), stops the producer's
+// goroutine and returns the first append error of a record produced
+// without a callback. Produce after Close fails with ErrClosed, and a
+// Produce waiting for room returns ErrClosed. Closing twice returns nil.
+func (p *Producer) Close() error {
+	p.mu.Lock()
+	if p.mu.closed {
+		p.mu.Unlock()
+		<-p.exited
+		return nil
+	}
+	p.mu.closed = true
+	close(p.closing)
+	p.shipAllLocked()
+	m := &batch{done: make(chan struct{}), stop: true}
+	p.mu.ready = append(p.mu.ready, m)
+	p.wakeSender()
+	p.mu.Unlock()
+	<-p.exited
+	return m.err
+}
+
+// run is the producer's goroutine: it ships batches whose linger is over,
+// appends the shipped ones in order, runs their callbacks and answers flush
+// marks, until Close's mark.
+func (p *Producer) run() {
+	defer close(p.exited)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var work []*batch
+	for {
+		p.mu.Lock()
+		p.expireLocked(time.Now())
+		work, p.mu.ready = p.mu.ready, work[:0]
+		wait := time.Duration(-1)
+		if len(p.mu.lingering) > 0 {
+			wait = time.Until(p.mu.lingering[0].opened.Add(p.opts.Linger))
+		}
+		p.mu.Unlock()
+
+		for i, b := range work {
+			work[i] = nil
+			if b.done == nil {
+				p.send(b)
+				continue
+			}
+			p.mu.Lock()
+			b.err, p.mu.err = p.mu.err, nil
+			p.mu.Unlock()
+			close(b.done)
+			if b.stop {
+				return
+			}
+		}
+		if len(work) > 0 {
+			continue
+		}
+		if wait < 0 {
+			timer.Stop()
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-p.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// send appends batch b and runs its callbacks.
+func (p *Producer) send(b *batch) {
+	a := b.a
+	b.a = nil
+	off, err := p.s.AppendTo(context.Background(), b.tb.name, b.part, a.recs...)
+
+	p.mu.Lock()
+	p.mu.records -= len(a.recs)
+	p.mu.bytes -= b.size - log.BatchHeaderSize
+	if p.mu.room != nil {
+		close(p.mu.room)
+		p.mu.room = nil
+	}
+	p.mu.Unlock()
+
+	unseen := false
+	for i, cb := range a.cbs {
+		if cb == nil {
+			unseen = unseen || err != nil
+			continue
+		}
+		pos := Position{Partition: b.part, Offset: -1}
+		if err == nil {
+			pos.Offset = off + int64(i)
+		}
+		cb(pos, err)
+	}
+	if unseen {
+		p.mu.Lock()
+		if p.mu.err == nil {
+			p.mu.err = err
+		}
+		p.mu.Unlock()
+	}
+	a.free()
+}
+
+// arena holds a batch's records with copies of their bytes. Arenas are
+// recycled, so that a steady stream of records allocates nothing.
+type arena struct {
+	recs []Record
+	cbs  []func(Position, error)
+	hdrs []Header
+	buf  []byte // never nil, so that a copied empty slice stays non-nil
+}
+
+var arenas sync.Pool
+
+func newArena(batchBytes int) *arena {
+	if a, ok := arenas.Get().(*arena); ok {
+		return a
+	}
+	return &arena{buf: make([]byte, 0, batchBytes)}
+}
+
+// add appends a copy of r to the arena.
+func (a *arena) add(r *Record, cb func(Position, error)) {
+	rec := Record{Timestamp: r.Timestamp, Key: a.copy(r.Key), Value: a.copy(r.Value)}
+	if len(r.Headers) > 0 {
+		start := len(a.hdrs)
+		for _, h := range r.Headers {
+			a.hdrs = append(a.hdrs, Header{Key: h.Key, Value: a.copy(h.Value)})
+		}
+		// Earlier records keep their headers if hdrs grows: the old array
+		// stays as it is.
+		rec.Headers = a.hdrs[start:len(a.hdrs):len(a.hdrs)]
+	}
+	a.recs = append(a.recs, rec)
+	a.cbs = append(a.cbs, cb)
+}
+
+// copy returns a copy of b in the arena: nil for nil, non-nil otherwise.
+func (a *arena) copy(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	start := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return a.buf[start:len(a.buf):len(a.buf)]
+}
+
+// maxPooledArena bounds the bytes of an arena kept for reuse, so that one
+// large record does not pin its buffer.
+const maxPooledArena = 1 << 20
+
+// free drops the arena's references and recycles it.
+func (a *arena) free() {
+	clear(a.recs)
+	clear(a.cbs)
+	clear(a.hdrs)
+	if cap(a.buf) > maxPooledArena {
+		return
+	}
+	a.recs, a.cbs, a.hdrs, a.buf = a.recs[:0], a.cbs[:0], a.hdrs[:0], a.buf[:0]
+	arenas.Put(a)
+}
+
+// fieldsSize is the part of r's encoded size that does not depend on its
+// place in a batch: key, value and headers with their lengths (see the
+// record layout in package log).
+func fieldsSize(r *Record) int {
+	n := bytesSize(r.Key) + bytesSize(r.Value) + log.SizeVarint(int32(len(r.Headers)))
+	for i := range r.Headers {
+		h := &r.Headers[i]
+		n += log.SizeVarint(int32(len(h.Key))) + len(h.Key) + bytesSize(h.Value)
+	}
+	return n
+}
+
+// recordSize is the encoded size of a record with fieldsSize fields at
+// offset delta offDelta and timestamp delta tsDelta: its length varint,
+// attributes, the deltas and the fields.
+func recordSize(fields, offDelta int, tsDelta int64) int {
+	body := 1 + log.SizeVarlong(tsDelta) + log.SizeVarint(int32(offDelta)) + fields
+	return log.SizeVarint(int32(body)) + body
+}
+
+func bytesSize(b []byte) int {
+	if b == nil {
+		return 1
+	}
+	return log.SizeVarint(int32(len(b))) + len(b)
+}
