@@ -16,12 +16,17 @@ type Options struct {
 	// documentation.
 	Sync SyncPolicy
 	// Now is the clock used for record timestamps (CreateTime records
-	// without one, LogAppendTime topics) and, later, retention. Default
+	// without one, LogAppendTime topics) and for retention. Default
 	// time.Now; tests inject their own.
 	Now func() time.Time
 	// Logger receives recovery reports and background errors. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// RetentionCheckInterval is how often the store applies retention in
+	// the background. Default 5 minutes (Kafka's
+	// log.retention.check.interval.ms); negative turns the background pass
+	// off (EnforceRetention still works).
+	RetentionCheckInterval time.Duration
 }
 
 func (o *Options) withDefaults() Options {
@@ -34,6 +39,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.Logger == nil {
 		out.Logger = slog.Default()
+	}
+	if out.RetentionCheckInterval == 0 {
+		out.RetentionCheckInterval = DefaultRetentionCheckInterval
 	}
 	return out
 }

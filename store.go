@@ -38,6 +38,9 @@ type Store struct {
 	topics atomic.Pointer[map[string]*topic.Topic]
 	mu     sync.Mutex // serialises topic creation, deletion and Close
 	closed atomic.Bool
+
+	stop chan struct{} // closed by Close: stops the retention goroutine
+	done chan struct{} // closed when it has stopped
 }
 
 // Open opens the store in dir, creating the directory if needed.
@@ -46,8 +49,8 @@ type Store struct {
 // from this process or another, fails with ErrLocked until Close. If the
 // last Store on dir did not Close (a crash), Open recovers every partition:
 // torn tails are cut at the last valid batch, untrusted indexes rebuilt,
-// offsets kept dense. Open starts the background work (periodic fsync);
-// Close stops it.
+// offsets kept dense. Open starts the background work (periodic fsync,
+// retention every RetentionCheckInterval); Close stops it.
 func Open(dir string, opts *Options) (*Store, error) {
 	o := opts.withDefaults()
 	if err := o.Sync.Validate(); err != nil {
@@ -65,6 +68,9 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if err := s.load(); err != nil {
 		_ = unlockDir(lock)
 		return nil, err
+	}
+	if o.RetentionCheckInterval > 0 {
+		s.startRetention(o.RetentionCheckInterval)
 	}
 	return s, nil
 }
@@ -199,6 +205,10 @@ func (s *Store) Close() error {
 	defer s.mu.Unlock()
 	if s.closed.Swap(true) {
 		return nil
+	}
+	if s.stop != nil {
+		close(s.stop)
+		<-s.done
 	}
 	var errs []error
 	for _, t := range *s.topics.Load() {

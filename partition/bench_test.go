@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/stratalog/strata/internal/vfs"
 	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/retention"
 	"github.com/stratalog/strata/segment"
 )
 
@@ -284,6 +286,56 @@ func BenchmarkOpen(b *testing.B) {
 				}
 			}
 			f.Close()
+		}
+	})
+}
+
+// BenchmarkEnforceRetention times a retention pass over a partition of
+// 10 000 segments (on the in-memory file system, to time the pass rather
+// than the disk): one that finds nothing to delete, as most periodic passes
+// do, and one that deletes 9 999 of them.
+func BenchmarkEnforceRetention(b *testing.B) {
+	const segments = 10_000
+	build := func() (*Partition, *fakeClock) {
+		clock := newClock()
+		cfg := small(clock)
+		cfg.SegmentBytes = 256
+		cfg.MaxBatchBytes = 256
+		cfg.MaxIndexBytes = 24
+		m := vfs.NewMem()
+		p, err := Open(m, "t-0", cfg, false)
+		require.NoError(b, err)
+		one := []log.Record{{Value: make([]byte, 100)}}
+		for p.Stats().Segments < segments {
+			clock.Add(time.Second)
+			_, err := p.Append(one)
+			require.NoError(b, err)
+		}
+		return p, clock
+	}
+	keep := retention.Policy{RetentionMs: -1, RetentionBytes: -1, DeleteByTimeAndSize: true}
+	b.Run("segments=10000/deletes=none", func(b *testing.B) {
+		p, clock := build()
+		b.ReportAllocs()
+		for b.Loop() {
+			if n, err := p.EnforceRetention(clock.Now(), keep); err != nil || n != 0 {
+				b.Fatal(n, err)
+			}
+		}
+	})
+	b.Run("segments=10000/deletes=9999", func(b *testing.B) {
+		expire := retention.Policy{RetentionMs: 1, RetentionBytes: -1, DeleteByTimeAndSize: true}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			p, clock := build()
+			clock.Add(time.Hour)
+			p.EnforceRetention(clock.Now(), keep) // nothing: warm
+			b.StartTimer()
+			n, err := p.EnforceRetention(clock.Now(), expire)
+			if err != nil || n < segments-1 {
+				b.Fatal(n, err)
+			}
 		}
 	})
 }

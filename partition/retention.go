@@ -59,7 +59,7 @@ func (p *Partition) EnforceRetention(now time.Time, policy retention.Policy) (in
 		if err == nil {
 			err = r.seg.MarkDeleted()
 		}
-		p.cfg.Logger.Info("partition: retention deletes a segment", "dir", p.dir,
+		p.cfg.Logger.Debug("partition: retention deletes a segment", "dir", p.dir,
 			"base", r.seg.Base(), "next", r.seg.NextOffset(), "reason", reasons[i].String())
 		r.remove.Store(true)
 		_ = r.release()

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/stratalog/strata/internal/vfs"
 	"github.com/stratalog/strata/partition"
+	"github.com/stratalog/strata/retention"
 )
 
 // ErrNoPartition means a partition number is out of the topic's range.
@@ -90,4 +92,29 @@ func (t *Topic) Close() error {
 		errs = append(errs, p.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// RetentionPolicy is the retention policy of the topic's configuration:
+// time and size apply unless the cleanup policy is compact only; the start
+// offset is filled in by each partition.
+func (t *Topic) RetentionPolicy() retention.Policy {
+	p := retention.Policy{RetentionMs: -1, RetentionBytes: t.cfg.RetentionBytes, DeleteByTimeAndSize: t.cfg.CleanupPolicy != CleanupCompact}
+	if t.cfg.Retention >= 0 {
+		p.RetentionMs = t.cfg.Retention.Milliseconds()
+	}
+	return p
+}
+
+// EnforceRetention applies the topic's retention policy to every partition
+// at time now and returns how many segments went.
+func (t *Topic) EnforceRetention(now time.Time) (int, error) {
+	policy := t.RetentionPolicy()
+	total := 0
+	var errs []error
+	for _, p := range t.parts {
+		n, err := p.EnforceRetention(now, policy)
+		total += n
+		errs = append(errs, err)
+	}
+	return total, errors.Join(errs...)
 }

@@ -1,0 +1,87 @@
+package strata_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/stratatest"
+)
+
+// manualClock is a clock a test moves; safe for the store's goroutines.
+type manualClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *manualClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *manualClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+func TestEnforceRetention(t *testing.T) {
+	clock := &manualClock{t: time.UnixMilli(1_700_000_000_000)}
+	s := stratatest.Open(t, &strata.Options{Now: clock.Now, RetentionCheckInterval: -1})
+	require.NoError(t, s.CreateTopic("events", strata.TopicConfig{
+		Partitions: 2, Retention: time.Hour, SegmentBytes: 2048, MaxBatchBytes: 1024,
+	}))
+	require.NoError(t, s.CreateTopic("forever", strata.TopicConfig{Retention: -1, SegmentBytes: 2048, MaxBatchBytes: 1024}))
+	for i := range 200 {
+		clock.Add(time.Minute)
+		_, err := s.AppendTo(ctx, "events", i%2, rec("k", fmt.Sprint(i)))
+		require.NoError(t, err)
+		_, err = s.Append(ctx, "forever", rec("k", fmt.Sprint(i)))
+		require.NoError(t, err)
+	}
+	n, err := s.EnforceRetention(ctx)
+	require.NoError(t, err)
+	require.Positive(t, n)
+	for p := range 2 {
+		start, err := s.ListOffsets("events", p, strata.Earliest)
+		require.NoError(t, err)
+		require.Positive(t, start, "partition %d lost its old segments", p)
+		_, err = s.Read(ctx, "events", p, start-1, 1)
+		require.ErrorIs(t, err, strata.ErrOffsetOutOfRange)
+		recs, err := s.Read(ctx, "events", p, start, 1000)
+		require.NoError(t, err)
+		require.NotEmpty(t, recs)
+		oldest := recs[0].Timestamp
+		require.True(t, oldest.After(clock.Now().Add(-2*time.Hour)), "what stays is recent")
+	}
+	start, err := s.ListOffsets("forever", 0, strata.Earliest)
+	require.NoError(t, err)
+	require.Zero(t, start, "Retention -1 keeps everything")
+
+	require.NoError(t, s.DeleteRecords("forever", 0, 150))
+	start, err = s.ListOffsets("forever", 0, strata.Earliest)
+	require.NoError(t, err)
+	require.Equal(t, int64(150), start)
+	require.ErrorIs(t, s.DeleteRecords("forever", 0, 201), strata.ErrOffsetOutOfRange)
+	d, err := s.DescribeTopic("forever")
+	require.NoError(t, err)
+	segsBefore := d.Partitions[0].Segments
+	_, err = s.EnforceRetention(ctx)
+	require.NoError(t, err)
+	d, err = s.DescribeTopic("forever")
+	require.NoError(t, err)
+	require.Less(t, d.Partitions[0].Segments, segsBefore, "segments wholly below the start offset go")
+	require.Equal(t, int64(150), d.Partitions[0].StartOffset)
+}
+
+func TestBackgroundRetention(t *testing.T) {
+	clock := &manualClock{t: time.UnixMilli(1_700_000_000_000)}
+	s := stratatest.Open(t, &strata.Options{Now: clock.Now, RetentionCheckInterval: time.Millisecond})
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Retention: time.Second, SegmentBytes: 1024, MaxBatchBytes: 512}))
+	for i := range 100 {
+		_, err := s.Append(ctx, "t", rec("k", fmt.Sprint(i)))
+		require.NoError(t, err)
+	}
+	clock.Add(time.Hour)
+	require.Eventually(t, func() bool {
+		start, err := s.ListOffsets("t", 0, strata.Earliest)
+		return err == nil && start > 50
+	}, 10*time.Second, time.Millisecond, "the background pass deletes expired segments")
+}
