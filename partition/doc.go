@@ -27,11 +27,13 @@
 //     than the interval survive; with SyncAlways, Append returns only after
 //     fsync, and concurrent appenders share one fsync (group commit); with
 //     SyncNever, only a roll and Close fsync.
-//   - A roll seals and fsyncs the old segment before creating the next, and
-//     creating or removing segment files fsyncs the directory, so only the
-//     last segment can hold unsynced bytes. Open after a crash recovers it:
-//     it never serves a torn or corrupt batch, cuts a torn tail at the last
-//     valid batch, rebuilds the untrusted indexes and keeps offsets dense.
+//   - A roll seals the old segment and fsyncs it soon after in the
+//     background (as Kafka does), then checkpoints the recovery point: the
+//     offset below which every segment is sealed and synced. Creating or
+//     removing segment files fsyncs the directory. Open after a crash
+//     recovers every segment from the recovery point on: it never serves a
+//     torn or corrupt batch, cuts a torn tail at the last valid batch,
+//     rebuilds the untrusted indexes and keeps offsets dense.
 //   - A failed write leaves the partition as it was. A failed fsync or roll
 //     closes the partition to appends with an error saying why: after a
 //     failed fsync the kernel may have dropped the unsynced pages, so
