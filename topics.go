@@ -137,9 +137,11 @@ func (s *Store) DescribeTopic(name string) (TopicDescription, error) {
 				pd.NewestTimestamp = time.UnixMilli(newest)
 			}
 			var r log.Record
-			if ok, err := p.NewReader(pd.StartOffset).Next(&r); err == nil && ok {
+			rd := p.NewReader(pd.StartOffset)
+			if ok, err := rd.Next(&r); err == nil && ok {
 				pd.OldestTimestamp = r.Timestamp
 			}
+			rd.Close()
 		}
 		d.Partitions = append(d.Partitions, pd)
 	}

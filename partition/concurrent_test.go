@@ -3,6 +3,7 @@ package partition
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"sync"
 	"testing"
@@ -82,6 +83,7 @@ func TestConcurrentAppendersAndReaders(t *testing.T) {
 			for r := range readers {
 				rg.Go(func() {
 					rd := p.NewReader(0)
+					defer rd.Close()
 					var x log.Record
 					for rd.Offset() < total {
 						if err := rd.NextWait(ctx, &x); err != nil {
@@ -185,4 +187,48 @@ type slowSyncFile struct{ vfs.File }
 func (f slowSyncFile) Sync() error {
 	time.Sleep(500 * time.Microsecond)
 	return f.File.Sync()
+}
+
+// TestTruncateUnderReaders truncates while readers read: Truncate rewrites
+// the segment into new files, so readers never fault on a shrunk file, and
+// everything they read below the final end is what was written.
+func TestTruncateUnderReaders(t *testing.T) {
+	p, _ := memPartition(t, small(newClock()))
+	appendIDs(t, p, seq(0, 600)...)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			rd := p.NewReader(0)
+			defer rd.Close()
+			var x log.Record
+			for ctx.Err() == nil {
+				ok, err := rd.Next(&x)
+				if err != nil {
+					if !errors.Is(err, ErrOutOfRange) {
+						t.Error(err)
+						return
+					}
+					rd.SetOffset(0)
+					continue
+				}
+				if !ok {
+					rd.SetOffset(0)
+					continue
+				}
+				if want := rec(int(x.Offset)); !bytes.Equal(want.Value, x.Value) {
+					t.Errorf("offset %d: wrong value", x.Offset)
+					return
+				}
+			}
+		})
+	}
+	for end := 590; end > 300; end -= 29 {
+		require.NoError(t, p.Truncate(int64(end)))
+		require.Equal(t, int64(end), p.EndOffset())
+	}
+	cancel()
+	wg.Wait()
+	requireIDs(t, readRange(t, p, 0), 0, seq(0, int(p.EndOffset())))
+	require.NoError(t, p.Close())
 }

@@ -45,7 +45,10 @@
 // the segment list through an atomic pointer and hold a reference on the
 // segment they read: a segment dropped meanwhile (by retention, compaction or
 // Truncate) is closed, unmapped and unlinked only when its last reader lets
-// go. Batches are copied out of the segment's memory mapping, CRC-checked,
-// into the reader's buffer; a Reader then iterates their records without
-// allocating.
+// go. ReadBatches copies whole batches out of the segment's memory mapping
+// into the caller's buffer; a Reader iterates records in the mapping itself,
+// without copying or allocating, holding its segment until it moves on or
+// is closed. A batch's CRC is checked the first time the process reads it.
+// Truncate rewrites a segment into new files renamed over the old ones, so
+// no file ever shrinks under a reader.
 package partition

@@ -73,6 +73,7 @@ func appendIDs(t testing.TB, p *Partition, ids ...int) []int64 {
 func readRange(t testing.TB, p *Partition, from int64) []log.Record {
 	t.Helper()
 	r := p.NewReader(from)
+	defer r.Close()
 	var out []log.Record
 	for {
 		var x log.Record

@@ -34,11 +34,6 @@ type Partition struct {
 	end   atomic.Int64 // next offset to assign
 	done  atomic.Bool  // closed: reads fail too
 
-	// exclusive is held shared by every read of segment memory and
-	// exclusively by the rare operations that shrink a segment's file under
-	// its mapping (Truncate), which must not overlap a read.
-	exclusive sync.RWMutex
-
 	appended signal // woken after every append
 
 	syncMu sync.Mutex   // one fsync at a time; waiters share its result

@@ -19,8 +19,6 @@ func (p *Partition) ReadBatches(buf []byte, offset int64, maxBytes int) ([]byte,
 	if err := p.checkOpen(); err != nil {
 		return nil, err
 	}
-	p.exclusive.RLock()
-	defer p.exclusive.RUnlock()
 	for {
 		st := p.state.Load()
 		start, end := p.start.Load(), p.end.Load()
@@ -62,6 +60,52 @@ func (p *Partition) ReadBatches(buf []byte, offset int64, maxBytes int) ([]byte,
 	}
 }
 
+// viewBatches is ReadBatches without the copy: the batches alias the memory
+// mapping of the segment they come from, which the returned reference keeps
+// open until the caller releases it. No batches means no reference.
+func (p *Partition) viewBatches(offset int64, maxBytes int) ([]byte, *segRef, error) {
+	if err := p.checkOpen(); err != nil {
+		return nil, nil, err
+	}
+	for {
+		st := p.state.Load()
+		start, end := p.start.Load(), p.end.Load()
+		if len(st.segs) > 0 {
+			start = max(start, st.segs[0].seg.Base())
+		}
+		if offset < start || offset > end {
+			return nil, nil, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", offset, p.name, start, end, ErrOutOfRange)
+		}
+		if offset == end {
+			return nil, nil, nil
+		}
+		i := sort.Search(len(st.segs), func(i int) bool { return st.segs[i].seg.Base() > offset }) - 1
+		retry := false
+		for i = max(i, 0); i < len(st.segs); i++ {
+			r := st.segs[i]
+			if !r.acquire() {
+				retry = true
+				break
+			}
+			out, err := r.seg.View(offset, maxBytes)
+			if err != nil || len(out) == 0 {
+				_ = r.release()
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("partition: reading %s at %d: %w", p.name, offset, err)
+			}
+			if len(out) > 0 {
+				p.stats.reads.Add(1)
+				p.stats.readBytes.Add(int64(len(out)))
+				return out, r, nil
+			}
+		}
+		if !retry && p.state.Load() == st {
+			return nil, nil, nil
+		}
+	}
+}
+
 // Wait blocks until the partition holds offset (EndOffset > offset), the
 // partition is closed (ErrClosed) or ctx ends (ctx.Err()).
 func (p *Partition) Wait(ctx context.Context, offset int64) error {
@@ -89,8 +133,6 @@ func (p *Partition) OffsetForTimestamp(ts int64) (offset, timestamp int64, found
 	if err := p.checkOpen(); err != nil {
 		return -1, -1, false, err
 	}
-	p.exclusive.RLock()
-	defer p.exclusive.RUnlock()
 	for {
 		st := p.state.Load()
 		start := p.start.Load()

@@ -11,15 +11,17 @@ import (
 // DefaultReadBytes is how much a Reader asks of the partition at a time.
 const DefaultReadBytes = 1 << 20
 
-// Reader reads a partition's records in offset order. It reads whole
-// batches into its own buffer, about MaxBytes at a time, and iterates their
-// records without allocating per record. A Reader is not safe for concurrent
-// use; any number of Readers may read one partition.
+// Reader reads a partition's records in offset order. It iterates whole
+// batches straight from the segment's memory mapping, about 1 MiB at a time,
+// without copying them and without allocating per record; to keep that
+// memory valid it holds a reference on the segment it is in, which Close
+// releases (so does reaching the end of the partition). A Reader is not safe
+// for concurrent use; any number of Readers may read one partition.
 type Reader struct {
 	p        *Partition
-	next     int64  // offset of the next record to return
-	buf      []byte // batches read; records alias it
-	rest     []byte // batches of buf not yet iterated
+	next     int64   // offset of the next record to return
+	ref      *segRef // the segment rest comes from, held
+	rest     []byte  // batches not yet iterated, in ref's mapping
 	it       log.RecordIter
 	inBatch  bool
 	maxBytes int
@@ -37,13 +39,27 @@ func (r *Reader) Offset() int64 { return r.next }
 
 // SetOffset repositions the reader at offset.
 func (r *Reader) SetOffset(offset int64) {
-	r.next, r.rest, r.inBatch = offset, nil, false
+	r.drop()
+	r.next = offset
+}
+
+// Close releases the segment the reader holds. The reader can be used again
+// (it takes a new reference when it reads).
+func (r *Reader) Close() { r.drop() }
+
+// drop forgets the batches in hand and releases their segment.
+func (r *Reader) drop() {
+	r.rest, r.inBatch = nil, false
+	if r.ref != nil {
+		_ = r.ref.release()
+		r.ref = nil
+	}
 }
 
 // Next reads the next record into rec and reports whether there was one;
 // false with a nil error means the reader is at the end of the partition (see
-// NextWait). The record's Key, Value and header values alias the reader's
-// buffer: they are valid until the next call to Next. Records before the
+// NextWait). The record's Key, Value and header values alias the segment's
+// memory: they are valid until the next call to Next or Close. Records before the
 // reader's offset in the first batch are skipped. Errors: ErrOutOfRange when
 // the offset fell below the start offset (retention moved it) or is past the
 // end, ErrClosed, and corruption from the segment layer.
@@ -74,15 +90,12 @@ func (r *Reader) Next(rec *log.Record) (bool, error) {
 			r.it, r.inBatch = it, true
 			continue
 		}
-		out, err := r.p.ReadBatches(r.buf, r.next, r.maxBytes)
-		if err != nil {
+		r.drop()
+		out, ref, err := r.p.viewBatches(r.next, r.maxBytes)
+		if err != nil || len(out) == 0 {
 			return false, err
 		}
-		r.buf = out
-		if len(out) == 0 {
-			return false, nil
-		}
-		r.rest = out
+		r.rest, r.ref = out, ref
 	}
 }
 
@@ -109,6 +122,7 @@ func (r *Reader) NextWait(ctx context.Context, rec *log.Record) error {
 func (p *Partition) Records(ctx context.Context, offset int64) iter.Seq2[log.Record, error] {
 	return func(yield func(log.Record, error) bool) {
 		r := p.NewReader(offset)
+		defer r.Close()
 		var rec log.Record
 		for {
 			if err := r.NextWait(ctx, &rec); err != nil {

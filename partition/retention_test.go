@@ -160,6 +160,7 @@ func TestRetentionUnderReaders(t *testing.T) {
 	for range 3 { // readers that restart from the start offset when overtaken
 		wg.Go(func() {
 			rd := p.NewReader(0)
+			defer rd.Close()
 			var x log.Record
 			for rd.Offset() < 1500 {
 				err := rd.NextWait(ctx, &x)

@@ -37,16 +37,17 @@ func (p *Partition) DeleteRecords(offset int64) error {
 
 // Truncate removes every record at or after offset, so that EndOffset
 // becomes offset: later segments are deleted and the one holding offset is
-// cut (a batch that straddles offset is rewritten with its records below
-// offset, keeping their timestamps and headers). The result is fsynced.
-// Truncating below StartOffset or past EndOffset is ErrOutOfRange.
+// rewritten without them (a batch that straddles offset is rewritten with
+// its records below offset, keeping their timestamps and headers). The
+// result is fsynced. Truncating below StartOffset or past EndOffset is
+// ErrOutOfRange.
 //
-// Truncate waits for reads in progress to finish and holds new ones until it
-// is done: it shrinks files under their memory mappings. It is meant for
-// recovery, tests and tools, not for the hot path.
+// Readers are never disturbed: the rewritten segment goes to new files that
+// are renamed over the old names, and a reader holding the old segment keeps
+// reading its (unlinked) files until it lets go. Truncate copies the kept
+// part of one segment, so it is meant for recovery, tests and tools, not for
+// the hot path.
 func (p *Partition) Truncate(offset int64) error {
-	p.exclusive.Lock()
-	defer p.exclusive.Unlock()
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
 	if err := p.flushSealedLocked(); err != nil {
@@ -69,62 +70,47 @@ func (p *Partition) Truncate(offset int64) error {
 	}
 	segs := p.state.Load().segs
 	i := max(0, sort.Search(len(segs), func(i int) bool { return segs[i].seg.Base() > offset })-1)
+	old := segs[i]
 
-	// The records of the straddling batch that stay, copied before the cut.
-	keep, opts, err := p.straddling(segs[i].seg, offset)
+	// The records of the straddling batch that stay, re-encoded.
+	keep, opts, err := p.straddling(old.seg, offset)
 	if err != nil {
 		return err
 	}
-
-	// Later segments go, with their files.
-	for _, r := range segs[i+1:] {
-		r.remove.Store(true)
-		if err := r.release(); err != nil {
-			return p.failLocked(fmt.Errorf("truncating: %w", err))
-		}
-	}
-	// The segment holding offset becomes the active one, writable.
-	ref := segs[i]
-	if ref.seg.Sealed() {
-		base := ref.seg.Base()
-		if err := ref.release(); err != nil {
-			return p.failLocked(fmt.Errorf("truncating: %w", err))
-		}
-		s, err := segment.Open(p.fsys, p.dir, base, p.cfg.segmentConfig(), true)
-		if err != nil {
-			return p.failLocked(fmt.Errorf("truncating: %w", err))
-		}
-		ref = newRef(s)
-	}
-	newSegs := append(segs[:i:i], ref)
-	p.state.Store(&state{segs: newSegs})
-	p.mu.active = ref
-
-	if err := ref.seg.Truncate(offset); err != nil {
-		return p.failLocked(fmt.Errorf("truncating: %w", err))
-	}
+	var extra []byte
 	if len(keep) > 0 {
-		batch, err := log.AppendBatch(nil, keep, opts)
-		if err == nil {
-			log.SetBaseOffset(batch, keep[0].Offset)
-			err = ref.seg.Append(batch)
+		if extra, err = log.AppendBatch(nil, keep, opts); err != nil {
+			return fmt.Errorf("partition: truncating %s: %w", p.name, err)
 		}
-		if err != nil {
-			return p.failLocked(fmt.Errorf("truncating: rewriting the batch at %d: %w", keep[0].Offset, err))
-		}
+		log.SetBaseOffset(extra, keep[0].Offset)
 	}
-	if err := ref.seg.Sync(); err != nil {
+
+	// A crash from here on must recover the rewritten segment.
+	if err := writeCheckpoint(p.fsys, p.dir, recoveryPointFile, old.seg.Base()); err != nil {
 		return p.failLocked(fmt.Errorf("truncating: %w", err))
+	}
+	next, err := old.seg.Rewrite(offset, extra)
+	if err != nil {
+		return p.failLocked(fmt.Errorf("truncating: %w", err))
+	}
+	ref := newRef(next)
+	p.state.Store(&state{segs: append(segs[:i:i], ref)})
+	p.mu.active = ref
+	p.end.Store(next.NextOffset())
+	p.synced.Store(next.NextOffset())
+	// The old segment's names now belong to the new one: close it when its
+	// readers let go, without deleting anything. Later segments go.
+	_ = old.release()
+	for _, r := range segs[i+1:] {
+		if err := r.seg.MarkDeleted(); err != nil {
+			return p.failLocked(fmt.Errorf("truncating: %w", err))
+		}
+		r.remove.Store(true)
+		_ = r.release()
 	}
 	if err := p.fsys.SyncDir(p.dir); err != nil {
 		return p.failLocked(fmt.Errorf("truncating: %w", err))
 	}
-	// The active segment may now be an older one: recovery must start there.
-	if err := writeCheckpoint(p.fsys, p.dir, recoveryPointFile, ref.seg.Base()); err != nil {
-		return p.failLocked(fmt.Errorf("truncating: %w", err))
-	}
-	p.end.Store(ref.seg.NextOffset())
-	p.synced.Store(ref.seg.NextOffset())
 	return nil
 }
 

@@ -22,16 +22,17 @@ import (
 // is safe to call while the segment is appended to or sealed, makes no
 // system call, and allocates nothing when buf is large enough.
 func (s *Segment) Read(buf []byte, offset int64, maxBytes int) ([]byte, error) {
-	batches, err := s.view(offset, maxBytes)
+	batches, err := s.View(offset, maxBytes)
 	if err != nil {
 		return nil, err
 	}
 	return append(buf[:0], batches...), nil
 }
 
-// view is Read without the copy: the batches alias the mapping, so they are
-// valid only while the segment is open.
-func (s *Segment) view(offset int64, maxBytes int) ([]byte, error) {
+// View is Read without the copy: the batches alias the segment's memory
+// mapping, so they are valid only while the segment stays open — the caller
+// must hold it (the partition's reference count) until it is done with them.
+func (s *Segment) View(offset int64, maxBytes int) ([]byte, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}

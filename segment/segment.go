@@ -73,6 +73,7 @@ type Segment struct {
 	fsys    vfs.FS
 	dir     string
 	base    int64
+	tmp     string // a temporary suffix of every file name ("" normally)
 	cfg     Config
 	path    string // the .log file
 	log     vfs.File
@@ -142,13 +143,20 @@ func Open(fsys vfs.FS, dir string, base int64, cfg Config, writable bool) (*Segm
 }
 
 func open(fsys vfs.FS, dir string, base int64, cfg Config, writable, create bool) (*Segment, error) {
+	return openNamed(fsys, dir, base, "", cfg, writable, create)
+}
+
+// openNamed is open for files whose names carry a temporary suffix (such as
+// SwapSuffix) after their usual one.
+func openNamed(fsys vfs.FS, dir string, base int64, tmp string, cfg Config, writable, create bool) (*Segment, error) {
 	cfg = cfg.withDefaults()
 	s := &Segment{
 		fsys:     fsys,
 		dir:      dir,
 		base:     base,
+		tmp:      tmp,
 		cfg:      cfg,
-		path:     filepath.Join(dir, FileName(base, LogSuffix)),
+		path:     filepath.Join(dir, FileName(base, LogSuffix)+tmp),
 		writable: writable,
 		sealed:   !writable,
 		firstTS:  -1,
@@ -204,7 +212,7 @@ func indexError(err error) error {
 }
 
 func (s *Segment) indexPath(suffix string) string {
-	return filepath.Join(s.dir, FileName(s.base, suffix))
+	return filepath.Join(s.dir, FileName(s.base, suffix)+s.tmp)
 }
 
 // Base returns the segment's base offset: the offset its file name carries,

@@ -17,7 +17,7 @@ func (s *Segment) FindOffsetByTimestamp(ts, startOffset int64) (offset, timestam
 	from = max(from, startOffset)
 	var rec log.Record
 	for {
-		batches, err := s.view(from, 64<<10)
+		batches, err := s.View(from, 64<<10)
 		if err != nil || len(batches) == 0 {
 			return -1, -1, false, err
 		}
