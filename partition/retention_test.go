@@ -46,6 +46,10 @@ func TestEnforceRetentionByTime(t *testing.T) {
 	_, err = p.ReadBatches(nil, start-1, 100)
 	require.ErrorIs(t, err, ErrOutOfRange)
 	requireIDs(t, readRange(t, p, start), start, seq(int(start), 300))
+	// The files were renamed .deleted at once; they are unlinked when the
+	// last holder lets go (here the background fsync of rolled segments,
+	// which Sync runs now).
+	require.NoError(t, p.Sync())
 	names, err := m.ReadDir("topic-0")
 	require.NoError(t, err)
 	for _, s := range segs[:n] {
