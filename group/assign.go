@@ -86,7 +86,7 @@ type plan struct {
 	members []*Member // sorted by compareMembers
 	topics  []string  // subscribed topics with at least one partition, sorted
 	counts  []int     // counts[t] is the partition count of topics[t]
-	index   map[string]int
+	index   map[string]int // topic name → position in topics
 	// subs[m][t] reports whether members[m] subscribes to topics[t].
 	subs [][]bool
 }
@@ -124,8 +124,9 @@ func newPlan(members []Member, partitions map[string]int) *plan {
 		p.counts[i] = partitions[t]
 	}
 	p.subs = make([][]bool, len(p.members))
+	flat := make([]bool, len(p.members)*len(p.topics))
 	for i, m := range p.members {
-		p.subs[i] = make([]bool, len(p.topics))
+		p.subs[i], flat = flat[:len(p.topics):len(p.topics)], flat[len(p.topics):]
 		for _, t := range m.Topics {
 			if ti, ok := p.index[t]; ok {
 				p.subs[i][ti] = true
@@ -135,16 +136,54 @@ func newPlan(members []Member, partitions map[string]int) *plan {
 	return p
 }
 
-// result turns per-member partition lists (indexed like p.members, each
-// already sorted) into an Assignment in which every member has a non-nil
-// entry.
-func (p *plan) result(lists [][]TopicPartition) Assignment {
+// owners returns, for each planned topic, a slice with one entry per
+// partition, every entry -1 (unassigned).
+func (p *plan) owners() [][]int {
+	total := 0
+	for _, n := range p.counts {
+		total += n
+	}
+	flat := make([]int, total)
+	for i := range flat {
+		flat[i] = -1
+	}
+	out := make([][]int, len(p.topics))
+	for t, n := range p.counts {
+		out[t], flat = flat[:n:n], flat[n:]
+	}
+	return out
+}
+
+// result turns the owner of each partition (a member index, as returned
+// by owners) into an Assignment in which every member has a non-nil,
+// sorted entry. The lists share one backing array but are capped, so
+// appending to one never overwrites another.
+func (p *plan) result(owner [][]int) Assignment {
+	n := make([]int, len(p.members))
+	total := 0
+	for _, part := range owner {
+		for _, m := range part {
+			if m >= 0 {
+				n[m]++
+				total++
+			}
+		}
+	}
+	backing := make([]TopicPartition, total)
+	lists := make([][]TopicPartition, len(p.members))
+	for m := range lists {
+		lists[m], backing = backing[:0:n[m]], backing[n[m]:]
+	}
+	// Topics in order, partitions ascending: every list comes out sorted.
+	for t, part := range owner {
+		for q, m := range part {
+			if m >= 0 {
+				lists[m] = append(lists[m], TopicPartition{Topic: p.topics[t], Partition: q})
+			}
+		}
+	}
 	a := make(Assignment, len(p.members))
 	for i, m := range p.members {
-		if lists[i] == nil {
-			a[m.ID] = []TopicPartition{}
-			continue
-		}
 		a[m.ID] = lists[i]
 	}
 	return a

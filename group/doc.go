@@ -54,10 +54,13 @@
 // differs only where one string has a character above U+FFFF and the other
 // one in U+E000–U+FFFF at the same position.
 //
-// Sticky is Kafka's eager StickyAssignor: it may move a partition straight
-// from one member to another within one rebalance. It reaches the same
-// balance as Kafka's and keeps at least as many partitions as any balanced
-// assignment could, but where several assignments are equally good it may
-// pick a different one than the Java client. Rack awareness is not
-// modelled.
+// Sticky is Kafka's eager StickyAssignor: a partition may move straight
+// from one member to another within one rebalance. Kafka's
+// CooperativeStickyAssignor, which first revokes and hands partitions out
+// in a second rebalance, is not provided. Sticky computes its balance and
+// the number of partitions kept exactly (a min-cost flow), where the Java
+// assignor searches heuristically; with equal subscriptions both give
+// counts within one of each other and keep what the quotas allow. Where
+// several assignments are equally good, Sticky may pick a different one
+// than the Java client. Rack awareness is not modelled.
 package group

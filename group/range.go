@@ -22,19 +22,16 @@ func (rangeAssignor) Name() string { return "range" }
 // Assign implements Assignor.
 func (rangeAssignor) Assign(members []Member, partitions map[string]int) Assignment {
 	p := newPlan(members, partitions)
-	lists := make([][]TopicPartition, len(p.members))
+	owner := p.owners()
 	subscribed := make([]int, 0, len(p.members))
-	// Topics are visited in order and each run is ascending, so every list
-	// comes out sorted.
-	for t, topic := range p.topics {
+	for t := range p.topics {
 		subscribed = subscribed[:0]
 		for m := range p.members {
 			if p.subs[m][t] {
 				subscribed = append(subscribed, m)
 			}
 		}
-		count := p.counts[t]
-		quota, extra := count/len(subscribed), count%len(subscribed)
+		quota, extra := p.counts[t]/len(subscribed), p.counts[t]%len(subscribed)
 		next := 0
 		for i, m := range subscribed {
 			n := quota
@@ -42,10 +39,10 @@ func (rangeAssignor) Assign(members []Member, partitions map[string]int) Assignm
 				n++
 			}
 			for range n {
-				lists[m] = append(lists[m], TopicPartition{Topic: topic, Partition: next})
+				owner[t][next] = m
 				next++
 			}
 		}
 	}
-	return p.result(lists)
+	return p.result(owner)
 }

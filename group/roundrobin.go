@@ -25,18 +25,18 @@ func (roundRobinAssignor) Name() string { return "roundrobin" }
 // Assign implements Assignor.
 func (roundRobinAssignor) Assign(members []Member, partitions map[string]int) Assignment {
 	p := newPlan(members, partitions)
-	lists := make([][]TopicPartition, len(p.members))
+	owner := p.owners()
 	next := 0 // the member the deal is at
-	for t, topic := range p.topics {
+	for t := range p.topics {
 		for partition := range p.counts[t] {
 			// Every planned topic has a subscriber, so this stops within
 			// one turn of the circle.
 			for !p.subs[next][t] {
 				next = (next + 1) % len(p.members)
 			}
-			lists[next] = append(lists[next], TopicPartition{Topic: topic, Partition: partition})
+			owner[t][partition] = next
 			next = (next + 1) % len(p.members)
 		}
 	}
-	return p.result(lists)
+	return p.result(owner)
 }

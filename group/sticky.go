@@ -1,7 +1,5 @@
 package group
 
-import "slices"
-
 // Sticky returns Kafka's (eager) StickyAssignor ("sticky"). It first makes
 // the assignment as balanced as the subscriptions allow and then, among
 // the balanced assignments, keeps as many previously owned partitions
@@ -27,10 +25,11 @@ import "slices"
 // exists or is no longer subscribed to by the claimant, or if the partition
 // number is out of range. Among the remaining claims on a partition, the
 // one with the highest Generation wins; if two members claim it at that
-// same generation, both claims are void (as in Kafka, which cannot tell
-// which of them is right). A member that must give up some of its owned
-// partitions of a topic keeps the lowest-numbered ones. Partitions that
-// change hands go to the members that need them in member order, lowest
+// same generation, the partition counts as unowned (as Kafka's assignor
+// does when subscriptions are equal: neither claim can be trusted). A
+// member that must give up some of its owned partitions of a topic keeps
+// the lowest-numbered ones. Partitions that change hands or had no owner
+// go to the members short of their count in member order, lowest
 // partition numbers first.
 func Sticky() Assignor { return stickyAssignor{} }
 
@@ -43,39 +42,32 @@ func (stickyAssignor) Name() string { return "sticky" }
 // Assign implements Assignor.
 func (stickyAssignor) Assign(members []Member, partitions map[string]int) Assignment {
 	p := newPlan(members, partitions)
-	owners := p.previousOwners()
+	previous := p.previousOwners()
 	owned := make([][]int, len(p.members))
+	flat := make([]int, len(p.members)*len(p.topics))
 	for m := range owned {
-		owned[m] = make([]int, len(p.topics))
+		owned[m], flat = flat[:len(p.topics):len(p.topics)], flat[len(p.topics):]
 	}
-	for t := range owners {
-		for _, m := range owners[t] {
+	for t := range previous {
+		for _, m := range previous[t] {
 			if m >= 0 {
 				owned[m][t]++
 			}
 		}
 	}
-	counts := balance(p, owned)
-	return p.result(p.distribute(owners, counts))
-}
-
-// claim is the strongest claim on one partition seen so far.
-type claim struct {
-	member     int  // index in plan.members; -1 if unclaimed
-	generation int  // Generation of the claim
-	contested  bool // another member claims it at the same generation
+	return p.result(p.distribute(previous, balance(p, owned)))
 }
 
 // previousOwners resolves the members' Owned claims. It returns, for each
-// planned topic and partition, the index of the member that keeps its
-// claim, or -1.
+// planned topic and partition, the index of the member whose claim stands,
+// or -1.
 func (p *plan) previousOwners() [][]int {
-	claims := make([][]claim, len(p.topics))
+	owner := p.owners()
+	generation := make([][]int, len(p.topics))
+	contested := make([][]bool, len(p.topics))
 	for t, n := range p.counts {
-		claims[t] = make([]claim, n)
-		for q := range claims[t] {
-			claims[t][q].member = -1
-		}
+		generation[t] = make([]int, n)
+		contested[t] = make([]bool, n)
 	}
 	for m, mem := range p.members {
 		for _, tp := range mem.Owned {
@@ -83,58 +75,51 @@ func (p *plan) previousOwners() [][]int {
 			if !ok || !p.subs[m][t] || tp.Partition < 0 || tp.Partition >= p.counts[t] {
 				continue
 			}
-			c := &claims[t][tp.Partition]
+			q := tp.Partition
 			switch {
-			case c.member < 0 || mem.Generation > c.generation:
-				*c = claim{member: m, generation: mem.Generation}
-			case c.member == m: // listed twice
-			case mem.Generation == c.generation:
-				c.contested = true
+			case owner[t][q] < 0 || mem.Generation > generation[t][q]:
+				owner[t][q], generation[t][q], contested[t][q] = m, mem.Generation, false
+			case owner[t][q] == m: // listed twice
+			case mem.Generation == generation[t][q]:
+				contested[t][q] = true
 			}
 		}
 	}
-	owners := make([][]int, len(p.topics))
-	for t := range claims {
-		owners[t] = make([]int, len(claims[t]))
-		for q, c := range claims[t] {
-			owners[t][q] = c.member
-			if c.contested {
-				owners[t][q] = -1
+	for t := range owner {
+		for q := range owner[t] {
+			if contested[t][q] {
+				owner[t][q] = -1
 			}
 		}
 	}
-	return owners
+	return owner
 }
 
-// distribute turns per-member, per-topic counts into partitions: each
-// member keeps its lowest-numbered owned partitions up to its count, and
-// the remaining partitions of the topic go, in ascending order, to the
-// members still short, in member order.
-func (p *plan) distribute(owners [][]int, counts [][]int) [][]TopicPartition {
-	lists := make([][]TopicPartition, len(p.members))
+// distribute turns per-member, per-topic counts into the owner of each
+// partition: each member keeps its lowest-numbered previous partitions up
+// to its count, and the remaining partitions of the topic go, in ascending
+// order, to the members still short, in member order.
+func (p *plan) distribute(previous [][]int, counts [][]int) [][]int {
+	owner := p.owners()
 	kept := make([]int, len(p.members))
-	var free []int
-	for t, topic := range p.topics {
+	for t := range p.topics {
 		clear(kept)
-		free = free[:0]
-		for q, m := range owners[t] {
+		for q, m := range previous[t] {
 			if m >= 0 && kept[m] < counts[m][t] {
 				kept[m]++
-				lists[m] = append(lists[m], TopicPartition{Topic: topic, Partition: q})
-				continue
+				owner[t][q] = m
 			}
-			free = append(free, q)
 		}
-		next := 0
+		q := 0
 		for m := range p.members {
 			for range counts[m][t] - kept[m] {
-				lists[m] = append(lists[m], TopicPartition{Topic: topic, Partition: free[next]})
-				next++
+				for owner[t][q] >= 0 {
+					q++
+				}
+				owner[t][q] = m
+				q++
 			}
 		}
 	}
-	for _, l := range lists {
-		slices.SortFunc(l, TopicPartition.Compare)
-	}
-	return lists
+	return owner
 }

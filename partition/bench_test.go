@@ -110,49 +110,59 @@ func BenchmarkAppend(b *testing.B) {
 func BenchmarkAppendSyncAlways(b *testing.B) {
 	recs := benchRecords(100)
 	size := encodedSize(b, recs)
-	b.Run("impl=partition/appenders=1/records=100", func(b *testing.B) {
-		p, err := Open(vfs.OS, b.TempDir(), benchConfig(SyncAlways), false)
-		require.NoError(b, err)
-		b.SetBytes(int64(size))
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := p.Append(recs); err != nil {
-				b.Fatal(err)
+	for _, prealloc := range []bool{false, true} {
+		b.Run(fmt.Sprintf("impl=partition/appenders=1/records=100/prealloc=%v", prealloc), func(b *testing.B) {
+			cfg := benchConfig(SyncAlways)
+			cfg.Preallocate = prealloc
+			cfg.SegmentBytes = 256 << 20
+			p, err := Open(vfs.OS, b.TempDir(), cfg, false)
+			require.NoError(b, err)
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.Append(recs); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-		b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "records/s")
-		require.NoError(b, p.Close())
-	})
+			b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "records/s")
+			require.NoError(b, p.Close())
+		})
+	}
 	b.Run("impl=raw-write-fsync/records=100", func(b *testing.B) {
 		rawWriter(b, size, true, 100)
 	})
 	one := benchRecords(1)
 	for _, appenders := range []int{1, 4, 16} {
-		b.Run(fmt.Sprintf("impl=partition/appenders=%d/records=1", appenders), func(b *testing.B) {
-			p, err := Open(vfs.OS, b.TempDir(), benchConfig(SyncAlways), false)
-			require.NoError(b, err)
-			b.ReportAllocs()
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			per := b.N/appenders + 1
-			for range appenders {
-				wg.Go(func() {
-					for range per {
-						if _, err := p.Append(one); err != nil {
-							b.Error(err)
-							return
+		for _, prealloc := range []bool{false, true} {
+			b.Run(fmt.Sprintf("impl=partition/appenders=%d/records=1/prealloc=%v", appenders, prealloc), func(b *testing.B) {
+				cfg := benchConfig(SyncAlways)
+				cfg.Preallocate = prealloc
+				cfg.SegmentBytes = 256 << 20
+				p, err := Open(vfs.OS, b.TempDir(), cfg, false)
+				require.NoError(b, err)
+				b.ReportAllocs()
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				per := b.N/appenders + 1
+				for range appenders {
+					wg.Go(func() {
+						for range per {
+							if _, err := p.Append(one); err != nil {
+								b.Error(err)
+								return
+							}
 						}
-					}
-				})
-			}
-			wg.Wait()
-			b.StopTimer()
-			st := p.Stats()
-			secs := b.Elapsed().Seconds()
-			b.ReportMetric(float64(st.AppendedRecords)/secs, "records/s")
-			b.ReportMetric(float64(st.Fsyncs)/secs, "fsyncs/s")
-			require.NoError(b, p.Close())
-		})
+					})
+				}
+				wg.Wait()
+				b.StopTimer()
+				st := p.Stats()
+				secs := b.Elapsed().Seconds()
+				b.ReportMetric(float64(st.AppendedRecords)/secs, "records/s")
+				b.ReportMetric(float64(st.Fsyncs)/secs, "fsyncs/s")
+				require.NoError(b, p.Close())
+			})
+		}
 	}
 	b.Run("impl=raw-write-fsync/records=1", func(b *testing.B) {
 		rawWriter(b, encodedSize(b, one), true, 1)

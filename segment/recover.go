@@ -12,8 +12,12 @@ type Recovery struct {
 	// Batches and Bytes count the valid batches kept.
 	Batches int
 	Bytes   int64
-	// Truncated is the number of bytes cut off the end of the file.
+	// Truncated is the number of bytes cut off the end of the file, zeros
+	// that preallocation left not counted.
 	Truncated int64
+	// ZeroTail is the number of zero bytes after the last batch: what
+	// preallocation reserved and no append used. They are cut too.
+	ZeroTail int64
 	// Reason says why the bytes were cut: an error wrapping log.ErrIncomplete
 	// for a torn tail, or ErrCorrupt (with file and position) for damage. Nil
 	// when nothing was cut.
@@ -46,6 +50,10 @@ func (s *Segment) Recover() (Recovery, error) {
 	next := s.base
 	var valid int64
 	for valid < fileSize {
+		if zeros(s.data[valid:min(fileSize, valid+log.BatchHeaderSize)]) {
+			rec.ZeroTail = fileSize - valid
+			break
+		}
 		h, err := s.headerAt(valid, fileSize)
 		if err == nil {
 			_, err = log.CheckBatch(s.data[valid : valid+int64(h.Size())])
@@ -70,8 +78,8 @@ func (s *Segment) Recover() (Recovery, error) {
 	}
 
 	rec.Bytes = valid
-	rec.Truncated = fileSize - valid
-	if rec.Truncated > 0 {
+	rec.Truncated = fileSize - valid - rec.ZeroTail
+	if valid < fileSize {
 		if err := s.log.Truncate(valid); err != nil {
 			return rec, fmt.Errorf("segment: truncating %s to %d: %w", s.path, valid, err)
 		}
@@ -112,9 +120,24 @@ func OpenRecover(fsys vfs.FS, dir string, base int64, cfg Config) (*Segment, Rec
 		return nil, Recovery{}, err
 	}
 	rec, err := s.Recover()
+	if err == nil {
+		err = s.preallocate()
+	}
 	if err != nil {
 		s.closeFiles()
 		return nil, rec, err
 	}
 	return s, rec, nil
+}
+
+// zeros reports whether b holds only zero bytes: no batch starts with them
+// (its length field is at least 49), so they are the unused part of a
+// preallocated file.
+func zeros(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }

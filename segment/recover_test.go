@@ -123,9 +123,39 @@ func TestRecoverZeroTail(t *testing.T) {
 	require.ErrorIs(t, err, ErrCorrupt, "a trusted open reads the headers after the last index entry")
 	s, rec, err := OpenRecover(m, fx.dir, 0, smallIndexes)
 	require.NoError(t, err)
-	require.Equal(t, int64(10_000), rec.Truncated)
-	require.ErrorIs(t, rec.Reason, ErrCorrupt)
+	require.Equal(t, int64(10_000), rec.ZeroTail, "zeros are what preallocation left, not damage")
+	require.Zero(t, rec.Truncated)
+	require.NoError(t, rec.Reason)
 	requireRecords(t, written, 0, readAll(t, s, 0, 1<<20))
+	require.NoError(t, s.Close())
+	require.Equal(t, concat(written), readFile(t, m, path), "the zeros are cut off")
+}
+
+// TestPreallocate: a preallocated segment's file is MaxBytes long while it
+// is written, trimmed when sealed, and recovery after a crash keeps every
+// synced batch and cuts the zeros.
+func TestPreallocate(t *testing.T) {
+	fx, m := memFixture(t)
+	cfg := smallIndexes
+	cfg.Preallocate = true
+	s, err := Create(fx.fsys, fx.dir, 0, cfg)
+	require.NoError(t, err)
+	path := filepath.Join(fx.dir, FileName(0, LogSuffix))
+	written := appendRandom(t, s, rand.New(rand.NewPCG(3, 1)), 10, 4, 50)
+	require.Equal(t, int64(len(concat(written))), s.Size(), "Size is the batches, not the file")
+	require.Len(t, readFile(t, m, path), int(cfg.MaxBytes), "the file is preallocated")
+	require.NoError(t, s.Sync())
+
+	after := m.Crash()
+	r, rec, err := OpenRecover(after, fx.dir, 0, cfg)
+	require.NoError(t, err)
+	require.Zero(t, rec.Truncated)
+	require.Equal(t, cfg.MaxBytes-s.Size(), rec.ZeroTail)
+	requireRecords(t, written, 0, readAll(t, r, 0, 1<<20))
+	more := appendRandom(t, r, rand.New(rand.NewPCG(3, 2)), 3, 2, 10)
+	require.Len(t, readFile(t, after, path), int(cfg.MaxBytes), "preallocated again after recovery")
+	require.NoError(t, r.Close())
+	require.Equal(t, append(concat(written), concat(more)...), readFile(t, after, path), "Close trims the file")
 }
 
 // TestFlippedBytes flips each byte of a small segment in turn. Reads of the

@@ -53,6 +53,9 @@ type Config struct {
 	IndexIntervalBytes int `json:"index_interval_bytes"`
 	// MaxIndexBytes is each index file's preallocated size. Default 10 MiB.
 	MaxIndexBytes int `json:"max_index_bytes"`
+	// Preallocate reserves SegmentBytes on disk for each new segment, which
+	// makes fsyncs cheaper (Kafka's preallocate). Default false.
+	Preallocate bool `json:"preallocate"`
 }
 
 // Defaults of Config.
@@ -110,5 +113,6 @@ func (c Config) partitionConfig(base partition.Config) partition.Config {
 	base.MaxIndexBytes = c.MaxIndexBytes
 	base.TimestampType = c.TimestampType
 	base.Sync = c.Sync
+	base.Preallocate = c.Preallocate
 	return base
 }

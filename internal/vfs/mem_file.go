@@ -197,6 +197,16 @@ func (f *memFile) Truncate(size int64) error {
 	return nil
 }
 
+// Allocate grows the file with zeros to size if it is smaller, as Truncate
+// does; in memory there are no blocks to reserve.
+func (f *memFile) Allocate(size int64) error {
+	cur, err := f.Size()
+	if err != nil || size <= cur {
+		return err
+	}
+	return f.Truncate(size)
+}
+
 // Sync makes the file's current contents its durable ones.
 func (f *memFile) Sync() error {
 	m := f.fs

@@ -70,6 +70,10 @@ type File interface {
 	Size() (int64, error)
 	// Truncate changes the file's size, extending it with zeros if it grows.
 	Truncate(size int64) error
+	// Allocate extends the file to at least size bytes of zeros, with the
+	// blocks reserved on disk (fallocate(2)), so that later writes inside
+	// it change no file size and allocate nothing. It never shrinks a file.
+	Allocate(size int64) error
 	// Sync makes the file's contents durable (fsync).
 	Sync() error
 	// Map maps the first size bytes of the file read-write and shared: writes

@@ -476,3 +476,26 @@ func TestConcurrentReadWrite(t *testing.T) {
 		}
 	})
 }
+
+// TestAllocate grows a file with reserved zeros and never shrinks it.
+func TestAllocate(t *testing.T) {
+	eachFS(t, func(t *testing.T, fsys FS, dir string) {
+		f, err := fsys.OpenFile(filepath.Join(dir, "f.log"), os.O_RDWR|os.O_CREATE, 0o644)
+		require.NoError(t, err)
+		_, err = f.WriteAt([]byte("head"), 0)
+		require.NoError(t, err)
+		require.NoError(t, f.Allocate(1<<16))
+		size, err := f.Size()
+		require.NoError(t, err)
+		require.Equal(t, int64(1<<16), size)
+		buf := make([]byte, 8)
+		_, err = f.ReadAt(buf, 0)
+		require.NoError(t, err)
+		require.Equal(t, "head\x00\x00\x00\x00", string(buf), "the old bytes stay, the new ones are zeros")
+		require.NoError(t, f.Allocate(100), "a smaller size is a no-op")
+		size, err = f.Size()
+		require.NoError(t, err)
+		require.Equal(t, int64(1<<16), size)
+		require.NoError(t, f.Close())
+	})
+}
