@@ -83,9 +83,9 @@ type Assignor interface {
 // Kafka's order, the subscribed topics that exist, and who subscribes to
 // what.
 type plan struct {
-	members []*Member // sorted by compareMembers
-	topics  []string  // subscribed topics with at least one partition, sorted
-	counts  []int     // counts[t] is the partition count of topics[t]
+	members []*Member      // sorted by compareMembers
+	topics  []string       // subscribed topics with at least one partition, sorted
+	counts  []int          // counts[t] is the partition count of topics[t]
 	index   map[string]int // topic name → position in topics
 	// subs[m][t] reports whether members[m] subscribes to topics[t].
 	subs [][]bool
