@@ -132,7 +132,7 @@ func BenchmarkAppendSyncAlways(b *testing.B) {
 		rawWriter(b, size, true, 100)
 	})
 	one := benchRecords(1)
-	for _, appenders := range []int{1, 4, 16} {
+	for _, appenders := range []int{1, 4, 16, 64} {
 		for _, prealloc := range []bool{false, true} {
 			b.Run(fmt.Sprintf("impl=partition/appenders=%d/records=1/prealloc=%v", appenders, prealloc), func(b *testing.B) {
 				cfg := benchConfig(SyncAlways)

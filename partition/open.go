@@ -34,6 +34,7 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 		return nil, fmt.Errorf("partition: creating %s: %w", dir, err)
 	}
 	p := &Partition{fsys: fsys, dir: dir, name: filepath.Base(dir), cfg: cfg}
+	p.group.cond.L = &p.group.mu
 	bases, err := p.scanDir()
 	if err != nil {
 		return nil, err

@@ -36,14 +36,24 @@ type Partition struct {
 
 	appended signal // woken after every append
 
-	syncMu sync.Mutex   // one fsync at a time; waiters share its result
+	syncMu sync.Mutex   // one fsync (or flush of sealed segments) at a time
 	synced atomic.Int64 // offsets below this are durable
+	group  groupCommit  // who fsyncs next, and who waits for it
 
 	bgStop chan struct{} // closed by Close
 	bgDone chan struct{} // closed when the background goroutine returns
 	rolled chan struct{} // a roll left a segment to fsync
 
 	stats counters
+}
+
+// groupCommit coordinates SyncAlways appenders: one leader fsyncs, the
+// others wait on cond until it is done (gen counts finished fsyncs).
+type groupCommit struct {
+	mu      sync.Mutex
+	cond    sync.Cond // L is &mu, set by Open
+	running bool
+	gen     uint64
 }
 
 // state is the immutable snapshot readers load: the segments in offset order.

@@ -16,19 +16,51 @@ func (p *Partition) Sync() error {
 	return p.syncTo(p.end.Load())
 }
 
-// syncTo returns once every offset below target is durable. Callers queue on
-// syncMu; whoever gets it fsyncs everything appended so far, so the callers
-// behind it usually find their target covered and return at once: that is
-// group commit.
+// syncTo returns once every offset below target is durable: group commit.
+// One caller at a time (the leader) fsyncs, covering everything appended
+// when it starts; the others wait for that fsync to end, all woken at once,
+// and return if it covered them. Whoever it did not cover (they appended
+// during it) elects the next leader among themselves, so each fsync covers
+// everything appended while the previous one ran.
 func (p *Partition) syncTo(target int64) error {
-	if p.synced.Load() >= target {
-		return nil
+	g := &p.group
+	for {
+		if p.synced.Load() >= target {
+			return nil
+		}
+		g.mu.Lock()
+		if p.synced.Load() >= target {
+			g.mu.Unlock()
+			return nil
+		}
+		if g.running {
+			for gen := g.gen; g.running && g.gen == gen; {
+				g.cond.Wait()
+			}
+			g.mu.Unlock()
+			continue
+		}
+		g.running = true
+		g.mu.Unlock()
+
+		err := p.syncOnce()
+
+		g.mu.Lock()
+		g.running = false
+		g.gen++
+		g.cond.Broadcast()
+		g.mu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
+}
+
+// syncOnce fsyncs the sealed segments awaiting it and the active segment's
+// log, and moves the synced offset to the end offset as it was before.
+func (p *Partition) syncOnce() error {
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
-	if p.synced.Load() >= target {
-		return nil
-	}
 	if err := p.flushSealedLocked(); err != nil {
 		return err
 	}
