@@ -1,6 +1,95 @@
-// Package group holds the parts of Kafka's consumer groups that Strata
-// reproduces. So far that is the partition assignors; the group runtime
-// (members, generations, committed offsets) builds on them.
+// Package group is Kafka's consumer groups, in a process: the partition
+// assignors, the committed offsets and their __consumer_offsets record
+// format, and the [Coordinator] that runs each group's membership and
+// incremental rebalances. It imports nothing from the rest of Strata; the
+// store wires it to an internal compacted topic.
+//
+// # Committed offsets
+//
+// A committed offset is the offset of the next record to consume (the last
+// processed one plus one), with an optional metadata string
+// ([OffsetAndMetadata]). [Coordinator.Commit] appends every commit to an
+// [OffsetLog] before it becomes visible; the store implements the log by
+// appending the records [EncodeCommit] makes to __consumer_offsets, and
+// at open feeds what [DecodeCommit] reads back to [Coordinator.Replay].
+// Kafka's compaction keeps the latest record per (group, topic,
+// partition); [Coordinator.DeleteOffsets] writes tombstones. The format is
+// Kafka's own (below), so the bytes can be read by Kafka's tools.
+// [OffsetReset] and [Lag] are auto.offset.reset and consumer lag.
+//
+// # The __consumer_offsets format
+//
+// Kafka keeps committed offsets in the compacted topic __consumer_offsets,
+// one record per (group, topic, partition): the latest record for a key is
+// the committed offset, and a record with a null value (a tombstone)
+// deletes it. All integers are big-endian; a string is an int16 byte
+// length followed by that many bytes of UTF-8.
+//
+// The key, version 1 (versions 0 and 1 are the same OffsetCommitKey; Kafka
+// uses 2 for group metadata and 3 and up for KIP-848's records, which
+// [DecodeCommit] reports as [ErrNotOffsetCommit]):
+//
+//	+---------+-----------+-------+-----------+-------+-----------+
+//	| int16   | int16     | group | int16     | topic | int32     |
+//	| version | group len | bytes | topic len | bytes | partition |
+//	+---------+-----------+-------+-----------+-------+-----------+
+//
+// The value, version 3 (the version written; Kafka's default since 2.1):
+//
+//	+---------+--------+--------------+--------------+----------+------------------+
+//	| int16   | int64  | int32        | int16        | metadata | int64            |
+//	| version | offset | leader epoch | metadata len | bytes    | commit timestamp |
+//	+---------+--------+--------------+--------------+----------+------------------+
+//
+// The leader epoch is always written as -1 (none: Strata has no replicas)
+// and the commit timestamp is in milliseconds since the Unix epoch.
+// DecodeCommit also reads the other value versions Kafka has written:
+//
+//	v0, v2  offset, metadata, commit timestamp
+//	v1      offset, metadata, commit timestamp, int64 expire timestamp (ignored)
+//	v3      offset, leader epoch, metadata, commit timestamp
+//	v4      as v3, but the metadata is a compact string (unsigned varint
+//	        length+1) and tagged fields (ignored) follow
+//
+// For example, group "g", topic "t", partition 3, offset 42, metadata "m",
+// committed at 1700000000000 ms:
+//
+//	key   00 01  00 01 67  00 01 74  00 00 00 03
+//	value 00 03  00 00 00 00 00 00 00 2a  ff ff ff ff  00 01 6d  00 00 01 8b cf e5 68 00
+//
+// # Membership and the consumer's protocol
+//
+// A consumer in a group drives the [Coordinator] from its poll loop:
+//
+//  1. Join(group, topics) returns its MemberRef (member id, generation).
+//     The group rebalances: the assignor computes a new target
+//     assignment and the generation goes up.
+//  2. On every poll, Sync(group, id). It is the heartbeat (a member that
+//     does not Sync for Options.SessionTimeout is evicted), and it returns
+//     the generation to commit with, the partitions newly assigned
+//     (start fetching at the committed offset, or as the reset policy
+//     says), and the partitions to revoke.
+//  3. For partitions to revoke: stop fetching them, Commit their
+//     positions, then Revoked(group, id, parts). Until Revoked the member
+//     still owns them; their new owner gets them at its next Sync. A
+//     member that holds them longer than Options.RebalanceTimeout is
+//     evicted.
+//  4. Commit(group, MemberRef{id, generation of the last Sync}, offsets)
+//     at any time, for partitions it owns.
+//  5. On close: commit, then Leave(group, id); its partitions are freed at
+//     once.
+//
+// A call that fails with [ErrFenced] means the member is gone (evicted or
+// left) or used an old generation: it drops every partition without
+// committing and joins again, under a new member id.
+//
+// Only Sync hands out partitions, and only partitions nobody owns; only
+// Revoked, Leave and eviction take them away. So within a group no
+// partition is ever owned by two members, even while a rebalance is
+// under way, and once every member has synced, revoked and synced again,
+// each owns exactly its share of the target. A consumer that follows the
+// protocol therefore never fetches a partition another member of its
+// group is still fetching, and never commits over it.
 //
 // # Assignors
 //
@@ -63,4 +152,13 @@
 // counts within one of each other and keep what the quotas allow. Where
 // several assignments are equally good, Sticky may pick a different one
 // than the Java client. Rack awareness is not modelled.
+//
+// The Coordinator keeps membership in memory only, as Kafka's coordinator
+// does when it starts: after a restart every consumer joins again. It has
+// no static membership (group.instance.id), no offset expiry
+// (offsets.retention.minutes) and no transactional commits. Metadata is
+// limited in bytes, where Kafka counts UTF-16 units. The Coordinator
+// starts no goroutines: it checks session and rebalance deadlines against
+// Options.Now whenever it is called, so a group's dead members are evicted
+// at the next call on that group (or at [Coordinator.Expire]).
 package group

@@ -1,0 +1,214 @@
+package group
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"time"
+)
+
+// The record format is described in the package documentation (doc.go),
+// under "The __consumer_offsets format".
+
+// Record versions written by the encoders.
+const (
+	keyVersion   = 1 // OffsetCommitKey
+	valueVersion = 3 // OffsetCommitValue with a leader epoch
+)
+
+// maxStringLen is the longest string the format can hold: its length is
+// an int16.
+const maxStringLen = math.MaxInt16
+
+// AppendKey appends the __consumer_offsets key of (group, topic,
+// partition), version 1, to dst and returns the extended slice. It panics
+// if group or topic is longer than 32767 bytes or partition does not fit
+// in an int32; the [Coordinator] checks both before it encodes.
+func AppendKey(dst []byte, group, topic string, partition int) []byte {
+	if partition < 0 || partition > math.MaxInt32 {
+		panic(fmt.Sprintf("group: partition %d does not fit the record format", partition))
+	}
+	dst = binary.BigEndian.AppendUint16(dst, keyVersion)
+	dst = appendString(dst, group)
+	dst = appendString(dst, topic)
+	return binary.BigEndian.AppendUint32(dst, uint32(partition))
+}
+
+// AppendValue appends the __consumer_offsets value of om, version 3, to
+// dst and returns the extended slice. The commit time is stored in whole
+// milliseconds; the leader epoch as -1. It panics if om.Metadata is longer
+// than 32767 bytes; the [Coordinator] checks it before it encodes.
+func AppendValue(dst []byte, om OffsetAndMetadata) []byte {
+	dst = binary.BigEndian.AppendUint16(dst, valueVersion)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(om.Offset))
+	dst = binary.BigEndian.AppendUint32(dst, math.MaxUint32) // leader epoch -1
+	dst = appendString(dst, om.Metadata)
+	return binary.BigEndian.AppendUint64(dst, uint64(om.CommitTime.UnixMilli()))
+}
+
+// EncodeCommit returns the record for c: its key and, unless c is a
+// tombstone (c.Deleted), its value. A tombstone's value is nil, which the
+// log writes as a null value. It panics where [AppendKey] and
+// [AppendValue] do.
+func EncodeCommit(c Commit) (key, value []byte) {
+	key = AppendKey(make([]byte, 0, 10+len(c.Group)+len(c.Topic)), c.Group, c.Topic, c.Partition)
+	if c.Deleted {
+		return key, nil
+	}
+	value = AppendValue(make([]byte, 0, 24+len(c.Metadata)), c.OffsetAndMetadata())
+	return key, value
+}
+
+// appendString appends s as an int16 length and its bytes.
+func appendString(dst []byte, s string) []byte {
+	if len(s) > maxStringLen {
+		panic(fmt.Sprintf("group: string of %d bytes does not fit the record format", len(s)))
+	}
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(s)))
+	return append(dst, s...)
+}
+
+// DecodeCommit decodes a __consumer_offsets record. A nil value is a
+// tombstone: the result has Deleted set and no offset. An empty non-nil
+// value is malformed. CommitTime is in UTC.
+//
+// It returns an error wrapping [ErrNotOffsetCommit] for a well-formed key
+// of another record type (which a replay skips) and [ErrBadRecord] for
+// anything malformed; it never panics. The strings of the result are
+// copies: key and value may be reused afterwards.
+func DecodeCommit(key, value []byte) (Commit, error) {
+	r := reader{b: key}
+	version := r.int16()
+	if r.bad {
+		return Commit{}, fmt.Errorf("group: key of %d bytes: %w", len(key), ErrBadRecord)
+	}
+	if version != 0 && version != 1 {
+		if version < 0 {
+			return Commit{}, fmt.Errorf("group: key version %d: %w", version, ErrBadRecord)
+		}
+		return Commit{}, fmt.Errorf("group: key version %d: %w", version, ErrNotOffsetCommit)
+	}
+	var c Commit
+	c.Group = r.string()
+	c.Topic = r.string()
+	c.Partition = int(r.int32())
+	if r.bad || len(r.b) != 0 || c.Partition < 0 {
+		return Commit{}, fmt.Errorf("group: offset commit key of %d bytes: %w", len(key), ErrBadRecord)
+	}
+	if value == nil {
+		c.Deleted = true
+		return c, nil
+	}
+	if err := decodeValue(&c, value); err != nil {
+		return Commit{}, err
+	}
+	return c, nil
+}
+
+// decodeValue decodes an OffsetCommitValue of any version into c.
+func decodeValue(c *Commit, value []byte) error {
+	r := reader{b: value}
+	version := r.int16()
+	c.Offset = r.int64()
+	if version >= 3 {
+		r.int32() // leader epoch
+	}
+	switch {
+	case version >= 4:
+		c.Metadata = r.compactString()
+	default:
+		c.Metadata = r.string()
+	}
+	c.CommitTime = time.UnixMilli(r.int64()).UTC()
+	switch version {
+	case 1:
+		r.int64() // expire timestamp
+	case 4:
+		r.taggedFields()
+	}
+	switch {
+	case version < 0 || version > 4:
+		return fmt.Errorf("group: offset commit value version %d: %w", version, ErrBadRecord)
+	case r.bad || len(r.b) != 0:
+		return fmt.Errorf("group: offset commit value version %d of %d bytes: %w", version, len(value), ErrBadRecord)
+	}
+	return nil
+}
+
+// reader consumes big-endian fields from b. The first short read sets bad
+// and every later read returns zero values.
+type reader struct {
+	b   []byte
+	bad bool
+}
+
+// take returns the next n bytes, or nil (setting bad) if fewer remain.
+func (r *reader) take(n int) []byte {
+	if r.bad || n < 0 || n > len(r.b) {
+		r.bad = true
+		return nil
+	}
+	p := r.b[:n]
+	r.b = r.b[n:]
+	return p
+}
+
+// int16 reads an int16.
+func (r *reader) int16() int16 {
+	if p := r.take(2); p != nil {
+		return int16(binary.BigEndian.Uint16(p))
+	}
+	return 0
+}
+
+// int32 reads an int32.
+func (r *reader) int32() int32 {
+	if p := r.take(4); p != nil {
+		return int32(binary.BigEndian.Uint32(p))
+	}
+	return 0
+}
+
+// int64 reads an int64.
+func (r *reader) int64() int64 {
+	if p := r.take(8); p != nil {
+		return int64(binary.BigEndian.Uint64(p))
+	}
+	return 0
+}
+
+// string reads an int16-length string; a negative length (null) is bad,
+// since no field of these records is nullable.
+func (r *reader) string() string {
+	return string(r.take(int(r.int16())))
+}
+
+// uvarint reads an unsigned varint of at most 32 bits, as Kafka's flexible
+// versions write them.
+func (r *reader) uvarint() int {
+	if r.bad {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 || v > math.MaxInt32 {
+		r.bad = true
+		return 0
+	}
+	r.b = r.b[n:]
+	return int(v)
+}
+
+// compactString reads a compact string: an unsigned varint of the length
+// plus one (zero would be null, which is bad here), then the bytes.
+func (r *reader) compactString() string {
+	return string(r.take(r.uvarint() - 1))
+}
+
+// taggedFields skips a tagged-field section: a count, then for each field
+// a tag, a size and that many bytes.
+func (r *reader) taggedFields() {
+	for n := r.uvarint(); n > 0 && !r.bad; n-- {
+		r.uvarint() // tag
+		r.take(r.uvarint())
+	}
+}
