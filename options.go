@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/stratalog/strata/group"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/topic"
 )
@@ -22,6 +23,13 @@ type Options struct {
 	// Logger receives recovery reports and background errors. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// SessionTimeout is how long a group consumer may go without polling
+	// before it is evicted and its partitions reassigned (its later commits
+	// are fenced). Default 45 s (Kafka's session.timeout.ms).
+	SessionTimeout time.Duration
+	// Assignor assigns partitions among a group's consumers: group.Range()
+	// (the default, as Kafka's), group.RoundRobin() or group.Sticky().
+	Assignor group.Assignor
 	// RetentionCheckInterval is how often the store applies retention in
 	// the background. Default 5 minutes (Kafka's
 	// log.retention.check.interval.ms); negative turns the background pass

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/stratalog/strata/group"
 	"github.com/stratalog/strata/internal/vfs"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/topic"
@@ -39,6 +40,8 @@ type Store struct {
 	mu     sync.Mutex // serialises topic creation, deletion and Close
 	closed atomic.Bool
 
+	groups *group.Coordinator // consumer groups and their committed offsets
+
 	stop chan struct{} // closed by Close: stops the retention goroutine
 	done chan struct{} // closed when it has stopped
 }
@@ -66,6 +69,13 @@ func Open(dir string, opts *Options) (*Store, error) {
 	}
 	s := &Store{dir: dir, fsys: fsys, opts: o, lock: lock}
 	if err := s.load(); err != nil {
+		_ = unlockDir(lock)
+		return nil, err
+	}
+	if err := s.initGroups(); err != nil {
+		for _, t := range *s.topics.Load() {
+			_ = t.Close()
+		}
 		_ = unlockDir(lock)
 		return nil, err
 	}
@@ -252,12 +262,15 @@ func (s *Store) topic(name string) (*topic.Topic, error) {
 	return t, nil
 }
 
-// Topics returns the names of the topics, sorted, internal ones included.
+// Topics returns the names of the topics, sorted, without the internal
+// ones (such as __consumer_offsets), as Kafka lists them by default.
 func (s *Store) Topics() []string {
 	m := *s.topics.Load()
 	names := make([]string, 0, len(m))
 	for name := range m {
-		names = append(names, name)
+		if !topic.IsInternal(name) {
+			names = append(names, name)
+		}
 	}
 	sort.Strings(names)
 	return names

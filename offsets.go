@@ -1,0 +1,200 @@
+package strata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stratalog/strata/group"
+	"github.com/stratalog/strata/topic"
+)
+
+// ConsumerOffsetsTopic is the internal, compacted topic that holds consumer
+// groups' committed offsets, in Kafka's record format, as Kafka's does.
+const ConsumerOffsetsTopic = "__consumer_offsets"
+
+// TopicPartition names one partition of a topic.
+type TopicPartition = group.TopicPartition
+
+// OffsetAndMetadata is a committed offset (the next offset to read), its
+// metadata string and when it was committed.
+type OffsetAndMetadata = group.OffsetAndMetadata
+
+// OffsetReset is Kafka's auto.offset.reset: where a consumer starts on a
+// partition without a committed offset, or whose committed offset fell out
+// of the partition's range (retention moved its start).
+type OffsetReset = group.OffsetReset
+
+// The offset reset policies.
+const (
+	ResetLatest   = group.ResetLatest   // the end: only records appended from now on (Kafka's default)
+	ResetEarliest = group.ResetEarliest // the start offset: everything retained
+	ResetNone     = group.ResetNone     // an error (ErrNoOffset)
+)
+
+// Errors of consumer groups. Match them with errors.Is.
+var (
+	// ErrFenced means a consumer was evicted (it stopped polling for longer
+	// than the session timeout), left, or used a stale generation: its
+	// commit is refused.
+	ErrFenced = group.ErrFenced
+	// ErrGroupActive means an operation that needs a group without members
+	// (a commit or reset from outside a consumer) found members.
+	ErrGroupActive = group.ErrGroupActive
+	// ErrNoOffset means ResetNone found no usable committed offset.
+	ErrNoOffset = group.ErrNoOffset
+)
+
+// offsetLog appends commits to the internal topic, one batch per call:
+// they are as durable as the store's flush policy makes appends.
+type offsetLog struct{ s *Store }
+
+func (l offsetLog) Append(commits []group.Commit) error {
+	recs := make([]Record, len(commits))
+	for i, c := range commits {
+		recs[i].Key, recs[i].Value = group.EncodeCommit(c)
+	}
+	t, err := l.s.topic(ConsumerOffsetsTopic)
+	if err != nil {
+		return err
+	}
+	_, err = l.s.appendTo(t, 0, recs)
+	return err
+}
+
+// initGroups creates the internal offsets topic if needed, starts the group
+// coordinator and replays the committed offsets into it.
+func (s *Store) initGroups() error {
+	if _, ok := (*s.topics.Load())[ConsumerOffsetsTopic]; !ok {
+		err := s.createTopic(ConsumerOffsetsTopic, TopicConfig{
+			Partitions:    1,
+			CleanupPolicy: CleanupCompact,
+			SegmentBytes:  100 << 20, // Kafka's offsets.topic.segment.bytes
+		})
+		if err != nil {
+			return fmt.Errorf("strata: creating %s: %w", ConsumerOffsetsTopic, err)
+		}
+	}
+	s.groups = group.NewCoordinator(offsetLog{s}, &group.Options{
+		Now:            s.opts.Now,
+		SessionTimeout: s.opts.SessionTimeout,
+		Assignor:       s.opts.Assignor,
+		Partitions: func(name string) int {
+			t, ok := (*s.topics.Load())[name]
+			if !ok || topic.IsInternal(name) {
+				return 0
+			}
+			return t.NumPartitions()
+		},
+	})
+	p, err := s.partition(ConsumerOffsetsTopic, 0)
+	if err != nil {
+		return err
+	}
+	rd := p.NewReader(p.StartOffset())
+	defer rd.Close()
+	var r Record
+	for {
+		ok, err := rd.Next(&r)
+		if err != nil {
+			return fmt.Errorf("strata: replaying %s: %w", ConsumerOffsetsTopic, err)
+		}
+		if !ok {
+			return nil
+		}
+		c, err := group.DecodeCommit(r.Key, r.Value)
+		switch {
+		case errors.Is(err, group.ErrNotOffsetCommit):
+			continue
+		case err != nil:
+			s.opts.Logger.Warn("strata: skipping a damaged commit record", "offset", r.Offset, "err", err)
+			continue
+		}
+		s.groups.Replay(c)
+	}
+}
+
+// Commit commits offset — the next offset to read, last processed + 1 — for
+// a group's partition, from outside any consumer (Kafka's standalone
+// commit): the group must have no active consumers (ErrGroupActive). The
+// offset must lie in the partition's [start, end] (ErrOffsetOutOfRange, with
+// the range). The commit is a record in the internal __consumer_offsets
+// topic, as durable as the store's flush policy makes appends, and replayed
+// at Open. Consumers commit with Consumer.Commit.
+func (s *Store) Commit(groupName, topicName string, part int, offset int64, metadata string) error {
+	if err := s.checkCommit(topicName, part, offset); err != nil {
+		return err
+	}
+	tp := TopicPartition{Topic: topicName, Partition: part}
+	return s.groups.Commit(groupName, group.MemberRef{}, map[TopicPartition]OffsetAndMetadata{
+		tp: {Offset: offset, Metadata: metadata, CommitTime: s.opts.Now()},
+	})
+}
+
+// checkCommit refuses a commit outside the partition's [start, end].
+func (s *Store) checkCommit(topicName string, part int, offset int64) error {
+	p, err := s.partition(topicName, part)
+	if err != nil {
+		return err
+	}
+	if start, end := p.StartOffset(), p.EndOffset(); offset < start || offset > end {
+		return fmt.Errorf("strata: commit of offset %d for %s-%d out of range [%d, %d]: %w", offset, topicName, part, start, end, ErrOffsetOutOfRange)
+	}
+	return nil
+}
+
+// Committed returns a group's committed offset for a partition, and false
+// if it has none.
+func (s *Store) Committed(groupName, topicName string, part int) (OffsetAndMetadata, bool) {
+	if s.closed.Load() {
+		return OffsetAndMetadata{}, false
+	}
+	return s.groups.Committed(groupName, topicName, part)
+}
+
+// Groups returns the consumer groups that have committed offsets or
+// members.
+func (s *Store) Groups() []string { return s.groups.Groups() }
+
+// PartitionLag is how far a group is behind on one partition.
+type PartitionLag struct {
+	Partition int
+	EndOffset int64
+	// Committed is the group's committed offset, -1 if it has none.
+	Committed int64
+	// Lag is EndOffset − Committed (from the start offset when nothing is
+	// committed, or the commit fell below it).
+	Lag int64
+	// OldestUnconsumed is the timestamp of the first record the group has
+	// not consumed, zero when Lag is 0: now − OldestUnconsumed is how stale
+	// the group is.
+	OldestUnconsumed time.Time
+}
+
+// Lag reports, for each partition of a topic, how many records the group
+// has not committed yet and how old the oldest of them is: the two signals
+// to watch on a consumer group.
+func (s *Store) Lag(ctx context.Context, groupName, topicName string) ([]PartitionLag, error) {
+	t, err := s.topic(topicName)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PartitionLag, 0, t.NumPartitions())
+	for i, p := range t.Partitions() {
+		pl := PartitionLag{Partition: i, EndOffset: p.EndOffset(), Committed: -1}
+		from := p.StartOffset()
+		if om, ok := s.groups.Committed(groupName, topicName, i); ok {
+			pl.Committed = om.Offset
+			from = max(from, om.Offset)
+		}
+		pl.Lag = group.Lag(from, pl.EndOffset)
+		if pl.Lag > 0 {
+			if recs, err := s.Read(ctx, topicName, i, from, 1); err == nil && len(recs) > 0 {
+				pl.OldestUnconsumed = recs[0].Timestamp
+			}
+		}
+		out = append(out, pl)
+	}
+	return out, nil
+}
