@@ -28,8 +28,11 @@ func lockDir(path string) (*os.File, error) {
 	return f, nil
 }
 
-// unlockDir releases the lock.
+// unlockDir releases the lock; a nil one is none.
 func unlockDir(f *os.File) error {
+	if f == nil {
+		return nil
+	}
 	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
 	return f.Close()
 }

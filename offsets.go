@@ -70,7 +70,7 @@ func (s *Store) initGroups() error {
 		err := s.createTopic(ConsumerOffsetsTopic, TopicConfig{
 			Partitions:    1,
 			CleanupPolicy: CleanupCompact,
-			SegmentBytes:  100 << 20, // Kafka's offsets.topic.segment.bytes
+			SegmentBytes:  16 << 20, // commits are small; Kafka uses 100 MiB
 		})
 		if err != nil {
 			return fmt.Errorf("strata: creating %s: %w", ConsumerOffsetsTopic, err)
@@ -197,4 +197,17 @@ func (s *Store) Lag(ctx context.Context, groupName, topicName string) ([]Partiti
 		out = append(out, pl)
 	}
 	return out, nil
+}
+
+// DeleteGroupOffsets deletes a group's committed offsets — tombstones in
+// __consumer_offsets — as Kafka's kafka-consumer-groups --delete does. The
+// group must have no active consumers (ErrGroupActive).
+func (s *Store) DeleteGroupOffsets(groupName string) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if err := s.groups.DeleteOffsets(groupName); err != nil {
+		return fmt.Errorf("strata: deleting the offsets of group %q: %w", groupName, err)
+	}
+	return nil
 }

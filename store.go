@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -55,17 +56,25 @@ type Store struct {
 // offsets kept dense. Open starts the background work (periodic fsync,
 // retention every RetentionCheckInterval); Close stops it.
 func Open(dir string, opts *Options) (*Store, error) {
+	return openOn(vfs.OS, dir, opts)
+}
+
+// openOn opens a store on a file system: the OS (with the directory lock),
+// or, in tests, an in-memory one that can crash (no lock).
+func openOn(fsys vfs.FS, dir string, opts *Options) (*Store, error) {
 	o := opts.withDefaults()
 	if err := o.Sync.Validate(); err != nil {
 		return nil, fmt.Errorf("strata: %w: %w", ErrInvalidConfig, err)
 	}
-	fsys := vfs.OS
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("strata: creating %s: %w", dir, err)
 	}
-	lock, err := lockDir(filepath.Join(dir, lockFile))
-	if err != nil {
-		return nil, err
+	var lock *os.File
+	if fsys == vfs.OS {
+		var err error
+		if lock, err = lockDir(filepath.Join(dir, lockFile)); err != nil {
+			return nil, err
+		}
 	}
 	s := &Store{dir: dir, fsys: fsys, opts: o, lock: lock}
 	if err := s.load(); err != nil {
@@ -151,7 +160,7 @@ type registry struct {
 
 func (s *Store) readRegistry() (map[string]topic.Config, error) {
 	path := filepath.Join(s.dir, topicsFile)
-	data, err := os.ReadFile(path)
+	data, err := readFile(s.fsys, path)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]topic.Config{}, nil
 	}
@@ -166,6 +175,24 @@ func (s *Store) readRegistry() (map[string]topic.Config, error) {
 		return nil, fmt.Errorf("strata: %s has version %d, this build reads 1", path, r.Version)
 	}
 	return r.Topics, nil
+}
+
+// readFile reads a whole small file.
+func readFile(fsys vfs.FS, path string) ([]byte, error) {
+	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, size)
+	if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return data, nil
 }
 
 // writeRegistry replaces topics.json atomically: a temporary file, fsync,

@@ -88,7 +88,8 @@ type Config struct {
 	// time, as Kafka's segment.ms). Default 7 days.
 	SegmentAge time.Duration
 	// MaxBatchBytes is the largest encoded batch Append takes; a larger one
-	// fails with ErrBatchTooLarge. Default 1 MiB (Kafka's max.message.bytes).
+	// fails with ErrBatchTooLarge. Default 1 MiB (Kafka's max.message.bytes),
+	// or SegmentBytes if that is smaller.
 	MaxBatchBytes int
 	// IndexIntervalBytes is the spacing of offset-index entries. Default 4096.
 	IndexIntervalBytes int
@@ -131,7 +132,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.SegmentAge = DefaultSegmentAge
 	}
 	if c.MaxBatchBytes == 0 {
-		c.MaxBatchBytes = DefaultMaxBatchBytes
+		c.MaxBatchBytes = int(min(DefaultMaxBatchBytes, c.SegmentBytes))
 	}
 	if c.IndexIntervalBytes == 0 {
 		c.IndexIntervalBytes = DefaultIndexIntervalBytes

@@ -42,7 +42,7 @@ type Config struct {
 	// batch. Default 7 days (segment.ms).
 	SegmentAge time.Duration `json:"segment_age"`
 	// MaxBatchBytes is the largest batch one append may write. Default 1 MiB
-	// (max.message.bytes).
+	// (max.message.bytes), or SegmentBytes if that is smaller.
 	MaxBatchBytes int `json:"max_batch_bytes"`
 	// TimestampType is CreateTime (default) or LogAppendTime.
 	TimestampType log.TimestampType `json:"timestamp_type"`
@@ -91,7 +91,7 @@ func (c Config) WithDefaults() (Config, error) {
 	}
 	pc, err := c.partitionConfig(partition.Config{}).Check()
 	if err != nil {
-		return c, fmt.Errorf("topic: %w: %w", ErrInvalidConfig, err)
+		return c, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	// Fill the partition-level defaults in too, so the config describes
 	// the topic as it runs. Sync stays zero: "the store's policy".

@@ -1,0 +1,108 @@
+package strata_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata"
+)
+
+// killDirEnv names the store directory of TestKill9CommitsChild.
+const killDirEnv = "STRATA_KILL9_STORE"
+
+// TestKill9Commits is the partition package's kill -9 test extended to
+// committed offsets: a child process appends a record and commits the
+// offset after it, under SyncAlways, printing each acknowledged commit; it
+// is killed with SIGKILL at a random moment, and the reopened store has
+// every acknowledged commit (and the records it points past).
+func TestKill9Commits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	dir := t.TempDir()
+	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways})
+	require.NoError(t, err)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{SegmentBytes: 64 << 10}))
+	require.NoError(t, s.Close())
+
+	total := 0
+	for round := range 5 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKill9CommitsChild$")
+		cmd.Env = append(os.Environ(), killDirEnv+"="+dir)
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		cmd.Stderr = os.Stderr
+		require.NoError(t, cmd.Start())
+		acked := make(chan int64, 1)
+		go func() {
+			last := int64(-1)
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				if rest, ok := strings.CutPrefix(sc.Text(), "ack "); ok {
+					if n, err := strconv.ParseInt(rest, 10, 64); err == nil {
+						last = n
+					}
+				}
+			}
+			_, _ = io.Copy(io.Discard, stdout)
+			acked <- last
+		}()
+		time.Sleep(time.Duration(80+40*round) * time.Millisecond)
+		require.NoError(t, cmd.Process.Kill())
+		_ = cmd.Wait()
+		last := <-acked
+
+		s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways})
+		require.NoError(t, err, "round %d", round)
+		om, ok := s.Committed("g", "t", 0)
+		if last >= 0 {
+			total++
+			require.True(t, ok, "round %d: the commits are gone", round)
+			require.GreaterOrEqual(t, om.Offset, last, "round %d: acknowledged commit %d lost", round, last)
+			recs, err := s.Read(ctx, "t", 0, om.Offset-1, 1)
+			require.NoError(t, err)
+			require.Equal(t, fmt.Sprint("v", om.Offset-1), string(recs[0].Value), "the committed record is there")
+		}
+		require.NoError(t, s.Close())
+	}
+	require.Positive(t, total, "the children acknowledged commits")
+}
+
+// TestKill9CommitsChild is TestKill9Commits' child: it appends and commits
+// until it is killed.
+func TestKill9CommitsChild(t *testing.T) {
+	dir := os.Getenv(killDirEnv)
+	if dir == "" {
+		t.Skip("run by TestKill9Commits")
+	}
+	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		os.Exit(2)
+	}
+	out := bufio.NewWriter(os.Stdout)
+	for {
+		end, err := s.ListOffsets("t", 0, strata.Latest)
+		if err == nil {
+			_, err = s.AppendTo(ctx, "t", 0, rec("k", fmt.Sprint("v", end)))
+		}
+		if err == nil {
+			err = s.Commit("g", "t", 0, end+1, "")
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(2)
+		}
+		fmt.Fprintf(out, "ack %d\n", end+1)
+		_ = out.Flush()
+	}
+}
