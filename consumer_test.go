@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/group"
 	"github.com/stratalog/strata/stratatest"
 )
 
@@ -335,4 +336,30 @@ func TestGroupUnderChurn(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
+}
+
+// TestConsumerCommitBelowStart: a committed offset that retention (here
+// DeleteRecords) left behind resets per AutoOffsetReset.
+func TestConsumerCommitBelowStart(t *testing.T) {
+	s := stratatest.Open(t, &strata.Options{Assignor: group.Sticky()})
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	for i := range 10 {
+		_, err := s.Append(ctx, "t", rec("k", fmt.Sprint(i)))
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Commit("g", "t", 0, 2, ""))
+	require.NoError(t, s.DeleteRecords("t", 0, 5))
+
+	c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{AutoOffsetReset: strata.ResetEarliest})
+	require.NoError(t, err)
+	msgs, err := c.Poll(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "5", string(msgs[0].Value), "earliest: from the new start offset")
+	require.NoError(t, c.Close())
+
+	n, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{AutoOffsetReset: strata.ResetNone})
+	require.NoError(t, err)
+	_, err = n.Poll(ctx)
+	require.ErrorIs(t, err, strata.ErrNoOffset, "none: an error rather than a silent jump")
+	require.NoError(t, n.Close())
 }
