@@ -16,48 +16,13 @@ import (
 // reused. ReadBatches never takes the appenders' lock and allocates nothing
 // when buf is large enough.
 func (p *Partition) ReadBatches(buf []byte, offset int64, maxBytes int) ([]byte, error) {
-	if err := p.checkOpen(); err != nil {
-		return nil, err
+	batches, ref, err := p.viewBatches(offset, maxBytes)
+	if err != nil || ref == nil {
+		return buf[:0], err
 	}
-	for {
-		st := p.state.Load()
-		start, end := p.start.Load(), p.end.Load()
-		if len(st.segs) > 0 {
-			start = max(start, st.segs[0].seg.Base())
-		}
-		if offset < start || offset > end {
-			return nil, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", offset, p.name, start, end, ErrOutOfRange)
-		}
-		if offset == end {
-			return buf[:0], nil
-		}
-		// The last segment whose base is at or below offset.
-		i := sort.Search(len(st.segs), func(i int) bool { return st.segs[i].seg.Base() > offset }) - 1
-		retry := false
-		for i = max(i, 0); i < len(st.segs); i++ {
-			r := st.segs[i]
-			if !r.acquire() {
-				retry = true // removed meanwhile: load the new state
-				break
-			}
-			out, err := r.seg.Read(buf, offset, maxBytes)
-			_ = r.release()
-			if err != nil {
-				return nil, fmt.Errorf("partition: reading %s at %d: %w", p.name, offset, err)
-			}
-			if len(out) > 0 {
-				p.stats.reads.Add(1)
-				p.stats.readBytes.Add(int64(len(out)))
-				return out, nil
-			}
-		}
-		if !retry && p.state.Load() == st {
-			// Nothing at or past offset in these segments, and no roll since:
-			// the end offset moved past offset in a segment not yet seen by
-			// this state only if state changed; so offset is in a gap.
-			return buf[:0], nil
-		}
-	}
+	out := append(buf[:0], batches...)
+	_ = ref.release()
+	return out, nil
 }
 
 // viewBatches is ReadBatches without the copy: the batches alias the memory
