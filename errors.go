@@ -38,6 +38,9 @@ var (
 	ErrBatchTooLarge = partition.ErrBatchTooLarge
 	// ErrNoRecords means Append was given no records.
 	ErrNoRecords = partition.ErrEmptyBatch
+	// ErrNoKey means a record without a key was appended to a compacted
+	// topic, which Kafka refuses too.
+	ErrNoKey = partition.ErrNoKey
 	// ErrTimestampTooFarAhead means a CreateTime record is stamped more than
 	// an hour ahead of the store's clock (Kafka 4.0's
 	// message.timestamp.after.max.ms): such a record would hold back

@@ -7,4 +7,7 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)

@@ -64,6 +64,13 @@ func (p *Partition) Encode(dst []byte, records []log.Record) (Batch, error) {
 	if len(records) == 0 {
 		return Batch{bytes: dst}, fmt.Errorf("partition: append to %s: %w", p.name, ErrEmptyBatch)
 	}
+	if p.cfg.Compacted {
+		for i := range records {
+			if records[i].Key == nil {
+				return Batch{bytes: dst}, fmt.Errorf("partition: record %d to %s: %w", i, p.name, ErrNoKey)
+			}
+		}
+	}
 	now := p.cfg.Now().UnixMilli()
 	if p.cfg.TimestampType == log.CreateTime && p.cfg.MaxTimestampSkew >= 0 {
 		limit := now + p.cfg.MaxTimestampSkew.Milliseconds()

@@ -102,6 +102,11 @@ type Config struct {
 	TimestampType log.TimestampType
 	// Sync is the flush policy. Default SyncEvery(1 s).
 	Sync SyncPolicy
+	// Compacted marks a compacted partition (cleanup policy compact): every
+	// record needs a key (a key-less one is ErrNoKey, as Kafka refuses
+	// them), and offsets may have gaps, within and between segments, where
+	// compaction removed records. Default false.
+	Compacted bool
 	// Preallocate reserves SegmentBytes on disk for each new segment
 	// (fallocate), as Kafka's preallocate does: appends then grow no file,
 	// which makes fsyncs cheaper (SyncAlways). Costs SegmentBytes of disk per
@@ -176,6 +181,7 @@ func (c Config) segmentConfig() segment.Config {
 		IndexIntervalBytes: c.IndexIntervalBytes,
 		MaxIndexBytes:      c.MaxIndexBytes,
 		Preallocate:        c.Preallocate,
+		AllowGaps:          c.Compacted,
 	}
 }
 

@@ -14,6 +14,9 @@ var (
 	// ErrTimestampTooFarAhead means a record's timestamp lies further ahead
 	// of the clock than MaxTimestampSkew.
 	ErrTimestampTooFarAhead = errors.New("partition: timestamp too far ahead")
+	// ErrNoKey means a record without a key was appended to a compacted
+	// partition.
+	ErrNoKey = errors.New("partition: compacted topic cannot accept a record without a key")
 	// ErrInvalidConfig means a Config field is out of range.
 	ErrInvalidConfig = errors.New("partition: invalid config")
 	// ErrClosed means the partition was closed, or failed and closed itself

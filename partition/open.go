@@ -212,7 +212,7 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64) ([]*segRef
 		if err != nil {
 			return fail(fmt.Errorf("partition: opening segment %d of %s: %w", base, p.name, err))
 		}
-		if n := len(segs); n > 0 && segs[n-1].seg.NextOffset() != s.Base() {
+		if n := len(segs); n > 0 && segs[n-1].seg.NextOffset() != s.Base() && !(p.cfg.Compacted && segs[n-1].seg.NextOffset() < s.Base()) {
 			prevNext := segs[n-1].seg.NextOffset()
 			_ = s.Close()
 			if prevNext > s.Base() {

@@ -450,3 +450,14 @@ func TestErrorsAreSentinels(t *testing.T) {
 		require.True(t, errors.Is(err, err))
 	}
 }
+
+func TestCompactedRefusesKeylessRecords(t *testing.T) {
+	cfg := small(newClock())
+	cfg.Compacted = true
+	p, _ := memPartition(t, cfg)
+	_, err := p.Append([]log.Record{rec(0), {Value: []byte("no key")}})
+	require.ErrorIs(t, err, ErrNoKey)
+	require.Zero(t, p.EndOffset(), "nothing written")
+	_, err = p.Append([]log.Record{{Key: []byte{}, Value: []byte("empty key is a key")}})
+	require.NoError(t, err)
+}

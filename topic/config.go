@@ -114,5 +114,6 @@ func (c Config) partitionConfig(base partition.Config) partition.Config {
 	base.TimestampType = c.TimestampType
 	base.Sync = c.Sync
 	base.Preallocate = c.Preallocate
+	base.Compacted = c.CleanupPolicy == CleanupCompact || c.CleanupPolicy == CleanupCompactDelete
 	return base
 }
