@@ -227,6 +227,11 @@ func (c *Consumer) startPosition(tp TopicPartition) (int64, error) {
 // fetch reads what is there now from the owned partitions, fairly: each
 // Poll starts where the previous one stopped.
 func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
+	// ctx is checked once: a fetch that moved a position must return what
+	// it read, or a later Commit would skip records never delivered.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	order := slices.Clone(c.order)
 	start := c.next
@@ -237,15 +242,18 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 		c.mu.Lock()
 		pos := c.pos[tp]
 		c.mu.Unlock()
-		recs, err := c.s.Read(ctx, tp.Topic, tp.Partition, pos, c.opts.MaxPollRecords-len(out))
+		recs, err := c.s.Read(context.Background(), tp.Topic, tp.Partition, pos, c.opts.MaxPollRecords-len(out))
 		if errors.Is(err, ErrOffsetOutOfRange) {
 			// Retention moved the start past our position: reset.
 			p, perr := c.s.partition(tp.Topic, tp.Partition)
-			if perr != nil {
-				return nil, perr
+			np, rerr := int64(0), perr
+			if perr == nil {
+				np, rerr = c.opts.AutoOffsetReset.Position(tp, pos, false, p.StartOffset(), p.EndOffset())
 			}
-			np, rerr := c.opts.AutoOffsetReset.Position(tp, pos, false, p.StartOffset(), p.EndOffset())
 			if rerr != nil {
+				if len(out) > 0 {
+					return out, nil
+				}
 				return nil, fmt.Errorf("strata: group %q: %w", c.group, rerr)
 			}
 			c.mu.Lock()
@@ -254,6 +262,9 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 			continue
 		}
 		if err != nil {
+			if len(out) > 0 {
+				return out, nil // deliver what moved positions; the error recurs
+			}
 			return nil, err
 		}
 		for _, r := range recs {

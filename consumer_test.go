@@ -363,3 +363,28 @@ func TestConsumerCommitBelowStart(t *testing.T) {
 	require.ErrorIs(t, err, strata.ErrNoOffset, "none: an error rather than a silent jump")
 	require.NoError(t, n.Close())
 }
+
+// TestPollWithEndedContextDeliversNothingItSkips: a Poll whose context has
+// ended moves no position, so a Commit after it cannot skip records.
+func TestPollWithEndedContextDeliversNothingItSkips(t *testing.T) {
+	s := stratatest.Open(t, nil)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 2}))
+	for i := range 6 {
+		_, err := s.AppendTo(ctx, "t", i%2, rec("k", fmt.Sprint(i)))
+		require.NoError(t, err)
+	}
+	c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{AutoOffsetReset: strata.ResetEarliest})
+	require.NoError(t, err)
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	msgs, err := c.Poll(ended)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Empty(t, msgs)
+	require.Len(t, c.Assignment(), 2, "the Poll still checked in with the group")
+	require.NoError(t, c.Commit(ctx))
+	for p := range 2 {
+		om, _ := s.Committed("g", "t", p)
+		require.Zero(t, om.Offset, "nothing was delivered, nothing is committed past")
+	}
+	require.NoError(t, c.Close())
+}

@@ -3,11 +3,9 @@ module github.com/stratalog/strata
 go 1.26.0
 
 require (
+	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/sys v0.50.0
 )
 
-require (
-	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
-)
+require go.yaml.in/yaml/v3 v3.0.5 // indirect

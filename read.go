@@ -60,7 +60,7 @@ func readRecords(p *partition.Partition, offset int64, limit int) ([]Record, err
 	if limit <= 0 {
 		return nil, nil
 	}
-	out := make([]Record, 0, min(limit, 4096))
+	out := make([]Record, 0, min(limit, 64))
 	// Ask for about what limit records of a few hundred bytes take, so a
 	// small Read copies little; a short answer just means another round.
 	chunk := min(readBytes, max(16<<10, limit*256))

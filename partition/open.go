@@ -3,6 +3,7 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,7 +36,7 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	}
 	p := &Partition{fsys: fsys, dir: dir, name: filepath.Base(dir), cfg: cfg}
 	p.group.cond.L = &p.group.mu
-	bases, err := p.scanDir()
+	bases, recoverBases, err := p.scanDir()
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +49,7 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	if err != nil {
 		return nil, err
 	}
-	segs, err := p.openSegments(bases, clean, rp)
+	segs, err := p.openSegments(bases, clean, rp, recoverBases)
 	if err != nil {
 		return nil, err
 	}
@@ -91,18 +92,24 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	return p, nil
 }
 
-// scanDir lists the base offsets of the partition's segments, removing what
-// a crash may have left behind: files scheduled for deletion (.deleted),
-// unfinished compaction output (.cleaned, .swap), and index files without a
-// .log.
-func (p *Partition) scanDir() ([]int64, error) {
+// scanDir lists the base offsets of the partition's segments, and which of
+// them must be recovered, after cleaning up what a crash may have left
+// (Kafka's LogLoader, KAFKA.md §4.2): files scheduled for deletion
+// (.deleted) go; unfinished rewrite or compaction output (.cleaned) goes,
+// with any .swap at or above its offset; a complete .swap replaces the
+// segments in the offset range it covers and is renamed into place (and
+// recovered, since its indexes may be half renamed); index files without a
+// .log go.
+func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, err error) {
 	names, err := p.fsys.ReadDir(p.dir)
 	if err != nil {
-		return nil, fmt.Errorf("partition: listing %s: %w", p.name, err)
+		return nil, nil, fmt.Errorf("partition: listing %s: %w", p.name, err)
 	}
 	logs := map[int64]bool{}
-	var indexes []string
-	removed := false
+	swaps := map[int64]bool{}
+	minCleaned := int64(math.MaxInt64)
+	var indexes, cleaned, swapFiles []string
+	changed := false
 	for _, name := range names {
 		base, suffix, err := segment.ParseFileName(name)
 		if err != nil {
@@ -113,35 +120,86 @@ func (p *Partition) scanDir() ([]int64, error) {
 			logs[base] = true
 		case suffix == segment.IndexSuffix || suffix == segment.TimeIndexSuffix:
 			indexes = append(indexes, name)
-		case strings.HasSuffix(suffix, segment.DeletedSuffix),
-			strings.HasSuffix(suffix, segment.CleanedSuffix),
-			strings.HasSuffix(suffix, segment.SwapSuffix):
+		case strings.HasSuffix(suffix, segment.DeletedSuffix):
 			if err := p.remove(name); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			removed = true
+			changed = true
+		case strings.HasSuffix(suffix, segment.CleanedSuffix):
+			cleaned = append(cleaned, name)
+			minCleaned = min(minCleaned, base)
+		case strings.HasSuffix(suffix, segment.SwapSuffix):
+			swapFiles = append(swapFiles, name)
+			if suffix == segment.LogSuffix+segment.SwapSuffix {
+				swaps[base] = true
+			}
 		}
+	}
+	for _, name := range cleaned {
+		if err := p.remove(name); err != nil {
+			return nil, nil, err
+		}
+		changed = true
+	}
+	for _, name := range swapFiles {
+		if base, _, _ := segment.ParseFileName(name); base >= minCleaned {
+			if err := p.remove(name); err != nil {
+				return nil, nil, err
+			}
+			delete(swaps, base)
+			changed = true
+		}
+	}
+	recover = map[int64]bool{}
+	if len(swaps) > 0 {
+		// Complete the swaps: the segments they cover go, they take their
+		// place.
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		for base := range swaps {
+			next, err := segment.SwapNextOffset(p.fsys, p.dir, base)
+			if err != nil {
+				return nil, nil, err
+			}
+			lo, hi = min(lo, base), max(hi, next)
+		}
+		for base := range logs {
+			if base >= lo && base < hi && !swaps[base] {
+				if err := p.dropSegments([]int64{base}); err != nil {
+					return nil, nil, err
+				}
+				delete(logs, base)
+			}
+		}
+		for base := range swaps {
+			if err := segment.RenameTemp(p.fsys, p.dir, base, segment.SwapSuffix, ""); err != nil {
+				return nil, nil, err
+			}
+			logs[base], recover[base] = true, true
+		}
+		p.cfg.Logger.Warn("partition: completed an interrupted segment swap", "dir", p.dir, "from", lo, "to", hi)
+		changed = true
 	}
 	for _, name := range indexes {
 		base, _, _ := segment.ParseFileName(name)
 		if !logs[base] {
-			if err := p.remove(name); err != nil {
-				return nil, err
+			err := p.remove(name)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, nil, err
 			}
-			removed = true
+			changed = true
 		}
 	}
-	if removed {
+	if changed {
 		if err := p.fsys.SyncDir(p.dir); err != nil {
-			return nil, fmt.Errorf("partition: syncing %s: %w", p.name, err)
+			return nil, nil, fmt.Errorf("partition: syncing %s: %w", p.name, err)
 		}
 	}
-	bases := make([]int64, 0, len(logs))
+	bases = make([]int64, 0, len(logs))
 	for b := range logs {
 		bases = append(bases, b)
 	}
 	slices.Sort(bases)
-	return bases, nil
+	return bases, recover, nil
 }
 
 func (p *Partition) remove(name string) error {
@@ -153,7 +211,7 @@ func (p *Partition) remove(name string) error {
 
 // openSegments opens the segments with the given bases, recovering what
 // needs it (see Open).
-func (p *Partition) openSegments(bases []int64, clean bool, rp int64) ([]*segRef, error) {
+func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBases map[int64]bool) ([]*segRef, error) {
 	// Recovery starts at the segment holding the recovery point.
 	from := 0
 	for i, base := range bases {
@@ -176,7 +234,7 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64) ([]*segRef
 		last := i == len(bases)-1
 		var s *segment.Segment
 		var err error
-		trusted := clean || i < from
+		trusted := (clean || i < from) && !recoverBases[base]
 		if trusted {
 			s, err = segment.Open(p.fsys, p.dir, base, scfg, last)
 		}

@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -460,4 +461,66 @@ func TestCompactedRefusesKeylessRecords(t *testing.T) {
 	require.Zero(t, p.EndOffset(), "nothing written")
 	_, err = p.Append([]log.Record{{Key: []byte{}, Value: []byte("empty key is a key")}})
 	require.NoError(t, err)
+}
+
+// TestInterruptedSwap: at Open, .cleaned output is discarded and a complete
+// .swap replaces the segments it covers (Kafka's LogLoader rules).
+func TestInterruptedSwap(t *testing.T) {
+	clock := newClock()
+	p, m := memPartition(t, small(clock))
+	appendIDs(t, p, seq(0, 200)...)
+	segs := p.Segments()
+	require.Greater(t, len(segs), 3)
+	require.NoError(t, p.Close())
+	dir := "topic-0"
+	readAll := func(name string) []byte {
+		f, err := m.OpenFile(dir+"/"+name, os.O_RDONLY, 0)
+		require.NoError(t, err)
+		defer f.Close()
+		size, err := f.Size()
+		require.NoError(t, err)
+		b := make([]byte, size)
+		_, err = f.ReadAt(b, 0)
+		require.NoError(t, err)
+		return b
+	}
+	write := func(name string, b []byte) {
+		f, err := m.OpenFile(dir+"/"+name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+		require.NoError(t, err)
+		_, err = f.WriteAt(b, 0)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	// The first five batches of segment 1, as a rewrite of it would leave.
+	log1 := readAll(segment.FileName(segs[1].Base, segment.LogSuffix))
+	cut := 0
+	for range 5 {
+		h, err := log.ReadHeader(log1[cut:])
+		require.NoError(t, err)
+		cut += h.Size()
+	}
+
+	// Unfinished output (.cleaned) is discarded: nothing changes.
+	write(segment.FileName(segs[1].Base, segment.LogSuffix+segment.CleanedSuffix), log1[:cut])
+	p, err := Open(m, dir, small(clock), true)
+	require.NoError(t, err)
+	require.Equal(t, int64(200), p.EndOffset())
+	require.NoError(t, p.Close())
+
+	// A complete .swap replaces segment 1; offsets stay dense, so what
+	// followed it goes too.
+	write(segment.FileName(segs[1].Base, segment.LogSuffix+segment.SwapSuffix), log1[:cut])
+	p, err = Open(m, dir, small(clock), true)
+	require.NoError(t, err)
+	require.Equal(t, segs[1].Base+5, p.EndOffset())
+	require.Len(t, p.Segments(), 2)
+	requireIDs(t, readRange(t, p, 0), 0, seq(0, int(segs[1].Base+5)))
+	names, err := m.ReadDir(dir)
+	require.NoError(t, err)
+	for _, n := range names {
+		require.NotContains(t, n, segment.SwapSuffix)
+		require.NotContains(t, n, segment.CleanedSuffix)
+	}
+	appendIDs(t, p, int(segs[1].Base+5))
+	require.NoError(t, p.Close())
 }

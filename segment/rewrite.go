@@ -7,21 +7,21 @@ import (
 	"path/filepath"
 
 	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/log"
 )
 
 // Rewrite makes a new writable segment with the same base offset that holds
 // the batches of s whose last offset is below offset, followed by extra
 // (whole batches that follow them, or nothing), and puts it in s's place on
-// disk. Unlike Truncate it never shrinks a file under a reader: the new
-// segment is written to .swap files, synced and renamed over the old names,
-// so s keeps its own (now unlinked) files and readers holding s finish
-// undisturbed. Close s when they let go; do not Delete it (its names now
-// belong to the new segment).
+// disk. Unlike Truncate it never shrinks a file under a reader: s keeps its
+// own (then unlinked) files, and readers holding s finish undisturbed. Close
+// s when they let go; do not Delete it (its names now belong to the new
+// segment).
 //
-// A crash before the renames leaves .swap files (the caller removes them at
-// Open); a crash between the renames leaves a segment whose index does not
-// match its log: the caller must recover it (put the recovery point at or
-// below s's base before calling Rewrite).
+// The files go through Kafka's crash-safe protocol (KAFKA.md §6.4): written
+// as .cleaned and synced, renamed to .swap once complete, then renamed over
+// the old names. At Open, the partition deletes .cleaned files (the rewrite
+// never happened) and completes .swap files (CompleteSwaps).
 func (s *Segment) Rewrite(offset int64, extra []byte) (*Segment, error) {
 	if s.closed {
 		return nil, ErrClosed
@@ -34,13 +34,7 @@ func (s *Segment) Rewrite(offset int64, extra []byte) (*Segment, error) {
 	if cut < 0 {
 		cut = end
 	}
-	for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
-		err := s.fsys.Remove(filepath.Join(s.dir, FileName(s.base, kind)+SwapSuffix))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("segment: removing a stale swap file: %w", err)
-		}
-	}
-	n, err := openNamed(s.fsys, s.dir, s.base, SwapSuffix, s.cfg, true, true)
+	n, err := CreateTemp(s.fsys, s.dir, s.base, CleanedSuffix, s.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -51,32 +45,102 @@ func (s *Segment) Rewrite(offset int64, extra []byte) (*Segment, error) {
 		err = n.Append(extra)
 	}
 	if err == nil {
-		err = n.Sync()
+		err = n.Seal()
 	}
 	if err == nil {
-		err = n.Close() // trims and seals; reopened below under the final names
+		err = n.Sync()
 	}
+	n.closeFiles()
+	n.closed = true
 	if err != nil {
-		n.closeFiles()
 		return nil, fmt.Errorf("segment: rewriting %s: %w", s.path, err)
 	}
-	if err := renameSwap(s.fsys, s.dir, s.base); err != nil {
+	if err := RenameTemp(s.fsys, s.dir, s.base, CleanedSuffix, SwapSuffix); err != nil {
+		return nil, err
+	}
+	if err := RenameTemp(s.fsys, s.dir, s.base, SwapSuffix, ""); err != nil {
 		return nil, err
 	}
 	return Open(s.fsys, s.dir, s.base, s.cfg, true)
 }
 
-// renameSwap renames a segment's .swap files to their final names, the log
-// last, and syncs the directory.
-func renameSwap(fsys vfs.FS, dir string, base int64) error {
+// CreateTemp creates a new, empty, writable segment whose file names carry a
+// temporary suffix after their usual one (CleanedSuffix for compaction or
+// rewrite output in progress), replacing stale files of those names. Seal,
+// Sync and close it, then rename it into place with RenameTemp.
+func CreateTemp(fsys vfs.FS, dir string, base int64, suffix string, cfg Config) (*Segment, error) {
+	for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+		err := fsys.Remove(filepath.Join(dir, FileName(base, kind)+suffix))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("segment: removing a stale %s file: %w", suffix, err)
+		}
+	}
+	return openNamed(fsys, dir, base, suffix, cfg, true, true)
+}
+
+// RenameTemp renames a segment's files from the temporary suffix from to to
+// ("" for the final names, replacing what has them), the log last, and
+// syncs the directory. A file already renamed (a crash midway) is skipped.
+func RenameTemp(fsys vfs.FS, dir string, base int64, from, to string) error {
 	for _, kind := range []string{IndexSuffix, TimeIndexSuffix, LogSuffix} {
-		final := filepath.Join(dir, FileName(base, kind))
-		if err := fsys.Rename(final+SwapSuffix, final); err != nil {
-			return fmt.Errorf("segment: renaming %s into place: %w", final+SwapSuffix, err)
+		name := filepath.Join(dir, FileName(base, kind))
+		err := fsys.Rename(name+from, name+to)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("segment: renaming %s: %w", name+from, err)
 		}
 	}
 	if err := fsys.SyncDir(dir); err != nil {
 		return fmt.Errorf("segment: syncing %s: %w", dir, err)
 	}
 	return nil
+}
+
+// SwapNextOffset returns the offset after the last valid batch of the .swap
+// log of the segment at base, to find which segments a swap replaces. It
+// reads the log alone (whole batches, CRC-checked), never the indexes.
+func SwapNextOffset(fsys vfs.FS, dir string, base int64) (int64, error) {
+	path := filepath.Join(dir, FileName(base, LogSuffix)+SwapSuffix)
+	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return 0, fmt.Errorf("segment: opening %s: %w", path, err)
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return 0, err
+	}
+	next, pos := base, int64(0)
+	var buf []byte
+	for pos+log.BatchHeaderSize <= size {
+		buf = grow(buf, log.BatchHeaderSize)
+		if _, err := f.ReadAt(buf, pos); err != nil {
+			break
+		}
+		h, err := log.ReadHeader(buf)
+		if err != nil || pos+int64(h.Size()) > size {
+			break
+		}
+		buf = grow(buf, h.Size())
+		if _, err := f.ReadAt(buf, pos); err != nil {
+			break
+		}
+		if _, err := log.CheckBatch(buf); err != nil {
+			break
+		}
+		next = h.NextOffset()
+		pos += int64(h.Size())
+	}
+	return next, nil
+}
+
+// grow returns buf resized to n bytes, reallocating only when its capacity
+// is too small.
+func grow(buf []byte, n int) []byte {
+	if cap(buf) < n {
+		return make([]byte, n)
+	}
+	return buf[:n]
 }

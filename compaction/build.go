@@ -1,0 +1,81 @@
+package compaction
+
+import (
+	"fmt"
+
+	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/segment"
+)
+
+// BuildMap puts into m the offset of every keyed record in the dirty section
+// [firstDirty, uncleanable), reading segs in order (segments wholly outside
+// the section are skipped, so the caller may pass the whole log). m should
+// be empty (Reset) at the start of a round. Control batches are not mapped:
+// their keys are markers, not record keys.
+//
+// It returns end, the offset up to which the map is complete: every keyed
+// record in [firstDirty, end) is in m. end is uncleanable when the whole
+// section fit; when the map fills up, it is the offset of the first record
+// that did not fit, and the next round maps from there (end is the cleaner's
+// next checkpoint, Kafka's firstDirtyOffset). It moves past key-less batches
+// too, so a section without keys is never mapped again (KAFKA-8764). Clean
+// keeps every record at or after end as it is.
+//
+// When not even the first keyed record of the section fits, BuildMap returns
+// firstDirty and ErrMapTooSmall. If firstDirty ≥ uncleanable there is
+// nothing to map and it returns firstDirty.
+//
+// The segments must stay open during the call; m copies the keys.
+func BuildMap(m *OffsetMap, segs []*segment.Segment, firstDirty, uncleanable int64) (end int64, err error) {
+	if m == nil {
+		return firstDirty, fmt.Errorf("compaction: no offset map: %w", ErrInvalid)
+	}
+	if firstDirty >= uncleanable {
+		return firstDirty, nil
+	}
+	var r log.Record
+	for _, s := range segs {
+		if s.NextOffset() <= firstDirty || s.Size() == 0 {
+			continue
+		}
+		if s.Base() >= uncleanable {
+			break
+		}
+		data, err := s.View(firstDirty, int(s.Size()))
+		if err != nil {
+			return firstDirty, fmt.Errorf("compaction: mapping %s: %w", s.Path(), err)
+		}
+		for p := 0; p < len(data); {
+			h, err := log.ReadHeader(data[p:]) // View checked it
+			if err != nil {
+				return firstDirty, fmt.Errorf("compaction: mapping %s: %w", s.Path(), err)
+			}
+			if h.BaseOffset >= uncleanable {
+				return uncleanable, nil
+			}
+			if !h.IsControl() {
+				it, err := log.NewRecordIter(data[p:])
+				if err != nil {
+					return firstDirty, fmt.Errorf("compaction: mapping %s at offset %d: %w", s.Path(), h.BaseOffset, err)
+				}
+				for it.Next(&r) {
+					if r.Key == nil || r.Offset < firstDirty || r.Offset >= uncleanable {
+						continue
+					}
+					if !m.Put(r.Key, r.Offset) {
+						if r.Offset == firstDirty {
+							return firstDirty, fmt.Errorf("compaction: key of %d bytes at offset %d, map budget %d bytes: %w",
+								len(r.Key), r.Offset, m.Budget(), ErrMapTooSmall)
+						}
+						return r.Offset, nil
+					}
+				}
+				if err := it.Err(); err != nil {
+					return firstDirty, fmt.Errorf("compaction: mapping %s at offset %d: %w", s.Path(), h.BaseOffset, err)
+				}
+			}
+			p += h.Size()
+		}
+	}
+	return uncleanable, nil
+}

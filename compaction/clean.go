@@ -1,0 +1,388 @@
+package compaction
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/segment"
+)
+
+// flushBytes is how many bytes of cleaned batches Clean gathers before it
+// appends them to the output segment with one write.
+const flushBytes = 1 << 20
+
+// Round is what the Clean calls of one cleaning round share.
+type Round struct {
+	// Config supplies DeleteRetention (its defaults apply).
+	Config Config
+	// Map holds the latest offset of every key of the dirty section, as
+	// BuildMap left it.
+	Map *OffsetMap
+	// End is what BuildMap returned: the map covers [firstDirty, End).
+	// Records at or past End are copied as they are, and the batch that
+	// ends just before End is kept even when emptied ("so that the last
+	// offset is not lost").
+	End int64
+	// Now is the round's clock: tombstones are dropped from batches whose
+	// delete horizon is at or before Now, and batches whose tombstones are
+	// copied for the first time get the horizon Now + DeleteRetention.
+	Now time.Time
+	// ProducerLastOffsets maps the ID of each producer whose state the
+	// partition keeps to the last offset it wrote. A batch ending at its
+	// producer's last offset is kept even when emptied, so that the
+	// producer's epoch and sequence survive (Kafka's RETAIN_EMPTY for
+	// active producers). Nil when the partition keeps no producer state.
+	ProducerLastOffsets map[int64]int64
+}
+
+// CreateFunc makes an empty writable segment with base offset base, for
+// Clean to write into: in .cleaned files, with segment.Config.AllowGaps set
+// (cleaned segments have gaps) and a MaxBytes large enough for most groups
+// (Clean starts another segment when one fills up).
+type CreateFunc func(base int64) (*segment.Segment, error)
+
+// Stats count what a Clean call read and wrote. Records read = records
+// written + Superseded + Keyless + TombstonesExpired.
+type Stats struct {
+	BatchesRead, BatchesWritten int   // batches, empty ones included
+	RecordsRead, RecordsWritten int64 // records
+	BytesRead, BytesWritten     int64 // batch bytes
+	// Superseded counts records dropped because their key has a later
+	// record; Keyless those dropped for having no key; TombstonesExpired
+	// the latest tombstones of their keys dropped after their horizon.
+	Superseded, Keyless, TombstonesExpired int64
+	// Copied counts batches copied byte for byte; Rebuilt those rewritten
+	// with fewer records or a new delete horizon; Emptied those kept as an
+	// empty batch; Horizons those stamped with a delete horizon.
+	Copied, Rebuilt, Emptied, Horizons int
+	// Segments counts the segments written.
+	Segments int
+}
+
+// Add adds the counts of o to s, to total the groups of a round.
+func (s *Stats) Add(o Stats) {
+	s.BatchesRead += o.BatchesRead
+	s.BatchesWritten += o.BatchesWritten
+	s.RecordsRead += o.RecordsRead
+	s.RecordsWritten += o.RecordsWritten
+	s.BytesRead += o.BytesRead
+	s.BytesWritten += o.BytesWritten
+	s.Superseded += o.Superseded
+	s.Keyless += o.Keyless
+	s.TombstonesExpired += o.TombstonesExpired
+	s.Copied += o.Copied
+	s.Rebuilt += o.Rebuilt
+	s.Emptied += o.Emptied
+	s.Horizons += o.Horizons
+	s.Segments += o.Segments
+}
+
+// Clean copies what survives of src, a group of consecutive segments (see
+// Group), into new segments made by create: usually one, based at
+// src[0].Base() so that it takes the group's place, and more only if it
+// fills up (each based at its first batch). It returns them sealed and
+// synced, ready for the swap; the caller owns them. It does not change src.
+//
+// A record survives iff
+//
+//	offset ≥ r.End                                  (beyond the map)
+//	or it has a key, offset ≥ r.Map[key]            (the key's latest)
+//	   and (it has a value or its batch's delete horizon is after r.Now)
+//
+// so key-less records below End go, and a tombstone lives until a cleaning
+// after its horizon. Control batches (transaction markers) are copied as
+// they are, never deduplicated by key.
+//
+// Batches keep their boundaries: a batch whose records all survive, and
+// that needs no new horizon, is copied byte for byte; otherwise it is
+// rebuilt with the surviving records and the original base offset, last
+// offset delta, leader epoch, producer ID, epoch and base sequence, and
+// timestamp type (KAFKA.md §6.4). A rebuilt batch that holds a tombstone and
+// had no delete horizon gets one: attribute bit 6 and base timestamp
+// r.Now + DeleteRetention, record timestamps unchanged (KIP-534). Its max
+// timestamp is that of the surviving records (CreateTime) or the original
+// (LogAppendTime). A batch left with no record is dropped, unless it ends
+// just before r.End or at its producer's last offset (r.ProducerLastOffsets):
+// then it stays as an empty 61-byte batch (base timestamp -1, max timestamp
+// kept) so that its offsets are not lost.
+//
+// On error Clean deletes the segments it made and returns none.
+func Clean(src []*segment.Segment, create CreateFunc, r Round) (out []*segment.Segment, st Stats, err error) {
+	if err := checkSources(src); err != nil {
+		return nil, Stats{}, err
+	}
+	if r.Map == nil || create == nil {
+		return nil, Stats{}, fmt.Errorf("compaction: no offset map or create function: %w", ErrInvalid)
+	}
+	cfg := r.Config.withDefaults()
+	c := &cleaner{
+		r:       r,
+		nowMs:   r.Now.UnixMilli(),
+		horizon: r.Now.Add(cfg.DeleteRetention).UnixMilli(),
+		create:  create,
+	}
+	defer func() {
+		if err != nil {
+			for _, s := range c.out {
+				_ = s.Delete() // best effort: they were never swapped in
+			}
+			out, st = nil, Stats{}
+		}
+	}()
+	if err := c.next(src[0].Base()); err != nil {
+		return nil, Stats{}, err
+	}
+	for _, s := range src {
+		if err := c.segment(s); err != nil {
+			return nil, Stats{}, err
+		}
+	}
+	if err := c.flush(); err != nil {
+		return nil, Stats{}, err
+	}
+	if err := c.finish(); err != nil {
+		return nil, Stats{}, err
+	}
+	return c.out, c.st, nil
+}
+
+// checkSources checks that src is a non-empty run of segments in offset
+// order.
+func checkSources(src []*segment.Segment) error {
+	if len(src) == 0 {
+		return fmt.Errorf("compaction: no segment to clean: %w", ErrInvalid)
+	}
+	for i := 1; i < len(src); i++ {
+		if src[i].Base() < src[i-1].NextOffset() || src[i].Base() <= src[i-1].Base() {
+			return fmt.Errorf("compaction: segment %d (base %d) does not follow segment %d (base %d, next offset %d): %w",
+				i, src[i].Base(), i-1, src[i-1].Base(), src[i-1].NextOffset(), ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// cleaner is the state of one Clean call.
+type cleaner struct {
+	r              Round
+	nowMs, horizon int64
+	create         CreateFunc
+	out            []*segment.Segment
+	st             Stats
+	buf            []byte       // cleaned batches not yet appended
+	recs           []log.Record // the surviving records of one batch
+}
+
+// segment cleans every batch of s.
+func (c *cleaner) segment(s *segment.Segment) error {
+	if s.Size() == 0 {
+		return nil
+	}
+	data, err := s.View(s.Base(), int(s.Size()))
+	if err != nil {
+		return fmt.Errorf("compaction: reading %s: %w", s.Path(), err)
+	}
+	for p := 0; p < len(data); {
+		h, err := log.ReadHeader(data[p:]) // View checked it
+		if err != nil {
+			return fmt.Errorf("compaction: reading %s at byte %d: %w", s.Path(), p, err)
+		}
+		if err := c.batch(h, data[p:p+h.Size()]); err != nil {
+			return fmt.Errorf("compaction: cleaning %s at offset %d: %w", s.Path(), h.BaseOffset, err)
+		}
+		p += h.Size()
+	}
+	return nil
+}
+
+// batch cleans one batch into c.buf.
+func (c *cleaner) batch(h log.BatchHeader, b []byte) error {
+	c.st.BatchesRead++
+	c.st.BytesRead += int64(len(b))
+	if h.IsControl() {
+		c.st.RecordsRead += int64(h.NumRecords)
+		c.st.RecordsWritten += int64(h.NumRecords)
+		return c.copy(b)
+	}
+	it, err := log.NewRecordIter(b)
+	if err != nil {
+		return err
+	}
+	n, dropped, tombstone := 0, false, false
+	maxTS := int64(-1)
+	for {
+		if n == len(c.recs) {
+			c.recs = append(c.recs, log.Record{})
+		}
+		rec := &c.recs[n]
+		if !it.Next(rec) {
+			break
+		}
+		c.st.RecordsRead++
+		if !c.keep(h, rec) {
+			dropped = true
+			continue
+		}
+		ts := it.StoredTimestamp()
+		rec.Timestamp = time.UnixMilli(ts)
+		maxTS = max(maxTS, ts)
+		tombstone = tombstone || rec.Value == nil
+		n++
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	c.st.RecordsWritten += int64(n)
+	stamp := tombstone && !h.HasDeleteHorizon()
+	switch {
+	case n > 0 && !dropped && !stamp:
+		return c.copy(b)
+	case n > 0:
+		nh := h
+		switch {
+		case stamp:
+			nh.Attributes |= log.AttrDeleteHorizon
+			nh.BaseTimestamp = c.horizon
+			c.st.Horizons++
+		case !h.HasDeleteHorizon():
+			nh.BaseTimestamp = c.recs[0].Timestamp.UnixMilli()
+		}
+		if h.TimestampType() == log.CreateTime {
+			nh.MaxTimestamp = maxTS
+		}
+		c.st.Rebuilt++
+		return c.append(nh, c.recs[:n])
+	case c.keepEmpty(h):
+		nh := h
+		nh.Attributes &^= log.AttrDeleteHorizon
+		nh.BaseTimestamp = -1
+		c.st.Emptied++
+		return c.append(nh, nil)
+	}
+	return nil
+}
+
+// keep reports whether rec, of the batch with header h, survives, and
+// counts it if not.
+func (c *cleaner) keep(h log.BatchHeader, rec *log.Record) bool {
+	switch {
+	case rec.Offset >= c.r.End:
+		return true
+	case rec.Key == nil:
+		c.st.Keyless++
+		return false
+	}
+	if latest, ok := c.r.Map.Get(rec.Key); ok && rec.Offset < latest {
+		c.st.Superseded++
+		return false
+	}
+	if rec.Value == nil && h.HasDeleteHorizon() && c.nowMs >= h.BaseTimestamp {
+		c.st.TombstonesExpired++
+		return false
+	}
+	return true
+}
+
+// keepEmpty reports whether a batch left with no record stays as an empty
+// batch.
+func (c *cleaner) keepEmpty(h log.BatchHeader) bool {
+	if h.NextOffset() == c.r.End {
+		return true
+	}
+	last, ok := c.r.ProducerLastOffsets[h.ProducerID]
+	return ok && h.ProducerID >= 0 && last == h.LastOffset()
+}
+
+// copy adds batch b, unchanged.
+func (c *cleaner) copy(b []byte) error {
+	c.st.Copied++
+	c.st.BatchesWritten++
+	c.st.BytesWritten += int64(len(b))
+	c.buf = append(c.buf, b...)
+	return c.maybeFlush()
+}
+
+// append adds a batch rebuilt from h and recs.
+func (c *cleaner) append(h log.BatchHeader, recs []log.Record) error {
+	n := len(c.buf)
+	buf, err := log.AppendBatchHeader(c.buf, h, recs)
+	if err != nil {
+		return err
+	}
+	c.buf = buf
+	c.st.BatchesWritten++
+	c.st.BytesWritten += int64(len(buf) - n)
+	return c.maybeFlush()
+}
+
+func (c *cleaner) maybeFlush() error {
+	if len(c.buf) < flushBytes {
+		return nil
+	}
+	return c.flush()
+}
+
+// flush appends the gathered batches to the current output segment, and
+// starts a new one at the first batch that does not fit.
+func (c *cleaner) flush() error {
+	defer func() { c.buf = c.buf[:0] }()
+	if len(c.buf) == 0 {
+		return nil
+	}
+	dst := c.out[len(c.out)-1]
+	err := dst.Append(c.buf)
+	if !errors.Is(err, segment.ErrFull) {
+		return err
+	}
+	// Batch by batch, to find the first that does not fit.
+	for p := 0; p < len(c.buf); {
+		h, err := log.ReadHeader(c.buf[p:])
+		if err != nil {
+			return err
+		}
+		b := c.buf[p : p+h.Size()]
+		err = dst.Append(b)
+		if errors.Is(err, segment.ErrFull) && dst.Size() > 0 {
+			if err = c.next(h.BaseOffset); err == nil {
+				dst = c.out[len(c.out)-1]
+				err = dst.Append(b)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		p += h.Size()
+	}
+	return nil
+}
+
+// next seals the current output segment, if any, and starts a new one at
+// base.
+func (c *cleaner) next(base int64) error {
+	if err := c.finish(); err != nil {
+		return err
+	}
+	s, err := c.create(base)
+	if err != nil {
+		return fmt.Errorf("compaction: creating the segment at %d: %w", base, err)
+	}
+	c.out = append(c.out, s)
+	c.st.Segments++
+	return nil
+}
+
+// finish seals and syncs the current output segment, if any.
+func (c *cleaner) finish() error {
+	if len(c.out) == 0 {
+		return nil
+	}
+	s := c.out[len(c.out)-1]
+	if s.Sealed() {
+		return nil
+	}
+	if err := s.Seal(); err != nil {
+		return err
+	}
+	return s.Sync()
+}

@@ -1,0 +1,69 @@
+// Package compaction is the core of Strata's log cleaner: it rewrites the
+// sealed segments of a compacted log keeping the latest record of every
+// key, as Kafka's LogCleaner does (KAFKA.md §6). It holds no segments of its
+// own, runs no goroutine, reads no clock and renames no file: the partition
+// decides when to clean, owns the segments, and swaps the cleaned ones in
+// crash-safely (.cleaned → .swap → old to .deleted → final names, KAFKA.md
+// §6.4 step 4).
+//
+// # A round
+//
+// The log is split by the cleaner checkpoint, firstDirty, into a clean
+// section (already compacted) and a dirty one (written since). One round:
+//
+//	plan := compaction.Assess(infos, firstDirty, now, cfg)       // worth it? up to where?
+//	m.Reset()
+//	end, err := compaction.BuildMap(m, segs, plan.FirstDirty, plan.FirstUncleanable)
+//	for _, g := range compaction.Group(infos, end, segmentBytes, indexBytes) {
+//		out, stats, err := compaction.Clean(segs[g.Start:g.End], create,
+//			compaction.Round{Config: cfg, Map: m, End: end, Now: now})
+//		// swap out in for segs[g.Start:g.End]
+//	}
+//	// the checkpoint becomes end
+//
+// BuildMap maps each key of the dirty section to its latest offset, as far
+// as the map's memory allows; end says how far that was, and the next round
+// starts there. Group splits every segment below end, clean section
+// included, into runs that each become one segment. Clean copies what
+// survives of a run into new segments that keep the first one's base offset.
+// The active segment is never cleaned.
+//
+// # What survives
+//
+// A record survives if it lies at or past end, or if it has a key, is the
+// latest record of that key, and is not a tombstone past its delete
+// horizon. Key-less records below end are dropped; control batches
+// (transaction markers) are copied whole. Offsets never change: cleaning
+// leaves gaps, and batches keep their base and last offsets even when their
+// first or last records go, so readers advance by a batch's last offset,
+// not its last record's (KAFKA.md §6.5). A batch left empty is dropped,
+// except the one that ends just before end and, if the partition says so,
+// a producer's last batch: these stay as 61-byte empty batches.
+//
+// # Tombstones
+//
+// A tombstone (a record with a key and no value) is kept by the first
+// cleaning that copies it, which stamps its batch with a delete horizon,
+// now + DeleteRetention, in the batch's base timestamp (attribute bit 6,
+// KIP-534, record timestamps unchanged). A later cleaning at or after the
+// horizon drops it, along with every older record of its key. So a
+// tombstone lives at least DeleteRetention after it is first cleaned, not
+// after it is written, and longer still if the log is not cleaned again
+// soon (KAFKA.md §12 item 8). A consumer that reads the whole log within
+// DeleteRetention of the first cleaning sees every deletion.
+//
+// # Keys
+//
+// The offset map (OffsetMap) identifies a key by its 64-bit xxhash and then
+// by its bytes, which it copies. Kafka keeps only an MD5 digest and accepts
+// that a collision drops the newer value of a key; here two keys with the
+// same hash are two entries. The price is the key bytes in the map's
+// memory budget: a key costs SlotBytes / LoadFactor plus its length, about
+// 43 bytes for a 16-byte key.
+//
+// # Caveats
+//
+// Transactions are not tracked: aborted transactional records are kept like
+// committed ones, and transaction markers are never removed. Batches must be
+// uncompressed, as everywhere in Strata.
+package compaction
