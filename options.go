@@ -30,6 +30,15 @@ type Options struct {
 	// Assignor assigns partitions among a group's consumers: group.Range()
 	// (the default, as Kafka's), group.RoundRobin() or group.Sticky().
 	Assignor group.Assignor
+	// CleanerInterval is how often the store cleans the compacted topics
+	// that are due (the internal __consumer_offsets included). Default 15 s
+	// (Kafka's log.cleaner.backoff.ms); negative turns the background
+	// cleaner off (Compact still works).
+	CleanerInterval time.Duration
+	// CleanerBufferBytes is the memory budget of one cleaning's offset map:
+	// a partition with more distinct keys in its dirty section is cleaned
+	// over several passes. Default 32 MiB.
+	CleanerBufferBytes int
 	// RetentionCheckInterval is how often the store applies retention in
 	// the background. Default 5 minutes (Kafka's
 	// log.retention.check.interval.ms); negative turns the background pass
@@ -50,6 +59,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.RetentionCheckInterval == 0 {
 		out.RetentionCheckInterval = DefaultRetentionCheckInterval
+	}
+	if out.CleanerInterval == 0 {
+		out.CleanerInterval = DefaultCleanerInterval
 	}
 	return out
 }

@@ -53,22 +53,36 @@ func (s *Store) DeleteRecords(topicName string, part int, offset int64) error {
 	return nil
 }
 
-// startRetention runs EnforceRetention every interval until Close.
-func (s *Store) startRetention(interval time.Duration) {
+// startBackground runs retention every RetentionCheckInterval and the
+// cleaner every CleanerInterval, until Close.
+func (s *Store) startBackground() {
 	s.stop = make(chan struct{})
 	s.done = make(chan struct{})
+	ticker := func(d time.Duration) (<-chan time.Time, func()) {
+		if d <= 0 {
+			return nil, func() {}
+		}
+		t := time.NewTicker(d)
+		return t.C, t.Stop
+	}
 	go func() {
 		defer close(s.done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
+		retain, stopRetain := ticker(s.opts.RetentionCheckInterval)
+		defer stopRetain()
+		clean, stopClean := ticker(s.opts.CleanerInterval)
+		defer stopClean()
 		for {
+			var err error
 			select {
 			case <-s.stop:
 				return
-			case <-t.C:
-				if _, err := s.EnforceRetention(context.Background()); err != nil && !errors.Is(err, ErrClosed) {
-					s.opts.Logger.Error("strata: retention failed", "err", err)
-				}
+			case <-retain:
+				_, err = s.EnforceRetention(context.Background())
+			case <-clean:
+				_, err = s.compactAll(context.Background())
+			}
+			if err != nil && !errors.Is(err, ErrClosed) {
+				s.opts.Logger.Error("strata: background work failed", "err", err)
 			}
 		}
 	}()

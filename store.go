@@ -88,9 +88,7 @@ func openOn(fsys vfs.FS, dir string, opts *Options) (*Store, error) {
 		_ = unlockDir(lock)
 		return nil, err
 	}
-	if o.RetentionCheckInterval > 0 {
-		s.startRetention(o.RetentionCheckInterval)
-	}
+	s.startBackground()
 	return s, nil
 }
 

@@ -162,6 +162,11 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, err error)
 			}
 			lo, hi = min(lo, base), max(hi, next)
 		}
+		// A compaction records where the segments it replaces end, which
+		// its output may not reach.
+		if end, err := readCheckpoint(p.fsys, p.dir, swapEndFile, -1); err == nil {
+			hi = max(hi, end)
+		}
 		for base := range logs {
 			if base >= lo && base < hi && !swaps[base] {
 				if err := p.dropSegments([]int64{base}); err != nil {
@@ -177,6 +182,9 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, err error)
 			logs[base], recover[base] = true, true
 		}
 		p.cfg.Logger.Warn("partition: completed an interrupted segment swap", "dir", p.dir, "from", lo, "to", hi)
+		changed = true
+	}
+	if err := p.fsys.Remove(filepath.Join(p.dir, swapEndFile)); err == nil {
 		changed = true
 	}
 	for _, name := range indexes {

@@ -36,6 +36,8 @@ type Partition struct {
 
 	appended signal // woken after every append
 
+	cleanMu sync.Mutex // one compaction at a time
+
 	syncMu sync.Mutex   // one fsync (or flush of sealed segments) at a time
 	synced atomic.Int64 // offsets below this are durable
 	group  groupCommit  // who fsyncs next, and who waits for it

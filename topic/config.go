@@ -53,6 +53,19 @@ type Config struct {
 	IndexIntervalBytes int `json:"index_interval_bytes"`
 	// MaxIndexBytes is each index file's preallocated size. Default 10 MiB.
 	MaxIndexBytes int `json:"max_index_bytes"`
+	// MinCleanableDirtyRatio is the share of a compacted partition's bytes
+	// written since its last cleaning that makes it due for cleaning.
+	// Default 0.5 (min.cleanable.dirty.ratio).
+	MinCleanableDirtyRatio float64 `json:"min_cleanable_dirty_ratio"`
+	// DeleteRetention keeps a tombstone this long after the first cleaning
+	// that copies it. Default 1 day (delete.retention.ms).
+	DeleteRetention time.Duration `json:"delete_retention"`
+	// MinCompactionLag leaves records this young uncompacted. Default 0.
+	MinCompactionLag time.Duration `json:"min_compaction_lag"`
+	// MaxCompactionLag makes a partition due for cleaning, whatever its
+	// dirty ratio, once its oldest dirty record is this old. Default 0,
+	// meaning never (max.compaction.lag.ms).
+	MaxCompactionLag time.Duration `json:"max_compaction_lag"`
 	// Preallocate reserves SegmentBytes on disk for each new segment, which
 	// makes fsyncs cheaper (Kafka's preallocate). Default false.
 	Preallocate bool `json:"preallocate"`

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/stratalog/strata/compaction"
 	"github.com/stratalog/strata/internal/vfs"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/retention"
@@ -114,6 +115,35 @@ func (t *Topic) EnforceRetention(now time.Time) (int, error) {
 	for _, p := range t.parts {
 		n, err := p.EnforceRetention(now, policy)
 		total += n
+		errs = append(errs, err)
+	}
+	return total, errors.Join(errs...)
+}
+
+// Compacted reports whether the topic's cleanup policy includes compact.
+func (t *Topic) Compacted() bool {
+	return t.cfg.CleanupPolicy == CleanupCompact || t.cfg.CleanupPolicy == CleanupCompactDelete
+}
+
+// Compact cleans every partition of a compacted topic that is due (see
+// partition.Compact) with the topic's compaction settings and an offset map
+// of bufferBytes, and returns what the cleanings did together.
+func (t *Topic) Compact(now time.Time, bufferBytes int) (compaction.Stats, error) {
+	var total compaction.Stats
+	if !t.Compacted() {
+		return total, nil
+	}
+	cfg := compaction.Config{
+		MinCleanableDirtyRatio: t.cfg.MinCleanableDirtyRatio,
+		DeleteRetention:        t.cfg.DeleteRetention,
+		MinCompactionLag:       t.cfg.MinCompactionLag,
+		MaxCompactionLag:       t.cfg.MaxCompactionLag,
+		BufferBytes:            bufferBytes,
+	}
+	var errs []error
+	for _, p := range t.parts {
+		st, err := p.Compact(now, cfg)
+		total.Add(st)
 		errs = append(errs, err)
 	}
 	return total, errors.Join(errs...)

@@ -1,0 +1,53 @@
+package strata
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/stratalog/strata/compaction"
+)
+
+// DefaultCleanerInterval is how often the store cleans compacted topics, as
+// Kafka's log.cleaner.backoff.ms.
+const DefaultCleanerInterval = 15 * time.Second
+
+// CompactionStats say what cleanings did: bytes and records read and
+// written, tombstones and records removed.
+type CompactionStats = compaction.Stats
+
+// Compact cleans the partitions of a compacted topic that are due now — by
+// the topic's MinCleanableDirtyRatio, or a record older than its
+// MaxCompactionLag — keeping the latest record of every key (and each
+// tombstone until DeleteRetention after the cleaning that first copied it),
+// with every offset unchanged. Readers are not disturbed; the active segment
+// is never cleaned. The store also does this every CleanerInterval. A topic
+// that is not compacted is left alone.
+func (s *Store) Compact(ctx context.Context, topicName string) (CompactionStats, error) {
+	t, err := s.topic(topicName)
+	if err != nil {
+		return CompactionStats{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return CompactionStats{}, err
+	}
+	return t.Compact(s.opts.Now(), s.opts.CleanerBufferBytes)
+}
+
+// compactAll cleans every compacted topic that is due.
+func (s *Store) compactAll(ctx context.Context) (CompactionStats, error) {
+	var total CompactionStats
+	var errs []error
+	for _, t := range *s.topics.Load() {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		if s.closed.Load() {
+			return total, ErrClosed
+		}
+		st, err := t.Compact(s.opts.Now(), s.opts.CleanerBufferBytes)
+		total.Add(st)
+		errs = append(errs, err)
+	}
+	return total, errors.Join(errs...)
+}
