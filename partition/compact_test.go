@@ -142,6 +142,20 @@ func TestCompactSurvivesReopenAndReaders(t *testing.T) {
 			}
 		})
 	}
+	wg.Go(func() { // a tailing iterator, through the swaps and past them
+		for x, err := range p.Records(ctx, 0) {
+			if err != nil {
+				if ctx.Err() == nil {
+					t.Error(err)
+				}
+				return
+			}
+			w := written[x.Offset]
+			if w.key != string(x.Key) {
+				t.Errorf("offset %d: the tailing iterator read something else", x.Offset)
+			}
+		}
+	})
 	for range 3 {
 		_, err := p.Compact(clock.Now(), eager)
 		require.NoError(t, err)
