@@ -35,8 +35,12 @@ func (p *Partition) viewBatches(offset int64, maxBytes int) ([]byte, *segRef, er
 	for {
 		st := p.state.Load()
 		start, end := p.start.Load(), p.end.Load()
-		if len(st.segs) > 0 {
+		if n := len(st.segs); n > 0 {
 			start = max(start, st.segs[0].seg.Base())
+			// The active segment publishes a batch just before the
+			// partition's end offset moves past it; a reader may already
+			// have read it.
+			end = max(end, st.segs[n-1].seg.NextOffset())
 		}
 		if offset < start || offset > end {
 			return nil, nil, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", offset, p.name, start, end, ErrOutOfRange)
