@@ -143,6 +143,10 @@ func (p *Partition) swap(src []*segRef, outs []*segment.Segment) error {
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.mu.closed || p.mu.failed != nil {
+		discard()
+		return fmt.Errorf("partition: compacting %s: %w", p.name, ErrClosed)
+	}
 	cur := p.state.Load().segs
 	at := slices.Index(cur, src[0])
 	if at < 0 || at+len(src) > len(cur) || !slices.Equal(cur[at:at+len(src)], src) {
