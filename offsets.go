@@ -56,6 +56,18 @@ func (l offsetLog) Append(commits []group.Commit) error {
 		recs[i].Key, recs[i].Value = group.EncodeCommit(c)
 	}
 	t, err := l.s.topic(ConsumerOffsetsTopic)
+	if errors.Is(err, ErrUnknownTopic) {
+		// The first commit of the store creates the topic, so that a store
+		// without groups (a test's, say) opens without it.
+		err = l.s.createTopic(ConsumerOffsetsTopic, TopicConfig{
+			Partitions:    1,
+			CleanupPolicy: CleanupCompact,
+			SegmentBytes:  16 << 20, // commits are small; Kafka uses 100 MiB
+		})
+		if err == nil || errors.Is(err, ErrTopicExists) {
+			t, err = l.s.topic(ConsumerOffsetsTopic)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -63,19 +75,9 @@ func (l offsetLog) Append(commits []group.Commit) error {
 	return err
 }
 
-// initGroups creates the internal offsets topic if needed, starts the group
-// coordinator and replays the committed offsets into it.
+// initGroups starts the group coordinator and replays into it the committed
+// offsets of the internal offsets topic, once there is one.
 func (s *Store) initGroups() error {
-	if _, ok := (*s.topics.Load())[ConsumerOffsetsTopic]; !ok {
-		err := s.createTopic(ConsumerOffsetsTopic, TopicConfig{
-			Partitions:    1,
-			CleanupPolicy: CleanupCompact,
-			SegmentBytes:  16 << 20, // commits are small; Kafka uses 100 MiB
-		})
-		if err != nil {
-			return fmt.Errorf("strata: creating %s: %w", ConsumerOffsetsTopic, err)
-		}
-	}
 	s.groups = group.NewCoordinator(offsetLog{s}, &group.Options{
 		Now:            s.opts.Now,
 		SessionTimeout: s.opts.SessionTimeout,
@@ -88,6 +90,9 @@ func (s *Store) initGroups() error {
 			return t.NumPartitions()
 		},
 	})
+	if _, ok := (*s.topics.Load())[ConsumerOffsetsTopic]; !ok {
+		return nil
+	}
 	p, err := s.partition(ConsumerOffsetsTopic, 0)
 	if err != nil {
 		return err
