@@ -25,6 +25,11 @@ type RecordIter struct {
 	prev   int64       // offset delta of the last record read, -1 before the first
 	stored int64       // stored timestamp of the last record read
 	err    error
+	// The last timestamp converted, and its time.Time: records of a batch
+	// often share one, and the conversion is a good part of a record's cost.
+	lastTS   int64
+	lastTime time.Time
+	haveLast bool
 }
 
 // NewRecordIter returns an iterator over the records of the batch at the
@@ -126,11 +131,14 @@ func (it *RecordIter) next(r *Record) bool {
 	it.stored = it.h.BaseTimestamp + tsDelta
 	if r != nil {
 		ts := it.stored
-		if it.h.TimestampType() == LogAppendTime {
+		if it.h.Attributes&AttrLogAppendTime != 0 {
 			ts = it.h.MaxTimestamp
 		}
+		if !it.haveLast || ts != it.lastTS {
+			it.lastTS, it.lastTime, it.haveLast = ts, time.UnixMilli(ts).UTC(), true
+		}
 		r.Offset = it.h.BaseOffset + offDelta
-		r.Timestamp = time.UnixMilli(ts).UTC()
+		r.Timestamp = it.lastTime
 		r.Key, r.Value = key, value
 	}
 	it.pos = f.p
