@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/stratalog/strata/log"
@@ -103,23 +104,48 @@ func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
 		}
 	}
 	for pos < end {
-		h, err := s.headerAt(pos, end)
-		if err != nil {
+		base, last, size, ok := s.peek(pos, end)
+		if !ok {
+			// Not a plausible header: let the full check say why.
+			_, err := s.headerAt(pos, end)
+			if err == nil {
+				err = corruptAt(s.path, pos, fmt.Errorf("implausible batch header"))
+			}
 			return -1, -1, err
 		}
 		if checkEntry {
 			checkEntry = false
-			if h.LastOffset() != entryOffset {
-				return -1, -1, corruptAt(s.path, pos, fmt.Errorf("index entry names last offset %d, the batch here ends at %d", entryOffset, h.LastOffset()))
+			if last != entryOffset {
+				return -1, -1, corruptAt(s.path, pos, fmt.Errorf("index entry names last offset %d, the batch here ends at %d", entryOffset, last))
 			}
-		} else if err := s.checkFollows(h, expect, pos); err != nil {
-			return -1, -1, err
+		} else if expect >= 0 && ((s.cfg.AllowGaps && base < expect) || (!s.cfg.AllowGaps && base != expect)) {
+			h, _ := s.headerAt(pos, end)
+			return -1, -1, s.checkFollows(h, expect, pos)
 		}
-		if h.LastOffset() >= offset {
+		if last >= offset {
 			return pos, expect, nil
 		}
-		expect = h.NextOffset()
-		pos += int64(h.Size())
+		expect = last + 1
+		pos += size
 	}
 	return -1, -1, nil
+}
+
+// peek reads the fields of the batch header at pos that a scan needs — base
+// offset, size, last offset — checking only that they are plausible (magic
+// 2, a length that fits before end, a non-negative last offset delta). The
+// batches a read returns get the full check.
+func (s *Segment) peek(pos, end int64) (base, last, size int64, ok bool) {
+	if end-pos < log.BatchHeaderSize {
+		return 0, 0, 0, false
+	}
+	b := s.data[pos : pos+log.BatchHeaderSize]
+	length := int64(int32(binary.BigEndian.Uint32(b[8:12])))
+	delta := int64(int32(binary.BigEndian.Uint32(b[23:27])))
+	size = 12 + length
+	if b[16] != log.Magic || length < log.BatchHeaderSize-12 || pos+size > end || delta < 0 {
+		return 0, 0, 0, false
+	}
+	base = int64(binary.BigEndian.Uint64(b[0:8]))
+	return base, base + delta, size, true
 }
