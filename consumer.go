@@ -59,6 +59,7 @@ type Consumer struct {
 	mu       sync.Mutex
 	ref      group.MemberRef
 	pos      map[TopicPartition]int64 // next offset to fetch, per owned partition
+	pending  map[TopicPartition]bool  // owned, but no start position yet
 	consumed map[TopicPartition]int64 // next offset after what Poll returned
 	order    []TopicPartition         // owned partitions, for fair polling
 	next     int                      // where the next Poll starts in order
@@ -91,7 +92,7 @@ func (s *Store) Consumer(groupName string, topics []string, opts ConsumerOptions
 	return &Consumer{
 		s: s, group: groupName, topics: slices.Clone(topics), opts: opts, ref: ref,
 		pos: map[TopicPartition]int64{}, consumed: map[TopicPartition]int64{},
-		lastAuto: s.opts.Now(),
+		pending: map[TopicPartition]bool{}, lastAuto: s.opts.Now(),
 	}, nil
 }
 
@@ -149,6 +150,7 @@ func (c *Consumer) sync() error {
 		// Evicted: everything we held is someone else's now. Start over.
 		c.mu.Lock()
 		c.pos, c.consumed, c.order = map[TopicPartition]int64{}, map[TopicPartition]int64{}, nil
+		c.pending = map[TopicPartition]bool{}
 		c.mu.Unlock()
 		ref, jerr := c.s.groups.Join(c.group, c.topics)
 		if jerr != nil {
@@ -165,38 +167,59 @@ func (c *Consumer) sync() error {
 	c.mu.Lock()
 	c.ref.Generation = res.Generation
 	c.mu.Unlock()
+	var commitErr error
 	if len(res.Revoke) > 0 {
 		if c.opts.OnRevoked != nil {
 			c.opts.OnRevoked(c, res.Revoke)
 		}
 		if c.opts.AutoCommitInterval > 0 {
+			// A failed commit must not keep the partitions from their new
+			// owner: report it after they are released.
 			if err := c.commitConsumed(res.Revoke); err != nil && !errors.Is(err, ErrFenced) {
-				return err
+				commitErr = err
 			}
 		}
 		c.mu.Lock()
 		for _, tp := range res.Revoke {
 			delete(c.pos, tp)
 			delete(c.consumed, tp)
+			delete(c.pending, tp)
 		}
 		c.mu.Unlock()
 		if err := c.s.groups.Revoked(c.group, c.ref.MemberID, res.Revoke); err != nil && !errors.Is(err, group.ErrFenced) {
 			return fmt.Errorf("strata: group %q: %w", c.group, err)
 		}
 	}
-	if len(res.Assign) > 0 {
-		for _, tp := range res.Assign {
-			pos, err := c.startPosition(tp)
-			if err != nil {
-				return err
-			}
-			c.mu.Lock()
+	// Position the newly assigned partitions, and those that could not be
+	// positioned before (ResetNone without a commit): each one that works
+	// out is announced to OnAssigned; the others stay owned and pending,
+	// and every Poll says why until they can start.
+	c.mu.Lock()
+	todo := slices.Clone(res.Assign)
+	for tp := range c.pending {
+		if !slices.Contains(todo, tp) && slices.Contains(res.Owned, tp) {
+			todo = append(todo, tp)
+		}
+	}
+	c.mu.Unlock()
+	var ready []TopicPartition
+	var posErr error
+	for _, tp := range todo {
+		pos, err := c.startPosition(tp)
+		c.mu.Lock()
+		if err != nil {
+			c.pending[tp] = true
+			posErr = err
+		} else {
+			delete(c.pending, tp)
 			c.pos[tp], c.consumed[tp] = pos, pos
-			c.mu.Unlock()
+			ready = append(ready, tp)
 		}
-		if c.opts.OnAssigned != nil {
-			c.opts.OnAssigned(c, res.Assign)
-		}
+		c.mu.Unlock()
+	}
+	if len(ready) > 0 && c.opts.OnAssigned != nil {
+		slices.SortFunc(ready, TopicPartition.Compare)
+		c.opts.OnAssigned(c, ready)
 	}
 	c.mu.Lock()
 	c.order = c.order[:0]
@@ -206,9 +229,8 @@ func (c *Consumer) sync() error {
 		}
 	}
 	c.mu.Unlock()
-	return nil
+	return errors.Join(commitErr, posErr)
 }
-
 // startPosition is where reading tp starts: the committed offset, or
 // AutoOffsetReset's choice.
 func (c *Consumer) startPosition(tp TopicPartition) (int64, error) {
@@ -363,20 +385,33 @@ func (c *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition
 	return nil
 }
 
-// commitConsumed commits the consumed positions of parts.
+// commitConsumed commits the consumed positions of parts. The positions
+// come from reads, so they are not range-checked again: one partition whose
+// start moved past an unread position (retention) must not keep the others
+// from committing. Partitions of topics deleted meanwhile are skipped.
 func (c *Consumer) commitConsumed(parts []TopicPartition) error {
-	offsets := map[TopicPartition]int64{}
+	now := c.s.opts.Now()
+	commits := map[TopicPartition]OffsetAndMetadata{}
 	c.mu.Lock()
 	for _, tp := range parts {
 		if off, ok := c.consumed[tp]; ok {
-			offsets[tp] = off
+			commits[tp] = OffsetAndMetadata{Offset: off, CommitTime: now}
 		}
 	}
+	ref := c.ref
 	c.mu.Unlock()
-	if len(offsets) == 0 {
+	for tp := range commits {
+		if _, err := c.s.partition(tp.Topic, tp.Partition); err != nil {
+			delete(commits, tp)
+		}
+	}
+	if len(commits) == 0 {
 		return nil
 	}
-	return c.CommitOffsets(context.Background(), offsets)
+	if err := c.s.groups.Commit(c.group, ref, commits); err != nil {
+		return fmt.Errorf("strata: commit of group %q: %w", c.group, err)
+	}
+	return nil
 }
 
 // maybeAutoCommit commits what was consumed when AutoCommitInterval has
@@ -411,7 +446,12 @@ func (c *Consumer) Close() error {
 	}
 	c.closed = true
 	owned := slices.Clone(c.order)
+	id := c.ref.MemberID
 	c.mu.Unlock()
+	member := slices.ContainsFunc(c.s.groups.Members(c.group), func(m group.MemberInfo) bool { return m.ID == id })
+	if !member {
+		owned = nil // evicted: the partitions are someone else's now
+	}
 	if len(owned) > 0 && c.opts.OnRevoked != nil {
 		c.opts.OnRevoked(c, owned)
 	}

@@ -13,8 +13,10 @@ var (
 	// ErrLocked means another Store (in this process or another) has the
 	// directory open.
 	ErrLocked = errors.New("strata: directory is locked by another store")
-	// ErrClosed means the store was closed.
-	ErrClosed = errors.New("strata: store is closed")
+	// ErrClosed means the store, or the partition an operation reached, was
+	// closed. It is the partition package's sentinel, so that every closed
+	// error the store passes on matches it.
+	ErrClosed = partition.ErrClosed
 	// ErrUnknownTopic means no topic has that name.
 	ErrUnknownTopic = errors.New("strata: unknown topic")
 	// ErrTopicExists means CreateTopic found a topic of that name.

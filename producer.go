@@ -181,6 +181,9 @@ func (p *Producer) Produce(ctx context.Context, topicName string, r Record, call
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if topic.IsInternal(topicName) {
+		return fmt.Errorf("strata: produce to %q: %w", topicName, ErrReservedTopic)
+	}
 	t, err := p.s.topic(topicName)
 	if err != nil {
 		return err
@@ -423,9 +426,11 @@ func (p *Producer) run() {
 		p.mu.Lock()
 		p.expireLocked(time.Now())
 		work, p.mu.ready = p.mu.ready, work[:0]
-		wait := time.Duration(-1)
-		if len(p.mu.lingering) > 0 {
-			wait = time.Until(p.mu.lingering[0].opened.Add(p.opts.Linger))
+		lingering, wait := len(p.mu.lingering) > 0, time.Duration(0)
+		if lingering {
+			// The deadline may have passed since expireLocked looked: then
+			// wait 0 and look again, rather than not at all.
+			wait = max(0, time.Until(p.mu.lingering[0].opened.Add(p.opts.Linger)))
 		}
 		p.mu.Unlock()
 
@@ -446,10 +451,10 @@ func (p *Producer) run() {
 		if len(work) > 0 {
 			continue
 		}
-		if wait < 0 {
-			timer.Stop()
-		} else {
+		if lingering {
 			timer.Reset(wait)
+		} else {
+			timer.Stop()
 		}
 		select {
 		case <-p.wake:

@@ -40,6 +40,17 @@ func (s *Store) createTopic(name string, cfg TopicConfig) error {
 	if _, ok := old[name]; ok {
 		return fmt.Errorf("strata: topic %q: %w", name, ErrTopicExists)
 	}
+	// Directories of that name belong to no topic (a DeleteTopic a crash
+	// interrupted): their data must not come back under the new topic.
+	for i := range topic.MaxPartitions {
+		dir := filepath.Join(s.dir, topic.PartitionDir(name, i))
+		if _, err := s.fsys.Stat(dir); err != nil {
+			break
+		}
+		if err := s.fsys.RemoveAll(dir); err != nil {
+			return fmt.Errorf("strata: removing stale %s: %w", dir, err)
+		}
+	}
 	t, err := topic.Open(s.fsys, s.dir, name, cfg, s.partitionBase(), true)
 	if err != nil {
 		return err
@@ -60,6 +71,37 @@ func (s *Store) createTopic(name string, cfg TopicConfig) error {
 // directories removed (renamed "...-delete" first, so that a crash midway
 // leaves nothing Open would mistake for data).
 func (s *Store) DeleteTopic(name string) error {
+	if topic.IsInternal(name) {
+		return fmt.Errorf("strata: topic %q: %w", name, ErrReservedTopic)
+	}
+	if err := s.deleteTopic(name); err != nil {
+		return err
+	}
+	s.deleteTopicOffsets(name)
+	return nil
+}
+
+// deleteTopicOffsets deletes every group's committed offsets for a deleted
+// topic, as Kafka does, so that a topic created again under the name starts
+// from its beginning for them.
+func (s *Store) deleteTopicOffsets(name string) {
+	for _, g := range s.groups.Groups() {
+		var parts []TopicPartition
+		for tp := range s.groups.Offsets(g) {
+			if tp.Topic == name {
+				parts = append(parts, tp)
+			}
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		if err := s.groups.DeleteOffsets(g, parts...); err != nil {
+			s.opts.Logger.Warn("strata: could not delete the offsets of a deleted topic", "group", g, "topic", name, "err", err)
+		}
+	}
+}
+
+func (s *Store) deleteTopic(name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed.Load() {

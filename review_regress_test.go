@@ -1,0 +1,160 @@
+package strata_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/stratatest"
+)
+
+// Regression tests for the defects a review of the root package found.
+
+func TestCommitNotBlockedByMovedStart(t *testing.T) {
+	s := stratatest.Open(t, nil)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 2}))
+	for i := range 10 {
+		_, err := s.AppendTo(ctx, "t", i%2, rec("k", fmt.Sprint(i)))
+		require.NoError(t, err)
+	}
+	c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{AutoOffsetReset: strata.ResetEarliest, MaxPollRecords: 5})
+	require.NoError(t, err)
+	defer c.Close()
+	msgs, err := c.Poll(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, msgs)
+	require.NoError(t, s.DeleteRecords("t", 1, 3), "retention overtakes the unread partition")
+	require.NoError(t, c.Commit(ctx), "the other partitions still commit")
+	om, ok := s.Committed("g", "t", msgs[0].Partition)
+	require.True(t, ok)
+	require.Positive(t, om.Offset)
+}
+
+func TestRevokeNotJammedByDeletedTopic(t *testing.T) {
+	s := stratatest.Open(t, nil)
+	require.NoError(t, s.CreateTopic("a", strata.TopicConfig{}))
+	require.NoError(t, s.CreateTopic("b", strata.TopicConfig{}))
+	opts := strata.ConsumerOptions{AutoOffsetReset: strata.ResetEarliest, AutoCommitInterval: time.Millisecond, PollWait: time.Millisecond}
+	c, err := s.Consumer("g", []string{"a", "b"}, opts)
+	require.NoError(t, err)
+	defer c.Close()
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+	_, _ = c.Poll(pctx)
+	cancel()
+	require.NoError(t, s.DeleteTopic("b"))
+	_, err = s.AppendTo(ctx, "a", 0, rec("k", "after"))
+	require.NoError(t, err)
+	msgs, err := c.Poll(ctx)
+	require.NoError(t, err)
+	require.Len(t, msgs, 1)
+	require.Equal(t, "after", string(msgs[0].Value))
+}
+
+func TestResetNoneKeepsReportingAndAnnouncesTheRest(t *testing.T) {
+	s := stratatest.Open(t, nil)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 2}))
+	require.NoError(t, s.Commit("g", "t", 0, 0, ""))
+	var assigned []strata.TopicPartition
+	c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{
+		AutoOffsetReset: strata.ResetNone,
+		OnAssigned:      func(_ *strata.Consumer, p []strata.TopicPartition) { assigned = append(assigned, p...) },
+	})
+	require.NoError(t, err)
+	defer c.Close()
+	for range 3 {
+		_, err = c.Poll(ctx)
+		require.ErrorIs(t, err, strata.ErrNoOffset, "every Poll says so")
+	}
+	require.Equal(t, []strata.TopicPartition{{Topic: "t", Partition: 0}}, assigned, "the partition with a commit is announced once")
+	require.Equal(t, []strata.TopicPartition{{Topic: "t", Partition: 0}}, c.Assignment())
+}
+
+func TestDeleteTopicDeletesItsOffsetsAndData(t *testing.T) {
+	dir := t.TempDir()
+	s, err := strata.Open(dir, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	for i := range 5 {
+		_, err := s.Append(ctx, "t", rec("k", fmt.Sprint("old", i)))
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Commit("g", "t", 0, 5, ""))
+	require.NoError(t, s.DeleteTopic("t"))
+	_, ok := s.Committed("g", "t", 0)
+	require.False(t, ok, "a deleted topic's offsets go too")
+	require.NoError(t, s.Close())
+
+	// A crash in the middle of an earlier DeleteTopic left a directory
+	// behind: a topic created under the name must not see its data.
+	old := filepath.Join(dir, "x-0")
+	require.NoError(t, os.MkdirAll(old, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(old, "00000000000000000000.log"), []byte("stale"), 0o644))
+	s, err = strata.Open(dir, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	require.NoError(t, s.CreateTopic("x", strata.TopicConfig{}))
+	for _, name := range []string{"t", "x"} {
+		end, err := s.ListOffsets(name, 0, strata.Latest)
+		require.NoError(t, err)
+		require.Zero(t, end, "%s starts empty", name)
+	}
+	require.NoError(t, s.Close())
+}
+
+func TestInternalTopicProtected(t *testing.T) {
+	s := stratatest.Open(t, nil)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	_, err := s.Append(ctx, "t", rec("k", "v"))
+	require.NoError(t, err)
+	require.NoError(t, s.Commit("g", "t", 0, 1, ""))
+	require.ErrorIs(t, s.DeleteTopic(strata.ConsumerOffsetsTopic), strata.ErrReservedTopic)
+	_, err = s.Append(ctx, strata.ConsumerOffsetsTopic, rec("k", "v"))
+	require.ErrorIs(t, err, strata.ErrReservedTopic)
+	_, err = s.AppendTo(ctx, strata.ConsumerOffsetsTopic, 0, rec("k", "v"))
+	require.ErrorIs(t, err, strata.ErrReservedTopic)
+	p := s.Producer(strata.ProducerOptions{})
+	require.ErrorIs(t, p.Produce(ctx, strata.ConsumerOffsetsTopic, rec("k", "v"), nil), strata.ErrReservedTopic)
+	require.NoError(t, p.Close())
+}
+
+func TestClosedErrorsMatchErrClosed(t *testing.T) {
+	s, err := strata.Open(t.TempDir(), nil)
+	require.NoError(t, err)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	done := make(chan error, 1)
+	go func() {
+		for _, err := range s.Records(ctx, "t", 0, 0) {
+			done <- err
+			return
+		}
+	}()
+	time.Sleep(5 * time.Millisecond)
+	require.NoError(t, s.Close())
+	require.ErrorIs(t, <-done, strata.ErrClosed)
+}
+
+// TestProducerLingerNeverStalls: a batch whose linger ends while the
+// producer looks the other way is still sent without a Flush.
+func TestProducerLingerNeverStalls(t *testing.T) {
+	s := stratatest.Open(t, nil)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	for _, linger := range []time.Duration{2 * time.Microsecond, 10 * time.Microsecond} {
+		p := s.Producer(strata.ProducerOptions{Linger: linger})
+		for i := range 300 {
+			done := make(chan struct{})
+			require.NoError(t, p.Produce(ctx, "t", rec("k", fmt.Sprint(i)), func(strata.Position, error) { close(done) }))
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("linger %v, record %d: the batch never went out", linger, i)
+			}
+		}
+		require.NoError(t, p.Close())
+	}
+}
