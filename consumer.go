@@ -231,6 +231,7 @@ func (c *Consumer) sync() error {
 	c.mu.Unlock()
 	return errors.Join(commitErr, posErr)
 }
+
 // startPosition is where reading tp starts: the committed offset, or
 // AutoOffsetReset's choice.
 func (c *Consumer) startPosition(tp TopicPartition) (int64, error) {
