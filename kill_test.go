@@ -43,12 +43,16 @@ func TestKill9Commits(t *testing.T) {
 		cmd.Stderr = os.Stderr
 		require.NoError(t, cmd.Start())
 		acked := make(chan int64, 1)
+		first := make(chan struct{})
 		go func() {
 			last := int64(-1)
 			sc := bufio.NewScanner(stdout)
 			for sc.Scan() {
 				if rest, ok := strings.CutPrefix(sc.Text(), "ack "); ok {
 					if n, err := strconv.ParseInt(rest, 10, 64); err == nil {
+						if last < 0 {
+							close(first)
+						}
 						last = n
 					}
 				}
@@ -56,7 +60,11 @@ func TestKill9Commits(t *testing.T) {
 			_, _ = io.Copy(io.Discard, stdout)
 			acked <- last
 		}()
-		time.Sleep(time.Duration(80+40*round) * time.Millisecond)
+		select { // kill once the child is committing
+		case <-first:
+		case <-time.After(20 * time.Second):
+		}
+		time.Sleep(time.Duration(20*round) * time.Millisecond)
 		require.NoError(t, cmd.Process.Kill())
 		_ = cmd.Wait()
 		last := <-acked

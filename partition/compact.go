@@ -127,20 +127,10 @@ func (p *Partition) swap(src []*segRef, outs []*segment.Segment) error {
 			}
 		}
 	}
-	srcEnd := src[len(src)-1].seg.NextOffset()
-	if err := writeCheckpoint(p.fsys, p.dir, swapEndFile, srcEnd); err != nil {
-		discard()
-		return err
-	}
-	// .cleaned → .swap, the highest base first (Kafka renames them in
-	// descending order): from here on, Open completes the swap.
-	for i := len(bases) - 1; i >= 0; i-- {
-		if err := segment.RenameTemp(p.fsys, p.dir, bases[i], segment.CleanedSuffix, segment.SwapSuffix); err != nil {
-			discard()
-			return p.fail(fmt.Errorf("compacting: %w", err))
-		}
-	}
-
+	// Everything from here happens under the partition's lock, so that
+	// retention and truncation (which take it too) cannot remove a source
+	// segment between the check and the swap: a crash then completes a
+	// swap whose sources were all still live.
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mu.closed || p.mu.failed != nil {
@@ -152,7 +142,20 @@ func (p *Partition) swap(src []*segRef, outs []*segment.Segment) error {
 	if at < 0 || at+len(src) > len(cur) || !slices.Equal(cur[at:at+len(src)], src) {
 		// Retention or a truncation took some of the segments meanwhile.
 		discard()
-		return p.removeSwapEnd()
+		return nil
+	}
+	srcEnd := src[len(src)-1].seg.NextOffset()
+	if err := writeCheckpoint(p.fsys, p.dir, swapEndFile, srcEnd); err != nil {
+		discard()
+		return err
+	}
+	// .cleaned → .swap, the highest base first (Kafka renames them in
+	// descending order): from here on, Open completes the swap.
+	for i := len(bases) - 1; i >= 0; i-- {
+		if err := segment.RenameTemp(p.fsys, p.dir, bases[i], segment.CleanedSuffix, segment.SwapSuffix); err != nil {
+			discard()
+			return p.failLocked(fmt.Errorf("compacting: %w", err))
+		}
 	}
 	// The replaced segments whose names the output does not reuse go to
 	// .deleted; the others are overwritten by the renames below.

@@ -49,6 +49,7 @@ func TestKill9(t *testing.T) {
 		require.NoError(t, cmd.Start())
 
 		acked := make(chan []int64, 1)
+		first := make(chan struct{})
 		go func() {
 			var offs []int64
 			sc := bufio.NewScanner(stdout)
@@ -56,6 +57,9 @@ func TestKill9(t *testing.T) {
 				if rest, ok := strings.CutPrefix(sc.Text(), "ack "); ok {
 					off, err := strconv.ParseInt(rest, 10, 64)
 					if err == nil {
+						if len(offs) == 0 {
+							close(first)
+						}
 						offs = append(offs, off)
 					}
 				}
@@ -63,7 +67,13 @@ func TestKill9(t *testing.T) {
 			_, _ = io.Copy(io.Discard, stdout)
 			acked <- offs
 		}()
-		time.Sleep(time.Duration(50+r.IntN(250)) * time.Millisecond)
+		// Kill at a random moment once the child is appending (a loaded
+		// machine may take a while to start it).
+		select {
+		case <-first:
+		case <-time.After(20 * time.Second):
+		}
+		time.Sleep(time.Duration(r.IntN(150)) * time.Millisecond)
 		require.NoError(t, cmd.Process.Kill())
 		_ = cmd.Wait()
 		offs := <-acked

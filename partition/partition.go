@@ -160,6 +160,10 @@ func (p *Partition) Close() error {
 	p.mu.closed = true
 	p.done.Store(true)
 	p.mu.Unlock()
+	// A cleaning round in flight sees closed and discards its output; wait
+	// for it, so nothing renames files after Close returns.
+	p.cleanMu.Lock()
+	defer p.cleanMu.Unlock()
 	close(p.bgStop)
 	<-p.bgDone
 	p.appended.broadcast()

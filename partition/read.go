@@ -33,6 +33,9 @@ func (p *Partition) viewBatches(offset int64, maxBytes int) ([]byte, *segRef, er
 		return nil, nil, err
 	}
 	for {
+		if err := p.checkOpen(); err != nil {
+			return nil, nil, err // Close released the segments
+		}
 		st := p.state.Load()
 		start, end := p.start.Load(), p.end.Load()
 		if n := len(st.segs); n > 0 {
@@ -103,6 +106,9 @@ func (p *Partition) OffsetForTimestamp(ts int64) (offset, timestamp int64, found
 		return -1, -1, false, err
 	}
 	for {
+		if err := p.checkOpen(); err != nil {
+			return -1, -1, false, err
+		}
 		st := p.state.Load()
 		start := p.start.Load()
 		retry := false

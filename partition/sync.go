@@ -25,6 +25,9 @@ func (p *Partition) Sync() error {
 func (p *Partition) syncTo(target int64) error {
 	g := &p.group
 	for {
+		// A truncation may have lowered the end below target: what is
+		// gone needs no fsync.
+		target = min(target, p.end.Load())
 		if p.synced.Load() >= target {
 			return nil
 		}
@@ -57,29 +60,35 @@ func (p *Partition) syncTo(target int64) error {
 }
 
 // syncOnce fsyncs the sealed segments awaiting it and the active segment's
-// log, and moves the synced offset to the end offset as it was before.
+// log, and moves the synced offset to the end offset as it was before. The
+// pending segments, the active one and the end offset are taken together,
+// so that a roll in between cannot leave a sealed segment unsynced below
+// the synced offset.
 func (p *Partition) syncOnce() error {
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
-	if err := p.flushSealedLocked(); err != nil {
-		return err
-	}
 	p.mu.Lock()
 	if p.mu.failed != nil {
 		err := p.mu.failed
 		p.mu.Unlock()
 		return fmt.Errorf("partition: sync of %s: %w: %w", p.name, ErrClosed, err)
 	}
+	pending := p.mu.pending
+	p.mu.pending = nil
 	active, covered := p.mu.active, p.end.Load()
 	ok := active.acquire()
 	p.mu.Unlock()
 	if !ok {
+		releaseAll(pending)
 		return fmt.Errorf("partition: sync of %s: %w", p.name, ErrClosed)
+	}
+	defer func() { _ = active.release() }()
+	if err := p.flushSealed(pending, active.seg.Base()); err != nil {
+		return err
 	}
 	// Only the .log needs the fsync: the active segment's indexes are
 	// rebuilt by recovery after a crash, and its roll syncs them.
 	err := active.seg.SyncLog()
-	_ = active.release()
 	p.stats.fsyncs.Add(1)
 	if err != nil {
 		return p.fail(fmt.Errorf("fsync failed, unsynced records may be lost: %w", err))
@@ -91,15 +100,20 @@ func (p *Partition) syncOnce() error {
 }
 
 // flushSealedLocked fsyncs the segments that rolls sealed since the last
-// flush (data and trimmed indexes), then checkpoints the recovery point: the
-// base of the active segment, below which everything is on stable storage.
-// The caller holds syncMu.
+// flush and checkpoints the recovery point. The caller holds syncMu.
 func (p *Partition) flushSealedLocked() error {
 	p.mu.Lock()
 	pending := p.mu.pending
 	p.mu.pending = nil
 	rp := p.mu.active.seg.Base()
 	p.mu.Unlock()
+	return p.flushSealed(pending, rp)
+}
+
+// flushSealed fsyncs pending (data and trimmed indexes), releases them,
+// then checkpoints the recovery point rp: the base of the active segment
+// when they were taken, below which everything is on stable storage.
+func (p *Partition) flushSealed(pending []*segRef, rp int64) error {
 	if len(pending) == 0 {
 		return nil
 	}
@@ -121,6 +135,13 @@ func (p *Partition) flushSealedLocked() error {
 		p.synced.Store(rp)
 	}
 	return nil
+}
+
+// releaseAll drops a reference on each of refs.
+func releaseAll(refs []*segRef) {
+	for _, r := range refs {
+		_ = r.release()
+	}
 }
 
 // fail closes the partition to appends after a failed fsync or roll.

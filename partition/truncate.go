@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/segment"
@@ -48,6 +49,8 @@ func (p *Partition) DeleteRecords(offset int64) error {
 // part of one segment, so it is meant for recovery, tests and tools, not for
 // the hot path.
 func (p *Partition) Truncate(offset int64) error {
+	p.cleanMu.Lock() // no cleaning round overlaps: they share file names
+	defer p.cleanMu.Unlock()
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
 	if err := p.flushSealedLocked(); err != nil {
@@ -73,16 +76,9 @@ func (p *Partition) Truncate(offset int64) error {
 	old := segs[i]
 
 	// The records of the straddling batch that stay, re-encoded.
-	keep, opts, err := p.straddling(old.seg, offset)
+	extra, err := p.straddling(old.seg, offset)
 	if err != nil {
-		return err
-	}
-	var extra []byte
-	if len(keep) > 0 {
-		if extra, err = log.AppendBatch(nil, keep, opts); err != nil {
-			return fmt.Errorf("partition: truncating %s: %w", p.name, err)
-		}
-		log.SetBaseOffset(extra, keep[0].Offset)
+		return fmt.Errorf("partition: truncating %s: %w", p.name, err)
 	}
 
 	// A crash from here on must recover the rewritten segment.
@@ -114,32 +110,48 @@ func (p *Partition) Truncate(offset int64) error {
 	return nil
 }
 
-// straddling returns copies of the records below offset of the batch of s
-// that holds offset, and the options that re-encode them with the same
-// timestamps; none when offset starts a batch.
-func (p *Partition) straddling(s *segment.Segment, offset int64) ([]log.Record, log.BatchOptions, error) {
+// straddling returns the batch of s that holds offset cut down to its
+// records below offset — same base offset, a last offset of offset−1, every
+// kept record at its own offset with its timestamp and headers, and the
+// other header fields as they were — or nil when offset starts a batch.
+// A compacted batch may keep no record below offset: it then stays as an
+// empty batch, so that the partition still ends at offset.
+func (p *Partition) straddling(s *segment.Segment, offset int64) ([]byte, error) {
 	batches, err := s.Read(nil, offset, 1)
 	if err != nil || len(batches) == 0 {
-		return nil, log.BatchOptions{}, err
+		return nil, err
 	}
 	it, err := log.NewRecordIter(batches)
 	if err != nil {
-		return nil, log.BatchOptions{}, err
+		return nil, err
 	}
 	h := it.Header()
-	opts := log.BatchOptions{TimestampType: h.TimestampType(), Now: h.MaxTimestamp}
+	if h.BaseOffset >= offset {
+		return nil, nil
+	}
 	var keep []log.Record
 	var r log.Record
+	maxTS := int64(-1)
 	for it.Next(&r) && r.Offset < offset {
 		c := r
+		c.Timestamp = time.UnixMilli(it.StoredTimestamp())
 		c.Key, c.Value = cloneNil(r.Key), cloneNil(r.Value)
 		c.Headers = nil
 		for _, hd := range r.Headers {
 			c.Headers = append(c.Headers, log.Header{Key: hd.Key, Value: cloneNil(hd.Value)})
 		}
 		keep = append(keep, c)
+		maxTS = max(maxTS, it.StoredTimestamp())
 	}
-	return keep, opts, it.Err()
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	cut := h
+	cut.LastOffsetDelta = int32(offset - 1 - h.BaseOffset)
+	if h.TimestampType() == log.CreateTime && maxTS >= 0 {
+		cut.MaxTimestamp = maxTS
+	}
+	return log.AppendBatchHeader(nil, cut, keep)
 }
 
 // cloneNil copies b, keeping nil distinct from empty.

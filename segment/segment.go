@@ -102,6 +102,7 @@ type Segment struct {
 	writable      bool
 	sealed        bool
 	closed        bool
+	marked        bool // MarkDeleted renamed the files: the live names are not ours
 }
 
 // Create makes a new, empty, writable segment with base offset base in dir,
@@ -364,12 +365,16 @@ func (s *Segment) closeFiles() {
 // step of removing a segment: a crash after it leaves files that Open of the
 // partition removes. Open files keep working. The caller syncs the directory.
 func (s *Segment) MarkDeleted() error {
+	if s.marked {
+		return nil
+	}
 	for _, suffix := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
 		from := filepath.Join(s.dir, FileName(s.base, suffix))
 		if err := s.fsys.Rename(from, from+DeletedSuffix); err != nil {
 			return fmt.Errorf("segment: renaming %s: %w", from, err)
 		}
 	}
+	s.marked = true
 	return nil
 }
 
@@ -377,10 +382,10 @@ func (s *Segment) MarkDeleted() error {
 // (see MarkDeleted), unless that was done already, then unlinked. It must not
 // run while a reader uses the segment.
 func (s *Segment) Delete() error {
-	if _, err := s.fsys.Stat(s.path); err == nil {
-		if err := s.MarkDeleted(); err != nil {
-			return err
-		}
+	// Only names this segment renamed are touched: by the time the last
+	// reader lets go, a new segment may live under the old names.
+	if err := s.MarkDeleted(); err != nil {
+		return err
 	}
 	s.closeFiles()
 	s.closed = true
