@@ -55,6 +55,11 @@ func (s *Segment) View(offset int64, maxBytes int) ([]byte, error) {
 		if n > 0 && n+int64(h.Size()) > int64(maxBytes) {
 			break // the budget ends inside this batch
 		}
+		if h.BaseOffset >= next {
+			// Written after next was loaded: not published yet. Returning
+			// it would let a reader run ahead of NextOffset.
+			break
+		}
 		if expect >= 0 {
 			if err := s.checkFollows(h, expect, at+n); err != nil {
 				return nil, err
