@@ -16,7 +16,7 @@ import (
 // nothing committed later than the last one that returned.
 func TestCommitsSurviveCrashAtEveryOperation(t *testing.T) {
 	ops := []vfs.Op{vfs.OpWrite, vfs.OpSync, vfs.OpSyncDir, vfs.OpRename, vfs.OpCreate, vfs.OpTruncate}
-	opts := &strata.Options{Sync: strata.SyncAlways, RetentionCheckInterval: -1}
+	opts := &strata.Options{Sync: strata.SyncAlways, RetentionCheckInterval: -1, CleanerInterval: -1}
 	setup := func() *vfs.Mem {
 		m := vfs.NewMem()
 		s, err := strata.OpenOn(m, "data", opts)
@@ -62,6 +62,7 @@ func TestCommitsSurviveCrashAtEveryOperation(t *testing.T) {
 		m.SetInjector(vfs.FailAfter(k, ops...))
 		acked := workload(s)
 		after := m.Crash()
+		_ = s.Close() // the dead store's files answer ErrCrashed; stop its goroutines
 		s2, err := strata.OpenOn(after, "data", opts)
 		require.NoError(t, err, "k=%d", k)
 		for p := range 2 {
