@@ -54,7 +54,8 @@ type Store struct {
 // last Store on dir did not Close (a crash), Open recovers every partition:
 // torn tails are cut at the last valid batch, untrusted indexes rebuilt,
 // offsets kept dense. Open starts the background work (periodic fsync,
-// retention every RetentionCheckInterval); Close stops it.
+// retention every RetentionCheckInterval, the cleaner of compacted topics
+// every CleanerInterval); Close stops it.
 func Open(dir string, opts *Options) (*Store, error) {
 	return openOn(vfs.OS, dir, opts)
 }
