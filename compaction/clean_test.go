@@ -386,11 +386,15 @@ func TestCleanLargeGroup(t *testing.T) {
 }
 
 // TestCleanIOErrors fails the file system under Clean: the error is
-// returned and the segments Clean made are deleted.
+// returned and the segments Clean made are deleted. Appends copy into the
+// files' mappings, which fails nothing (a failed reservation of room falls
+// back to a write call), so the failed write is tested with segments that
+// make write calls.
 func TestCleanIOErrors(t *testing.T) {
 	for _, op := range []vfs.Op{vfs.OpCreate, vfs.OpWrite, vfs.OpSync} {
 		t.Run(op.String(), func(t *testing.T) {
 			l := newTestLog(t, 4<<10)
+			l.cfg.WriteCalls = op == vfs.OpWrite
 			for i := range 50 {
 				l.write(kv(fmt.Sprint(i%10), "value"))
 			}

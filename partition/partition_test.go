@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -305,15 +306,33 @@ func TestFailedFsyncClosesToAppends(t *testing.T) {
 	require.GreaterOrEqual(t, len(recs), 2, "reads still work")
 }
 
+// TestFailedWriteLeavesPartitionUsable fails an append's write: a write call,
+// or, with appends copied into the mapping, the reservation of room that a
+// new segment's first append makes and then the write call it falls back to.
 func TestFailedWriteLeavesPartitionUsable(t *testing.T) {
-	p, m := memPartition(t, small(newClock()))
-	appendIDs(t, p, 0, 1)
-	m.SetInjector(vfs.FailOnce(vfs.OpWrite, segment.LogSuffix))
-	_, err := p.Append([]log.Record{rec(2)})
-	require.ErrorIs(t, err, vfs.ErrInjected)
-	require.Equal(t, int64(2), p.EndOffset(), "a failed write assigns no offset")
-	appendIDs(t, p, 2, 3)
-	requireIDs(t, readRange(t, p, 0), 0, seq(0, 4))
+	for _, writeCalls := range []bool{false, true} {
+		t.Run(fmt.Sprintf("writeCalls=%v", writeCalls), func(t *testing.T) {
+			cfg := small(newClock())
+			cfg.WriteCalls = writeCalls
+			p, m := memPartition(t, cfg)
+			if writeCalls {
+				appendIDs(t, p, 0, 1)
+			}
+			first := int(p.EndOffset())
+			allocate, write := vfs.FailOnce(vfs.OpAllocate, segment.LogSuffix), vfs.FailOnce(vfs.OpWrite, segment.LogSuffix)
+			m.SetInjector(func(op vfs.Op, path string) error {
+				if err := allocate(op, path); err != nil {
+					return err
+				}
+				return write(op, path)
+			})
+			_, err := p.Append([]log.Record{rec(first)})
+			require.ErrorIs(t, err, vfs.ErrInjected)
+			require.Equal(t, int64(first), p.EndOffset(), "a failed write assigns no offset")
+			appendIDs(t, p, seq(first, 4)...)
+			requireIDs(t, readRange(t, p, 0), 0, seq(0, 4))
+		})
+	}
 }
 
 func TestClosed(t *testing.T) {

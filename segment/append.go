@@ -7,8 +7,10 @@ import (
 )
 
 // Append writes one or more whole batches, already stamped with their
-// offsets, to the end of the segment with a single write, and indexes them:
-// a batch gets an offset-index entry (its last offset → its position) when
+// offsets, to the end of the segment, and indexes them. The bytes are copied
+// into the file's mapping, or written with one pwrite(2) (see
+// Config.WriteCalls); either way they are in the OS when Append returns. A
+// batch gets an offset-index entry (its last offset → its position) when
 // more than IndexIntervalBytes were written since the previous entry, per
 // batch rather than per call (KAFKA.md §2.6).
 //
@@ -20,8 +22,8 @@ import (
 // caller rolls to a new segment.
 //
 // A failed write leaves the segment as it was: the size and next offset do
-// not move, and the partial bytes are cut off (or overwritten by the next
-// append if cutting fails too).
+// not move, and partial bytes past the end are ignored (cut off, or
+// overwritten by the next append).
 func (s *Segment) Append(batches []byte) error {
 	switch {
 	case s.closed:
@@ -36,11 +38,8 @@ func (s *Segment) Append(batches []byte) error {
 	}
 
 	pos := s.size.Load()
-	if n, err := s.log.WriteAt(batches, pos); err != nil {
-		if n > 0 {
-			_ = s.log.Truncate(pos) // best effort: the next append overwrites it anyway
-		}
-		return fmt.Errorf("segment: writing %s at %d: %w", s.path, pos, err)
+	if err := s.write(batches, pos); err != nil {
+		return err
 	}
 
 	next := s.next.Load()

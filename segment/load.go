@@ -15,6 +15,7 @@ func (s *Segment) load() error {
 		return fmt.Errorf("segment: %s: %w", s.path, err)
 	}
 	s.size.Store(size)
+	s.allocated = size
 	if err := s.checkIndexShape(size); err != nil {
 		return err
 	}

@@ -79,11 +79,13 @@ func (s *Segment) Recover() (Recovery, error) {
 
 	rec.Bytes = valid
 	rec.Truncated = fileSize - valid - rec.ZeroTail
+	s.allocated = min(s.allocated, valid)
 	if valid < fileSize {
 		if err := s.log.Truncate(valid); err != nil {
 			return rec, fmt.Errorf("segment: truncating %s to %d: %w", s.path, valid, err)
 		}
 	}
+	s.allocated = valid
 	s.verified.Store(valid)
 	s.size.Store(valid)
 	s.next.Store(next)

@@ -3,6 +3,7 @@ package segment
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -290,7 +291,7 @@ func TestCrashAtEveryOperation(t *testing.T) {
 			*acked = len(*written)
 		}
 	}
-	ops := []vfs.Op{vfs.OpWrite, vfs.OpSync, vfs.OpSyncMap, vfs.OpTruncate, vfs.OpSyncDir}
+	ops := []vfs.Op{vfs.OpWrite, vfs.OpAllocate, vfs.OpSync, vfs.OpSyncMap, vfs.OpTruncate, vfs.OpSyncDir}
 
 	// Count the operations of a clean run.
 	fx, m := memFixture(t)
@@ -346,17 +347,29 @@ func TestCrashAtEveryOperation(t *testing.T) {
 }
 
 // TestFailedWriteLeavesSegmentUsable injects a torn write, a full disk and a
-// failed fsync: each fails its call, leaves size and next offset where they
-// were, and the segment keeps working and recovers cleanly.
+// failed fsync, with appends copied into the mapping and with write calls:
+// each fails its call, leaves size and next offset where they were, and the
+// segment keeps working and recovers cleanly. With the mapping, a failure can
+// only strike when an append needs the file grown: the test first fills what
+// is reserved.
 func TestFailedWriteLeavesSegmentUsable(t *testing.T) {
+	tornWrite := func(m *vfs.Mem) {
+		// The reservation fails too (or an append would not write at all).
+		allocate, write := vfs.FailOnce(vfs.OpAllocate, LogSuffix), vfs.FailOnce(vfs.OpWrite, LogSuffix)
+		m.SetInjector(func(op vfs.Op, path string) error {
+			if err := allocate(op, path); err != nil {
+				return err
+			}
+			return write(op, path)
+		})
+	}
 	tests := []struct {
 		name   string
 		inject func(m *vfs.Mem)
 		call   func(s *Segment, b []byte) error
 		want   error
 	}{
-		{"torn write", func(m *vfs.Mem) { m.SetInjector(vfs.FailOnce(vfs.OpWrite, LogSuffix)) },
-			func(s *Segment, b []byte) error { return s.Append(b) }, vfs.ErrInjected},
+		{"torn write", tornWrite, func(s *Segment, b []byte) error { return s.Append(b) }, vfs.ErrInjected},
 		{"disk full", func(m *vfs.Mem) { m.SetDiskLimit(m.DiskUsage() + 100) },
 			func(s *Segment, b []byte) error { return s.Append(b) }, syscall.ENOSPC},
 		{"failed fsync", func(m *vfs.Mem) { m.SetInjector(vfs.FailOnce(vfs.OpSync, LogSuffix)) },
@@ -367,38 +380,55 @@ func TestFailedWriteLeavesSegmentUsable(t *testing.T) {
 				return s.Sync()
 			}, vfs.ErrInjected},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fx, m := memFixture(t)
-			s, err := Create(fx.fsys, fx.dir, 0, smallIndexes)
-			require.NoError(t, err)
-			written := appendRandom(t, s, rand.New(rand.NewPCG(8, 8)), 5, 3, 50)
-			require.NoError(t, s.Sync())
-			size, next := s.Size(), s.NextOffset()
+	for _, writeCalls := range []bool{false, true} {
+		cfg := smallIndexes
+		cfg.MaxBytes = 1 << 20
+		cfg.WriteCalls = writeCalls
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/writeCalls=%v", tt.name, writeCalls), func(t *testing.T) {
+				fx, m := memFixture(t)
+				s, err := Create(fx.fsys, fx.dir, 0, cfg)
+				require.NoError(t, err)
+				written := appendRandom(t, s, rand.New(rand.NewPCG(8, 8)), 5, 3, 50)
+				for !writeCalls {
+					recs := makeRecords(s.NextOffset(), 5, 500, 1)
+					b := encode(t, recs)
+					if s.Size()+int64(len(b)) > s.allocated {
+						break
+					}
+					require.NoError(t, s.Append(b))
+					written = append(written, writtenBatch{b, recs})
+				}
+				require.NoError(t, s.Sync())
+				size, next := s.Size(), s.NextOffset()
 
-			tt.inject(m)
-			recs := makeRecords(next, 5, 500, 1)
-			b := encode(t, recs)
-			err = tt.call(s, b)
-			require.ErrorIs(t, err, tt.want)
-			m.SetInjector(nil)
-			m.SetDiskLimit(-1)
-			if tt.name != "failed fsync" {
-				require.Equal(t, size, s.Size(), "no half-advanced position")
-				require.Equal(t, next, s.NextOffset())
+				tt.inject(m)
+				recs := makeRecords(next, 5, 500, 1)
+				b := encode(t, recs)
+				if !writeCalls {
+					require.Less(t, s.allocated-s.Size(), int64(len(b)), "the append needs the file grown")
+				}
+				err = tt.call(s, b)
+				require.ErrorIs(t, err, tt.want)
+				m.SetInjector(nil)
+				m.SetDiskLimit(-1)
+				if tt.name != "failed fsync" {
+					require.Equal(t, size, s.Size(), "no half-advanced position")
+					require.Equal(t, next, s.NextOffset())
+					requireRecords(t, written, 0, readAll(t, s, 0, 1<<20))
+					require.NoError(t, s.Append(b), "the same append succeeds once the fault is gone")
+				}
+				require.NoError(t, s.Sync())
+				written = append(written, writtenBatch{b, recs})
 				requireRecords(t, written, 0, readAll(t, s, 0, 1<<20))
-				require.NoError(t, s.Append(b), "the same append succeeds once the fault is gone")
-			}
-			require.NoError(t, s.Sync())
-			written = append(written, writtenBatch{b, recs})
-			requireRecords(t, written, 0, readAll(t, s, 0, 1<<20))
 
-			after := m.Crash()
-			r, rec, err := OpenRecover(after, fx.dir, 0, smallIndexes)
-			require.NoError(t, err)
-			require.Zero(t, rec.Truncated, "nothing torn is left behind")
-			requireRecords(t, written, 0, readAll(t, r, 0, 1<<20))
-		})
+				after := m.Crash()
+				r, rec, err := OpenRecover(after, fx.dir, 0, cfg)
+				require.NoError(t, err)
+				require.Zero(t, rec.Truncated, "nothing torn is left behind")
+				requireRecords(t, written, 0, readAll(t, r, 0, 1<<20))
+			})
+		}
 	}
 }
 

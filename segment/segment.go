@@ -44,6 +44,19 @@ type Config struct {
 	// its batches when the segment is sealed or closed; after a crash,
 	// recovery stops at the zeros. Default false.
 	Preallocate bool
+	// WriteCalls makes every append write to the .log file with pwrite(2).
+	// By default an append smaller than a page (4 KiB) copies its bytes into
+	// the file's shared mapping (the one reads use) instead, which costs no
+	// system call: the file is grown ahead of such appends with fallocate,
+	// in steps of 64 KiB doubling up to 16 MiB, so a copy never meets a
+	// full disk, and pwrite is used where blocks cannot be reserved (no
+	// fallocate) or the disk is too full for the next step. Larger appends
+	// use pwrite, which is as fast for them. Both leave the bytes in the OS
+	// page cache, where a crash of the process cannot lose them, and fsync
+	// makes either durable. Reserved zeros past the last batch are trimmed
+	// when the segment is sealed or closed; after a crash, recovery stops at
+	// them.
+	WriteCalls bool
 	// AllowGaps lets a batch start past the previous batch's next offset, as
 	// compacted segments do. By default the offsets of a segment are dense:
 	// the first batch starts at the base offset and each batch at the
@@ -96,6 +109,11 @@ type Segment struct {
 	verified atomic.Int64
 
 	// Writer state.
+	// allocated is how far the .log file is known to reach (its blocks
+	// reserved): appends up to it may copy into the mapping. It is never
+	// above the file's size, which would make such a copy fault.
+	allocated     int64
+	noReserve     bool  // the file system cannot reserve blocks: write calls only
 	offsetOfMaxTS int64 // last offset of the first batch that reached maxTS
 	firstTS       int64 // max timestamp of the first batch, -1 if none
 	sinceIndex    int64 // bytes written since the last offset-index entry
@@ -139,9 +157,15 @@ func (s *Segment) preallocate() error {
 	if !s.cfg.Preallocate || !s.writable || s.sealed {
 		return nil
 	}
-	if err := s.log.Allocate(int64(len(s.data))); err != nil {
+	err := s.log.Allocate(int64(len(s.data)))
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		s.noReserve = true // an optimisation the file system does not offer
+		return nil
+	case err != nil:
 		return fmt.Errorf("segment: preallocating %s: %w", s.path, err)
 	}
+	s.allocated = int64(len(s.data))
 	return nil
 }
 
@@ -320,6 +344,7 @@ func (s *Segment) Seal() error {
 	if err := s.log.Truncate(s.size.Load()); err != nil {
 		return fmt.Errorf("segment: trimming %s: %w", s.path, err)
 	}
+	s.allocated = s.size.Load()
 	s.sealed = true
 	return nil
 }

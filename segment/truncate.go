@@ -37,6 +37,7 @@ func (s *Segment) Truncate(offset int64) error {
 		cutBase = h.BaseOffset
 	}
 
+	s.allocated = min(s.allocated, cut) // whatever the outcome: never above the file's size
 	if err := s.log.Truncate(cut); err != nil {
 		return fmt.Errorf("segment: truncating %s to %d: %w", s.path, cut, err)
 	}

@@ -27,6 +27,7 @@ const (
 	OpMkdir              // FS.MkdirAll
 	OpReadDir            // FS.ReadDir
 	OpStat               // FS.Stat and File.Size
+	OpAllocate           // File.Allocate
 
 	numOps = iota
 )
@@ -46,6 +47,7 @@ var opNames = [numOps]string{
 	OpMkdir:    "mkdir",
 	OpReadDir:  "readdir",
 	OpStat:     "stat",
+	OpAllocate: "allocate",
 }
 
 // String returns the operation's lower-case name, such as "write".

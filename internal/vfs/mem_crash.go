@@ -26,10 +26,12 @@ func (m *Mem) Crash() *Mem {
 	return m.crash(nil)
 }
 
-// CrashKeepingPrefix is [Mem.Crash], except that a file whose current
-// contents extend its durable contents (the same bytes, then an unsynced
-// tail: a file only appended to since its last Sync) keeps a prefix of that
-// tail, of a length drawn uniformly from rng between none and all of it. Such
+// CrashKeepingPrefix is [Mem.Crash], except that a file that did not shrink
+// since its last Sync keeps its unsynced writes up to a byte drawn uniformly
+// from rng, counted from the first byte that differs from its durable
+// contents: a file appended to keeps a prefix of its new tail, and a file
+// written in place (through a mapping, or into zeros that Allocate reserved)
+// keeps the new bytes before that point and the durable ones after it. Such
 // torn tails are what a recovery must truncate. Files are visited in a fixed
 // order, so a seeded rng makes the outcome reproducible.
 func (m *Mem) CrashKeepingPrefix(rng *rand.Rand) *Mem {
@@ -75,13 +77,27 @@ func (m *Mem) crash(rng *rand.Rand) *Mem {
 }
 
 // survivingContents returns a copy of what a power cut leaves of the file nd:
-// its durable contents and, if rng is not nil and the current contents only
-// append to them, a random prefix of the appended tail.
+// its durable contents and, if rng is not nil and the file did not shrink
+// since its last sync, the unsynced writes up to a random byte, in file
+// order. Past that byte the durable contents stay (or the file ends, where
+// it had grown). This tears an appended tail at any length, and a write into
+// a file's existing bytes (through a mapping, or into zeros that Allocate
+// reserved) at any byte of it.
 func survivingContents(nd *memNode, rng *rand.Rand) []byte {
-	kept := nd.synced
-	if rng != nil && len(nd.data) > len(nd.synced) && bytes.HasPrefix(nd.data, nd.synced) {
-		tail := len(nd.data) - len(nd.synced)
-		kept = nd.data[:len(nd.synced)+rng.IntN(tail+1)]
+	if rng == nil || len(nd.data) < len(nd.synced) {
+		return bytes.Clone(nd.synced)
 	}
-	return bytes.Clone(kept)
+	first := 0 // the first byte the sync did not see
+	for first < len(nd.synced) && nd.data[first] == nd.synced[first] {
+		first++
+	}
+	if first == len(nd.data) {
+		return bytes.Clone(nd.synced)
+	}
+	cut := first + rng.IntN(len(nd.data)-first+1)
+	kept := bytes.Clone(nd.data[:cut])
+	if cut < len(nd.synced) {
+		kept = append(kept, nd.synced[cut:]...)
+	}
+	return kept
 }

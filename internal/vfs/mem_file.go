@@ -197,14 +197,34 @@ func (f *memFile) Truncate(size int64) error {
 	return nil
 }
 
-// Allocate grows the file with zeros to size if it is smaller, as Truncate
-// does; in memory there are no blocks to reserve.
+// Allocate grows the file with zeros to size if it is smaller. In memory
+// there are no blocks to reserve and every byte counts at once, so growing
+// past the disk limit fails with ENOSPC and no effect.
 func (f *memFile) Allocate(size int64) error {
-	cur, err := f.Size()
-	if err != nil || size <= cur {
+	m := f.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := f.checkLocked("fallocate"); err != nil {
 		return err
 	}
-	return f.Truncate(size)
+	if !f.write || size < 0 {
+		return &fs.PathError{Op: "fallocate", Path: f.name, Err: syscall.EINVAL}
+	}
+	if err := m.beginLocked(OpAllocate, f.name); err != nil {
+		return err
+	}
+	nd := f.node
+	grow := size - int64(len(nd.data))
+	if grow <= 0 {
+		return nil
+	}
+	if grow > m.freeLocked(nd) {
+		return &fs.PathError{Op: "fallocate", Path: f.name, Err: syscall.ENOSPC}
+	}
+	if err := m.resizeLocked(nd, size); err != nil {
+		return &fs.PathError{Op: "fallocate", Path: f.name, Err: err}
+	}
+	return nil
 }
 
 // Sync makes the file's current contents its durable ones.

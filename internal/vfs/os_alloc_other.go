@@ -2,12 +2,14 @@
 
 package vfs
 
-// Allocate grows the file to size with ftruncate (sparse): outside Linux
-// there is no portable fallocate.
+import (
+	"errors"
+	"io/fs"
+)
+
+// Allocate fails with an error matching errors.ErrUnsupported: outside Linux
+// there is no portable fallocate, and a sparse file would not reserve the
+// blocks that Allocate promises.
 func (f osFile) Allocate(size int64) error {
-	cur, err := f.Size()
-	if err != nil || size <= cur {
-		return err
-	}
-	return f.Truncate(size)
+	return &fs.PathError{Op: "fallocate", Path: f.Name(), Err: errors.ErrUnsupported}
 }

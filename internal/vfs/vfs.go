@@ -72,7 +72,10 @@ type File interface {
 	Truncate(size int64) error
 	// Allocate extends the file to at least size bytes of zeros, with the
 	// blocks reserved on disk (fallocate(2)), so that later writes inside
-	// it change no file size and allocate nothing. It never shrinks a file.
+	// it change no file size and allocate nothing, and a write through a
+	// mapping of it cannot meet a full disk. It never shrinks a file. Where
+	// blocks cannot be reserved (no fallocate) it fails with an error that
+	// matches errors.ErrUnsupported and changes nothing.
 	Allocate(size int64) error
 	// Sync makes the file's contents durable (fsync).
 	Sync() error

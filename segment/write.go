@@ -1,0 +1,97 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+)
+
+// The steps in which a writable segment's .log file is grown ahead of its
+// appends when they are copied into the mapping: the first step reserves
+// minGrowth bytes, each later one as much as the file holds, up to
+// maxGrowth. A small partition thus reserves little disk, a busy one calls
+// fallocate once per 16 MiB.
+const (
+	minGrowth = 64 << 10
+	maxGrowth = 16 << 20
+)
+
+// mappedWriteMax is the largest append copied into the mapping. Below a page
+// the copy wins by far (a 126-byte record: ~0.1 µs against ~0.5 µs for
+// pwrite, which is mostly the system call); from a page on, pwrite into a
+// file growing by delayed allocation is as fast or faster than faulting
+// fresh pages of the mapping in (8 KiB: ~3.8 µs against ~5.6 µs, measured
+// on ext4).
+const mappedWriteMax = 4<<10 - 1
+
+// write puts batches into the .log file at pos, the end of the segment's
+// batches: if they are smaller than a page, copied into the mapping, the
+// file's blocks being reserved that far (growing the reservation first if
+// needed); otherwise, or if that cannot be, with one pwrite.
+// On failure nothing past pos counts, and s.allocated still never exceeds
+// the file's size.
+func (s *Segment) write(batches []byte, pos int64) error {
+	end := pos + int64(len(batches))
+	if len(batches) <= mappedWriteMax && s.reserve(end) {
+		if err := copyMapped(s.data[pos:end], batches); err != nil {
+			return fmt.Errorf("segment: writing %s at %d: %w", s.path, pos, err)
+		}
+		return nil
+	}
+	n, err := s.log.WriteAt(batches, pos)
+	if err != nil {
+		if n > 0 && end > s.allocated {
+			// Best effort: the next append overwrites the bytes anyway.
+			s.allocated = min(s.allocated, pos)
+			_ = s.log.Truncate(pos)
+		}
+		return fmt.Errorf("segment: writing %s at %d: %w", s.path, pos, err)
+	}
+	s.allocated = max(s.allocated, end)
+	return nil
+}
+
+// reserve reports whether an append ending at end may be copied into the
+// mapping: the file's blocks are reserved up to end, by fallocate now if
+// they were not. It says no (and the append uses a write call) when writes
+// are configured to, when the file system cannot reserve blocks, or when
+// the reservation fails, as it does on a full disk: the write call then
+// meets the error, if there is one, as a clean failure rather than a fault
+// in the middle of a copy.
+func (s *Segment) reserve(end int64) bool {
+	switch {
+	case end <= s.allocated:
+		return !s.cfg.WriteCalls && !s.noReserve
+	case s.cfg.WriteCalls || s.noReserve || end > int64(len(s.data)):
+		return false
+	}
+	step := min(max(s.allocated, minGrowth), maxGrowth)
+	want := min(int64(len(s.data)), max(end, s.allocated+step))
+	if err := s.log.Allocate(want); err != nil {
+		if errors.Is(err, errors.ErrUnsupported) {
+			s.noReserve = true
+		}
+		return false
+	}
+	s.allocated = want
+	return true
+}
+
+// errFault is the error a copy into the mapping returns when the memory
+// faults: the file was shrunk behind the segment's back, or the disk failed
+// to read a page in.
+var errFault = errors.New("memory fault in the file's mapping")
+
+// copyMapped copies src into dst, a part of a file's mapping, turning a
+// memory fault (SIGBUS) into an error instead of a crash of the process.
+func copyMapped(dst, src []byte) (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", errFault, r)
+		}
+	}()
+	copy(dst, src)
+	return nil
+}

@@ -1,0 +1,128 @@
+package segment
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata/internal/vfs"
+)
+
+// logFileSize returns the size of the segment's .log file.
+func logFileSize(t *testing.T, fx fixture, base int64) int64 {
+	t.Helper()
+	info, err := fx.fsys.Stat(filepath.Join(fx.dir, FileName(base, LogSuffix)))
+	require.NoError(t, err)
+	return info.Size
+}
+
+// TestMappedWritesGrowAndTrim checks the life of a file that appends copy
+// into: it is grown in steps ahead of the batches (64 KiB, then doubling),
+// reads see every batch, Seal trims the zeros, and after a crash recovery
+// counts them as the zero tail, not as damage.
+func TestMappedWritesGrowAndTrim(t *testing.T) {
+	eachFS(t, func(t *testing.T, fx fixture) {
+		cfg := Config{MaxBytes: 8 << 20}
+		s, err := Create(fx.fsys, fx.dir, 0, cfg)
+		require.NoError(t, err)
+		written := appendRandom(t, s, rand.New(rand.NewPCG(1, 2)), 3, 5, 100)
+		require.Equal(t, int64(minGrowth), logFileSize(t, fx, 0), "the first step reserves 64 KiB")
+		for s.Size() < 300<<10 {
+			written = append(written, appendRandom(t, s, rand.New(rand.NewPCG(uint64(s.Size()), 2)), 10, 5, 500)...)
+		}
+		fileSize := logFileSize(t, fx, 0)
+		require.Equal(t, int64(512<<10), fileSize, "64 KiB, then doubling: 128, 256, 512")
+		require.Equal(t, fileSize, s.allocated)
+		requireRecords(t, written, 0, readAll(t, s, 0, 1<<30))
+
+		require.NoError(t, s.Seal())
+		require.Equal(t, s.Size(), logFileSize(t, fx, 0), "Seal trims the reserved zeros")
+		require.NoError(t, s.Close())
+	})
+
+	fx, m := memFixture(t)
+	s, err := Create(fx.fsys, fx.dir, 0, Config{MaxBytes: 8 << 20})
+	require.NoError(t, err)
+	written := appendRandom(t, s, rand.New(rand.NewPCG(3, 4)), 20, 5, 100)
+	require.NoError(t, s.Sync())
+	after := m.Crash()
+	r, rec, err := OpenRecover(after, fx.dir, 0, Config{MaxBytes: 8 << 20})
+	require.NoError(t, err)
+	require.Zero(t, rec.Truncated)
+	require.Equal(t, int64(minGrowth)-r.Size(), rec.ZeroTail)
+	requireRecords(t, written, 0, readAll(t, r, 0, 1<<30))
+	require.NoError(t, r.Close())
+}
+
+// TestLargeAppendsWrite checks that an append of a page or more uses a
+// write call, between appends that copy into the mapping, and that reads
+// see them all.
+func TestLargeAppendsWrite(t *testing.T) {
+	fx, m := memFixture(t)
+	s, err := Create(fx.fsys, fx.dir, 0, Config{MaxBytes: 1 << 20})
+	require.NoError(t, err)
+	var written []writtenBatch
+	for i := range 20 {
+		valueSize := 50
+		if i%3 == 1 {
+			valueSize = 1000 // five records: over 4 KiB
+		}
+		writes := m.Count(vfs.OpWrite)
+		recs := makeRecords(s.NextOffset(), 5, valueSize, 1)
+		b := encode(t, recs)
+		require.NoError(t, s.Append(b))
+		written = append(written, writtenBatch{b, recs})
+		if len(b) > mappedWriteMax {
+			require.Equal(t, writes+1, m.Count(vfs.OpWrite), "append %d of %d bytes", i, len(b))
+		} else {
+			require.Equal(t, writes, m.Count(vfs.OpWrite), "append %d of %d bytes", i, len(b))
+		}
+	}
+	requireRecords(t, written, 0, readAll(t, s, 0, 1<<30))
+	require.NoError(t, s.Close())
+}
+
+// TestMappedWritesFallBack checks that appends use write calls where the
+// file system cannot reserve blocks, and still land.
+func TestMappedWritesFallBack(t *testing.T) {
+	fx, m := memFixture(t)
+	m.SetInjector(func(op vfs.Op, _ string) error {
+		if op == vfs.OpAllocate {
+			return errors.ErrUnsupported
+		}
+		return nil
+	})
+	s, err := Create(fx.fsys, fx.dir, 0, Config{MaxBytes: 1 << 20})
+	require.NoError(t, err)
+	writes := m.Count(vfs.OpWrite)
+	written := appendRandom(t, s, rand.New(rand.NewPCG(5, 6)), 10, 5, 100)
+	require.True(t, s.noReserve)
+	require.Equal(t, writes+10, m.Count(vfs.OpWrite), "one write call per append")
+	require.Equal(t, 1, m.Count(vfs.OpAllocate), "an unsupported reservation is not retried")
+	require.Equal(t, s.Size(), logFileSize(t, fx, 0))
+	requireRecords(t, written, 0, readAll(t, s, 0, 1<<30))
+	require.NoError(t, s.Close())
+}
+
+// TestMappedWriteFaultIsAnError shrinks a segment's file behind its back,
+// on the OS: the next append's copy into the mapping faults (SIGBUS), and
+// Append must return an error rather than crash the process.
+func TestMappedWriteFaultIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Create(vfs.OS, dir, 0, Config{MaxBytes: 1 << 20})
+	require.NoError(t, err)
+	appendRandom(t, s, rand.New(rand.NewPCG(7, 8)), 3, 5, 100)
+	size, next := s.Size(), s.NextOffset()
+	require.NoError(t, os.Truncate(filepath.Join(dir, FileName(0, LogSuffix)), 0))
+
+	err = s.Append(encode(t, makeRecords(next, 5, 100, 1)))
+	require.ErrorIs(t, err, errFault)
+	require.Equal(t, size, s.Size(), "a failed append changes nothing")
+	require.Equal(t, next, s.NextOffset())
+	s.closeFiles()
+	s.closed = true
+}
