@@ -34,7 +34,7 @@ type Position struct {
 // used it (Kafka's sticky partitioner, KIP-480). Use AppendTo to choose the
 // partition yourself.
 //
-// The records for each partition are written as one batch with one write.
+// The records for each partition are written as one batch, in one piece.
 // Every batch is encoded and checked before anything is written, so an
 // unknown topic, no records, or a batch over the topic's MaxBatchBytes
 // (ErrBatchTooLarge) changes nothing. An I/O error while writing to one

@@ -20,7 +20,8 @@ var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // zero; under LogAppendTime every record gets the append time.
 //
 // The batch is encoded once (outside the partition's lock), stamped with its
-// offsets without recomputing its CRC, and written with one write call.
+// offsets without recomputing its CRC, and written to the segment file in
+// one piece (copied into its mapping, or one pwrite; see Config.WriteCalls).
 // Append returns once the batch is in the OS (it survives a crash of the
 // process); under SyncAlways it returns only after an fsync, shared with
 // concurrent appenders (group commit).

@@ -9,20 +9,22 @@
 // # Writing
 //
 // A segment has one writer at a time. Append takes whole batches whose
-// offsets are already stamped and writes them with one write call; a batch
-// gets an offset-index entry when more than IndexIntervalBytes (4096) bytes
-// were written since the previous entry, and the time index gets the running
-// max timestamp at the same moments. Seal writes the final time-index entry
-// and trims both index files to their entries; Sync fsyncs the .log file and
-// msyncs the indexes.
+// offsets are already stamped and writes them in one piece: an append
+// smaller than a page is copied into the .log file's shared mapping, the
+// file grown ahead of it with fallocate (the zeros past the last batch are
+// trimmed by Seal and Close, and recovery stops at them); a larger one is
+// written with one pwrite. A batch gets an offset-index entry when more than
+// IndexIntervalBytes (4096) bytes were written since the previous entry, and
+// the time index gets the running max timestamp at the same moments. Seal
+// writes the final time-index entry and trims both index files to their
+// entries; Sync fsyncs the .log file and msyncs the indexes.
 //
 // # Reading
 //
 // Reads take no lock and make no system call: the .log file is memory-mapped
-// read-only in use (a writable segment's mapping reserves address space up
-// to MaxBytes, so the file grows into it without a remap), while writes go
-// through pwrite. Read finds the first batch whose last offset reaches the
-// wanted offset — the index gives the largest entry at or below it, then
+// (a writable segment's mapping reserves address space up to MaxBytes, so
+// the file grows into it without a remap). Read finds the first batch whose
+// last offset reaches the wanted offset — the index gives the largest entry at or below it, then
 // only batch headers are scanned — and copies out whole batches up to a byte
 // budget, each one checked (header rules, CRC-32C, offsets that follow one
 // another) so that damaged bytes are reported as ErrCorrupt with the file and
