@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -41,10 +42,20 @@ func crashWorkload(p *Partition) int64 {
 // write, sync, truncate, create, rename or removal of a workload of appends
 // and rolls, for every k, then reopens the partition: every record whose
 // Append returned under SyncAlways is there with its offset and bytes,
-// offsets are dense, and no read returns anything else.
+// offsets are dense, and no read returns anything else. It runs with appends
+// copied into the mapping (the default) and with write calls.
 func TestCrashAtEveryOperation(t *testing.T) {
-	cfg := small(newClock())
-	cfg.Sync = SyncAlways
+	for _, writeCalls := range []bool{false, true} {
+		t.Run(fmt.Sprintf("writeCalls=%v", writeCalls), func(t *testing.T) {
+			cfg := small(newClock())
+			cfg.Sync = SyncAlways
+			cfg.WriteCalls = writeCalls
+			crashAtEveryOperation(t, cfg)
+		})
+	}
+}
+
+func crashAtEveryOperation(t *testing.T, cfg Config) {
 
 	m := vfs.NewMem()
 	m.SetInjector(vfs.FailAfter(1<<30, crashOps...))
