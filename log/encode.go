@@ -62,7 +62,8 @@ func AppendBatch(dst []byte, recs []Record, opts BatchOptions) ([]byte, error) {
 	if opts.Idempotent {
 		h.ProducerID, h.ProducerEpoch, h.BaseSequence = opts.ProducerID, opts.ProducerEpoch, opts.BaseSequence
 	}
-	e := encoder{h: &h, assign: true, now: opts.Now}
+	var plans [planCache]recordPlan
+	e := encoder{h: &h, assign: true, now: opts.Now, plans: plans[:]}
 	size, maxTs, err := e.measure(recs)
 	if err != nil {
 		return dst, err
@@ -96,7 +97,8 @@ func AppendBatchHeader(dst []byte, h BatchHeader, recs []Record) ([]byte, error)
 	if h.LastOffsetDelta < 0 {
 		return dst, errorf(ErrInvalidBatch, "negative last offset delta %d", h.LastOffsetDelta)
 	}
-	e := encoder{h: &h}
+	var plans [planCache]recordPlan
+	e := encoder{h: &h, plans: plans[:]}
 	size, _, err := e.measure(recs)
 	if err != nil {
 		return dst, err
@@ -105,13 +107,27 @@ func AppendBatchHeader(dst []byte, h BatchHeader, recs []Record) ([]byte, error)
 }
 
 // encoder writes the records of a batch in two passes: measure checks them
-// and sizes the batch, append writes it into a buffer grown once.
+// and sizes the batch, append writes it into a buffer grown once. measure
+// keeps what it works out for each record in plans, so that append only
+// writes; records past the end of plans are worked out again.
 type encoder struct {
 	h *BatchHeader
 	// assign is AppendBatch's mode: offset deltas are record indexes and
 	// zero timestamps are now. Otherwise both come from the records.
 	assign bool
 	now    int64
+	plans  []recordPlan
+}
+
+// planCache is the number of records whose plans an encoder keeps, in an
+// array on the stack (2 KiB): enough for the usual batch.
+const planCache = 128
+
+// recordPlan is what an encoder works out for one record before writing it.
+type recordPlan struct {
+	tsDelta  int64 // timestamp - BaseTimestamp
+	offDelta int32 // offset - BaseOffset
+	body     int32 // size after the length varint
 }
 
 // recordTime returns r's timestamp in ms; with assign a zero one is now.
@@ -122,34 +138,37 @@ func recordTime(r *Record, assign bool, now int64) int64 {
 	return r.Timestamp.UnixMilli()
 }
 
-// deltas returns the offset and timestamp deltas of the i-th record r, and
-// its timestamp.
-func (e *encoder) deltas(i int, r *Record) (offDelta int64, tsDelta, ts int64) {
-	offDelta = int64(i)
+// plan works out the i-th record r: its plan; its offset delta and body
+// size again in 64 bits, for measure to check before the plan's int32s clip
+// them; and its timestamp.
+func (e *encoder) plan(i int, r *Record) (pl recordPlan, off, body, ts int64) {
+	off = int64(i)
 	if !e.assign {
-		offDelta = r.Offset - e.h.BaseOffset
+		off = r.Offset - e.h.BaseOffset
 	}
 	ts = recordTime(r, e.assign, e.now)
-	return offDelta, ts - e.h.BaseTimestamp, ts
+	tsDelta := ts - e.h.BaseTimestamp
+	body = bodySize(r, int32(off), tsDelta)
+	return recordPlan{tsDelta: tsDelta, offDelta: int32(off), body: int32(body)}, off, body, ts
 }
 
-// measure checks recs and returns the size of their encoding and their
-// largest timestamp.
+// measure checks recs, fills e.plans as far as they go and returns the size
+// of the records' encoding and their largest timestamp.
 func (e *encoder) measure(recs []Record) (size, maxTs int64, err error) {
 	prev := int64(-1)
 	maxTs = math.MinInt64
 	for i := range recs {
-		r := &recs[i]
-		off, tsDelta, ts := e.deltas(i, r)
+		pl, off, body, ts := e.plan(i, &recs[i])
 		if off <= prev || off > int64(e.h.LastOffsetDelta) {
-			return 0, 0, errorf(ErrInvalidBatch, "record %d: offset %d outside (%d, %d]",
-				i, r.Offset, e.h.BaseOffset+prev, e.h.LastOffset())
+			return 0, 0, e.offsetError(i, recs[i].Offset, prev)
+		}
+		if body > maxLength {
+			return 0, 0, errorf(ErrInvalidBatch, "record %d: %d bytes, at most %d", i, body, maxLength)
 		}
 		prev = off
 		maxTs = max(maxTs, ts)
-		body := bodySize(r, int32(off), tsDelta)
-		if body > maxLength {
-			return 0, 0, errorf(ErrInvalidBatch, "record %d: %d bytes, at most %d", i, body, maxLength)
+		if i < len(e.plans) {
+			e.plans[i] = pl
 		}
 		size += int64(SizeVarint(int32(body))) + body
 	}
@@ -159,14 +178,29 @@ func (e *encoder) measure(recs []Record) (size, maxTs int64, err error) {
 	return size, maxTs, nil
 }
 
+// offsetError reports the i-th record's offset out of order or range, prev
+// being the offset delta of the record before it.
+func (e *encoder) offsetError(i int, offset, prev int64) error {
+	return errorf(ErrInvalidBatch, "record %d: offset %d outside (%d, %d]",
+		i, offset, e.h.BaseOffset+prev, e.h.LastOffset())
+}
+
 // bodySize returns the size of r's encoding after its length varint. A
 // field longer than the format allows (a header takes 2 bytes or more, so
 // too many headers too) makes it exceed maxLength.
 func bodySize(r *Record, offDelta int32, tsDelta int64) int64 {
-	n := int64(1 + SizeVarlong(tsDelta) + SizeVarint(offDelta))
-	n += bytesSize(r.Key) + bytesSize(r.Value) + int64(SizeVarint(int32(len(r.Headers))))
-	for i := range r.Headers {
-		hd := &r.Headers[i]
+	n := int64(1+SizeVarlong(tsDelta)+SizeVarint(offDelta)) + bytesSize(r.Key) + bytesSize(r.Value)
+	if len(r.Headers) == 0 {
+		return n + 1
+	}
+	return n + headersSize(r.Headers)
+}
+
+// headersSize returns the size of the encoding of hs with their count.
+func headersSize(hs []Header) int64 {
+	n := int64(SizeVarint(int32(len(hs))))
+	for i := range hs {
+		hd := &hs[i]
 		n += int64(SizeVarint(int32(len(hd.Key))) + len(hd.Key))
 		n += bytesSize(hd.Value)
 	}
@@ -175,66 +209,78 @@ func bodySize(r *Record, offDelta int32, tsDelta int64) int64 {
 
 // bytesSize returns the size of b with its length varint; nil is length -1.
 func bytesSize(b []byte) int64 {
-	if b == nil {
-		return 1
-	}
-	return int64(SizeVarint(int32(len(b)))) + int64(len(b))
+	return int64(uvarintSize(lengthOf(b))) + int64(len(b))
 }
 
 // append writes the header and the records measured at size bytes to dst.
+// It writes in place, by index, into dst grown once to its final length.
 func (e *encoder) append(dst []byte, recs []Record, size int64) []byte {
 	h := e.h
 	h.Magic = Magic
 	h.Length = int32(minLength + size)
 	h.NumRecords = int32(len(recs))
 	start := len(dst)
-	dst = slices.Grow(dst, BatchHeaderSize+int(size))
-	dst = appendHeader(dst, h)
-	for i := range recs {
-		r := &recs[i]
-		off, tsDelta, _ := e.deltas(i, r)
-		dst = AppendVarint(dst, int32(bodySize(r, int32(off), tsDelta)))
-		dst = append(dst, 0) // attributes
-		dst = AppendVarlong(dst, tsDelta)
-		dst = AppendVarint(dst, int32(off))
-		dst = appendBytes(dst, r.Key)
-		dst = appendBytes(dst, r.Value)
-		dst = AppendVarint(dst, int32(len(r.Headers)))
-		for j := range r.Headers {
-			hd := &r.Headers[j]
-			dst = AppendVarint(dst, int32(len(hd.Key)))
-			dst = append(dst, hd.Key...)
-			dst = appendBytes(dst, hd.Value)
-		}
-	}
+	dst = slices.Grow(dst, BatchHeaderSize+int(size))[:start+BatchHeaderSize+int(size)]
 	b := dst[start:]
+	putHeader(b, h)
+	p := BatchHeaderSize
+	for i := range recs {
+		var pl recordPlan
+		if i < len(e.plans) {
+			pl = e.plans[i]
+		} else {
+			pl, _, _, _ = e.plan(i, &recs[i])
+		}
+		p = putRecord(b, p, &recs[i], pl)
+	}
 	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
 	return dst
 }
 
-// appendHeader appends h's 61 bytes, its CRC field as it is.
-func appendHeader(dst []byte, h *BatchHeader) []byte {
-	be := binary.BigEndian
-	dst = be.AppendUint64(dst, uint64(h.BaseOffset))
-	dst = be.AppendUint32(dst, uint32(h.Length))
-	dst = be.AppendUint32(dst, uint32(h.PartitionLeaderEpoch))
-	dst = append(dst, byte(h.Magic))
-	dst = be.AppendUint32(dst, h.CRC)
-	dst = be.AppendUint16(dst, uint16(h.Attributes))
-	dst = be.AppendUint32(dst, uint32(h.LastOffsetDelta))
-	dst = be.AppendUint64(dst, uint64(h.BaseTimestamp))
-	dst = be.AppendUint64(dst, uint64(h.MaxTimestamp))
-	dst = be.AppendUint64(dst, uint64(h.ProducerID))
-	dst = be.AppendUint16(dst, uint16(h.ProducerEpoch))
-	dst = be.AppendUint32(dst, uint32(h.BaseSequence))
-	return be.AppendUint32(dst, uint32(h.NumRecords))
+// putRecord writes r, planned as pl, at b[p:] and returns where it ends.
+func putRecord(b []byte, p int, r *Record, pl recordPlan) int {
+	p = putUvarint(b, p, zigzag32(pl.body))
+	b[p] = 0 // attributes
+	p = putUvarint(b, p+1, zigzag64(pl.tsDelta))
+	p = putUvarint(b, p, zigzag32(pl.offDelta))
+	p = putUvarint(b, p, lengthOf(r.Key))
+	p += copy(b[p:], r.Key)
+	p = putUvarint(b, p, lengthOf(r.Value))
+	p += copy(b[p:], r.Value)
+	p = putUvarint(b, p, zigzag32(int32(len(r.Headers))))
+	for j := range r.Headers {
+		hd := &r.Headers[j]
+		p = putUvarint(b, p, zigzag32(int32(len(hd.Key))))
+		p += copy(b[p:], hd.Key)
+		p = putUvarint(b, p, lengthOf(hd.Value))
+		p += copy(b[p:], hd.Value)
+	}
+	return p
 }
 
-// appendBytes appends b with its varint length, -1 for nil.
-func appendBytes(dst, b []byte) []byte {
+// putHeader writes h's 61 bytes at the start of b, its CRC field as it is.
+func putHeader(b []byte, h *BatchHeader) {
+	be := binary.BigEndian
+	_ = b[BatchHeaderSize-1]
+	be.PutUint64(b, uint64(h.BaseOffset))
+	be.PutUint32(b[offLength:], uint32(h.Length))
+	be.PutUint32(b[offLeaderEpoch:], uint32(h.PartitionLeaderEpoch))
+	b[offMagic] = byte(h.Magic)
+	be.PutUint32(b[offCRC:], h.CRC)
+	be.PutUint16(b[offAttributes:], uint16(h.Attributes))
+	be.PutUint32(b[offLastDelta:], uint32(h.LastOffsetDelta))
+	be.PutUint64(b[offBaseTimestamp:], uint64(h.BaseTimestamp))
+	be.PutUint64(b[offMaxTimestamp:], uint64(h.MaxTimestamp))
+	be.PutUint64(b[offProducerID:], uint64(h.ProducerID))
+	be.PutUint16(b[offProducerEpoch:], uint16(h.ProducerEpoch))
+	be.PutUint32(b[offBaseSequence:], uint32(h.BaseSequence))
+	be.PutUint32(b[offNumRecords:], uint32(h.NumRecords))
+}
+
+// lengthOf returns the zig-zag encoded length of b, -1 if b is nil.
+func lengthOf(b []byte) uint64 {
 	if b == nil {
-		return append(dst, 0x01) // zig-zag -1
+		return 1 // zig-zag -1
 	}
-	dst = AppendVarint(dst, int32(len(b)))
-	return append(dst, b...)
+	return zigzag32(int32(len(b)))
 }

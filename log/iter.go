@@ -72,7 +72,9 @@ func (it *RecordIter) Next(r *Record) bool {
 	return it.next(r)
 }
 
-// next reads one record into r, or only checks it if r is nil.
+// next reads one record into r, or only checks it if r is nil. It keeps
+// its position in locals and stops at the first problem, which it reports
+// through fail or failVarint naming the field.
 func (it *RecordIter) next(r *Record) bool {
 	if it.err != nil {
 		return false
@@ -83,49 +85,66 @@ func (it *RecordIter) next(r *Record) bool {
 		}
 		return false
 	}
-	f := fieldReader{b: it.b, p: it.pos}
-	length := f.varint("record length")
-	if f.bad == "" && (length < minRecordBody || int64(length) > int64(len(f.b)-f.p)) {
-		f.fail("record length", int64(length))
+	b := it.b
+	u, p := uvarintAt(b, it.pos, maxVarintLen, maxVarintLast)
+	if p <= 0 {
+		return it.failVarint("record length")
 	}
-	if f.bad != "" {
-		return it.fail(f)
+	length := unzigzag32(uint32(u))
+	if length < minRecordBody || int64(length) > int64(len(b)-p) {
+		return it.fail("record length", int64(length))
 	}
-	f.b = f.b[:f.p+int(length)]
-	if attrs := f.b[f.p]; attrs != 0 {
-		f.fail("record attributes", int64(attrs))
-	} else {
-		f.p++
-	}
-	tsDelta := f.varlong("timestamp delta")
-	offDelta := int64(f.varint("offset delta"))
-	if f.bad == "" && (offDelta <= it.prev || offDelta > int64(it.h.LastOffsetDelta)) {
-		f.fail("offset delta", offDelta)
-	}
-	key := f.bytes("key length", true)
-	value := f.bytes("value length", true)
-	count := f.varint("header count")
-	if f.bad == "" && (count < 0 || int64(count) > int64(len(f.b)-f.p)/2) {
-		f.fail("header count", int64(count))
-	}
+	b = b[:p+int(length)] // the record ends here; no field may cross it
 	if r != nil {
 		r.Headers = r.Headers[:0]
-		if f.bad == "" {
-			r.Headers = slices.Grow(r.Headers, int(count))
+	}
+	if attrs := b[p]; attrs != 0 {
+		return it.fail("record attributes", int64(attrs))
+	}
+
+	if u, p = uvarintAt(b, p+1, maxVarlongLen, maxVarlongLast); p <= 0 {
+		return it.failVarint("timestamp delta")
+	}
+	tsDelta := unzigzag64(u)
+	if u, p = uvarintAt(b, p, maxVarintLen, maxVarintLast); p <= 0 {
+		return it.failVarint("offset delta")
+	}
+	offDelta := int64(unzigzag32(uint32(u)))
+	if offDelta <= it.prev || offDelta > int64(it.h.LastOffsetDelta) {
+		return it.fail("offset delta", offDelta)
+	}
+
+	if u, p = uvarintAt(b, p, maxVarintLen, maxVarintLast); p <= 0 {
+		return it.failVarint("key length")
+	}
+	n := unzigzag32(uint32(u))
+	key, p, ok := field(b, p, n, true)
+	if !ok {
+		return it.fail("key length", int64(n))
+	}
+	if u, p = uvarintAt(b, p, maxVarintLen, maxVarintLast); p <= 0 {
+		return it.failVarint("value length")
+	}
+	n = unzigzag32(uint32(u))
+	value, p, ok := field(b, p, n, true)
+	if !ok {
+		return it.fail("value length", int64(n))
+	}
+
+	if u, p = uvarintAt(b, p, maxVarintLen, maxVarintLast); p <= 0 {
+		return it.failVarint("header count")
+	}
+	count := unzigzag32(uint32(u))
+	if count < 0 || int64(count) > int64(len(b)-p)/2 { // a header takes 2 bytes or more
+		return it.fail("header count", int64(count))
+	}
+	if count > 0 {
+		if p, ok = it.headers(r, b, p, count); !ok {
+			return false
 		}
 	}
-	for j := int32(0); j < count && f.bad == ""; j++ {
-		hk := f.bytes("header key length", false)
-		hv := f.bytes("header value length", true)
-		if r != nil && f.bad == "" {
-			r.Headers = append(r.Headers, Header{Key: string(hk), Value: hv})
-		}
-	}
-	if f.bad == "" && f.p != len(f.b) {
-		f.fail("record length (bytes left over)", int64(length))
-	}
-	if f.bad != "" {
-		return it.fail(f)
+	if p != len(b) {
+		return it.fail("record length (bytes left over)", int64(length))
 	}
 
 	it.stored = it.h.BaseTimestamp + tsDelta
@@ -141,92 +160,71 @@ func (it *RecordIter) next(r *Record) bool {
 		r.Timestamp = it.lastTime
 		r.Key, r.Value = key, value
 	}
-	it.pos = f.p
+	it.pos = p
 	it.n++
 	it.prev = offDelta
 	return true
 }
 
-// fail records the problem f found in the current record and returns false.
-func (it *RecordIter) fail(f fieldReader) bool {
-	if f.hasVal {
-		it.err = errorf(ErrCorrupt, "record %d at byte %d: bad %s %d", it.n, it.pos, f.bad, f.badVal)
-	} else {
-		it.err = errorf(ErrCorrupt, "record %d at byte %d: bad %s", it.n, it.pos, f.bad)
+// headers reads count headers at b[p:] into r.Headers (if r is not nil) and
+// returns where they end, or false after recording a problem.
+func (it *RecordIter) headers(r *Record, b []byte, p int, count int32) (int, bool) {
+	if r != nil {
+		r.Headers = slices.Grow(r.Headers, int(count))
 	}
+	for range count {
+		u, q := uvarintAt(b, p, maxVarintLen, maxVarintLast)
+		if q <= 0 {
+			return 0, it.failVarint("header key length")
+		}
+		n := unzigzag32(uint32(u))
+		k, q, ok := field(b, q, n, false)
+		if !ok {
+			return 0, it.fail("header key length", int64(n))
+		}
+		if u, q = uvarintAt(b, q, maxVarintLen, maxVarintLast); q <= 0 {
+			return 0, it.failVarint("header value length")
+		}
+		n = unzigzag32(uint32(u))
+		v, q, ok := field(b, q, n, true)
+		if !ok {
+			return 0, it.fail("header value length", int64(n))
+		}
+		if r != nil {
+			r.Headers = append(r.Headers, Header{Key: string(k), Value: v})
+		}
+		p = q
+	}
+	return p, true
+}
+
+// field returns the n bytes at b[p:] and the position after them; n = -1
+// is a nil field when nullable. It returns false if n is negative
+// otherwise, or longer than what b has left. The field aliases b with its
+// capacity clipped to its length.
+func field(b []byte, p int, n int32, nullable bool) ([]byte, int, bool) {
+	if n == -1 && nullable {
+		return nil, p, true
+	}
+	if n < 0 || int(n) > len(b)-p {
+		return nil, p, false
+	}
+	end := p + int(n)
+	return b[p:end:end], end, true
+}
+
+// fail records that the current record has a bad field, what, of value v,
+// and returns false.
+func (it *RecordIter) fail(what string, v int64) bool {
+	it.err = errorf(ErrCorrupt, "record %d at byte %d: bad %s %d", it.n, it.pos, what, v)
 	return false
 }
 
-// fieldReader reads the fields of one record, b ending where the record
-// does. The first problem sticks: it names the field in bad and moves p to
-// the end, so later reads find nothing and change nothing.
-type fieldReader struct {
-	b      []byte
-	p      int
-	bad    string // the field that was malformed, "" while all is well
-	badVal int64  // its value, if hasVal
-	hasVal bool
-}
-
-func (f *fieldReader) fail(what string, v int64) {
-	if f.bad == "" {
-		f.bad, f.badVal, f.hasVal = what, v, true
-	}
-	f.p = len(f.b)
-}
-
-func (f *fieldReader) varint(what string) int32 {
-	return unzigzag32(uint32(f.uvarint(what, maxVarintLen, maxVarintLast)))
-}
-
-func (f *fieldReader) varlong(what string) int64 {
-	return unzigzag64(f.uvarint(what, maxVarlongLen, maxVarlongLast))
-}
-
-// uvarint reads an unsigned varint as readUvarint does. One- and two-byte
-// encodings, which are most of them, take a fast path.
-func (f *fieldReader) uvarint(what string, maxLen int, last byte) uint64 {
-	b, p := f.b, f.p
-	if p < len(b) {
-		if c := b[p]; c < 0x80 {
-			f.p = p + 1
-			return uint64(c)
-		} else if p+1 < len(b) && b[p+1]-1 < 0x7f { // 1..0x7f: last and not padding
-			f.p = p + 2
-			return uint64(c&0x7f) | uint64(b[p+1])<<7
-		}
-	}
-	u, n := readUvarint(b[p:], maxLen, last)
-	if n <= 0 {
-		f.failVarint(what)
-		return 0
-	}
-	f.p += n
-	return u
-}
-
-func (f *fieldReader) failVarint(what string) {
-	if f.bad == "" {
-		f.bad = what + " varint"
-	}
-	f.p = len(f.b)
-}
-
-// bytes reads a length-prefixed field, what naming its length. Length -1 is
-// nil if nullable; the slice returned aliases f.b with its capacity clipped
-// to its length.
-func (f *fieldReader) bytes(what string, nullable bool) []byte {
-	n := f.varint(what)
-	if f.bad != "" || (n == -1 && nullable) {
-		return nil
-	}
-	if n < 0 || int64(n) > int64(len(f.b)-f.p) {
-		f.fail(what, int64(n))
-		return nil
-	}
-	v := f.b[f.p : f.p+int(n) : f.p+int(n)]
-	f.p += int(n)
-	return v
+// failVarint records that the current record has a malformed varint, what,
+// and returns false.
+func (it *RecordIter) failVarint(what string) bool {
+	it.err = errorf(ErrCorrupt, "record %d at byte %d: bad %s varint", it.n, it.pos, what)
+	return false
 }
 
 // Validate checks the batch at the start of b as [CheckBatch] does, then

@@ -33,6 +33,18 @@ func AppendVarlong(dst []byte, v int64) []byte {
 	return binary.AppendUvarint(dst, zigzag64(v))
 }
 
+// putUvarint writes u at b[p:], which must have room, and returns where it
+// ends. Unlike binary.PutUvarint it inlines.
+func putUvarint(b []byte, p int, u uint64) int {
+	for u >= 0x80 {
+		b[p] = byte(u) | 0x80
+		u >>= 7
+		p++
+	}
+	b[p] = byte(u)
+	return p + 1
+}
+
 // SizeVarint returns the number of bytes [AppendVarint] writes for v.
 func SizeVarint(v int32) int {
 	return uvarintSize(zigzag32(v))
@@ -55,7 +67,7 @@ func uvarintSize(u uint64) int {
 // the varint, and with [ErrCorrupt] if the encoding is longer than 5 bytes,
 // overflows 32 bits or is not the shortest one.
 func ReadVarint(b []byte) (int32, int, error) {
-	u, n := readUvarint(b, maxVarintLen, maxVarintLast)
+	u, n := uvarintAt(b, 0, maxVarintLen, maxVarintLast)
 	if n <= 0 {
 		return 0, 0, varintError(n, "varint")
 	}
@@ -67,7 +79,7 @@ func ReadVarint(b []byte) (int32, int, error) {
 // inside the varlong, and with [ErrCorrupt] if the encoding is longer than 10
 // bytes, overflows 64 bits or is not the shortest one.
 func ReadVarlong(b []byte) (int64, int, error) {
-	u, n := readUvarint(b, maxVarlongLen, maxVarlongLast)
+	u, n := uvarintAt(b, 0, maxVarlongLen, maxVarlongLast)
 	if n <= 0 {
 		return 0, 0, varintError(n, "varlong")
 	}
@@ -89,23 +101,27 @@ func unzigzag32(u uint32) int32 { return int32(u>>1) ^ -int32(u&1) }
 
 func unzigzag64(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
-// readUvarint decodes a minimal unsigned LEB128 of at most maxLen bytes whose
-// last byte, when it is the maxLen-th, is at most last. n > 0 is the length
-// read, n == 0 means b ends inside the varint, n < 0 a malformed one.
-func readUvarint(b []byte, maxLen int, last byte) (uint64, int) {
+// uvarintAt decodes the minimal unsigned varint (LEB128) of at most maxLen
+// bytes at b[p:], whose last byte, when it is the maxLen-th, is at most last.
+// It returns the value and the position after it, or the position 0 if b
+// ends inside the varint and -1 if the varint is malformed (padded, too
+// long, or with bits beyond the type's width). Small enough to inline, it
+// costs the record decoder no call per field.
+func uvarintAt(b []byte, p, maxLen int, last byte) (uint64, int) {
 	var u uint64
-	for i := 0; i < maxLen; i++ {
-		if i == len(b) {
+	for s := uint(0); s < 7*uint(maxLen); s += 7 {
+		if p >= len(b) {
 			return 0, 0
 		}
-		c := b[i]
+		c := b[p]
+		p++
+		u |= uint64(c&0x7f) << s
 		if c < 0x80 {
-			if (i > 0 && c == 0) || (i == maxLen-1 && c > last) {
-				return 0, -1 // padded, or bits beyond the type's width
+			if (s > 0 && c == 0) || (s == 7*uint(maxLen-1) && c > last) {
+				break // padded, or bits beyond the type's width
 			}
-			return u | uint64(c)<<(7*i), i + 1
+			return u, p
 		}
-		u |= uint64(c&0x7f) << (7 * i)
 	}
-	return 0, -1 // too long
+	return 0, -1 // too long, or malformed as above
 }
