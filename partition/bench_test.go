@@ -237,7 +237,7 @@ func fillPartition(b *testing.B, dir string, records int) {
 
 // BenchmarkRead reads 1 M records of 100 B: sequentially with a Reader
 // (every batch CRC-checked, every record decoded), and at random offsets
-// (one record per lookup).
+// (see randomLookups), in batches of 100 records and of one.
 func BenchmarkRead(b *testing.B) {
 	const records = 1_000_000
 	dir := b.TempDir()
@@ -268,7 +268,8 @@ func BenchmarkRead(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N*records)/b.Elapsed().Seconds(), "records/s")
 	})
-	b.Run("mode=random/batch=100/records=1M", randomLookups(p, records))
+	b.Run("mode=random/api=reader/batch=100/records=1M", randomLookups(p, records, true))
+	b.Run("mode=random/api=readbatches/batch=100/records=1M", randomLookups(p, records, false))
 
 	// Records appended one per call, as an event log often is: a lookup
 	// reads one small batch.
@@ -281,19 +282,34 @@ func BenchmarkRead(b *testing.B) {
 		_, err := ps.Append(one)
 		require.NoError(b, err)
 	}
-	b.Run("mode=random/batch=1/records=1M", randomLookups(ps, records))
+	b.Run("mode=random/api=reader/batch=1/records=1M", randomLookups(ps, records, true))
+	b.Run("mode=random/api=readbatches/batch=1/records=1M", randomLookups(ps, records, false))
 }
 
-// randomLookups reads the batch holding a pseudo-random offset of p's
-// first records per iteration, reporting lookups/s.
-func randomLookups(p *Partition, records int64) func(b *testing.B) {
+// randomLookups looks up a pseudo-random offset of p's first records per
+// iteration, reporting lookups/s. With a Reader (viaReader), a lookup is
+// what a user fetching the record at offset X does: SetOffset(X), then Next
+// returns that record (offset, timestamp, key, value) decoded in place from
+// the segment's mapping, nothing copied. Otherwise it is ReadBatches(buf, X,
+// 1): the whole batch holding X copied into buf, its records not decoded.
+func randomLookups(p *Partition, records int64, viaReader bool) func(b *testing.B) {
 	return func(b *testing.B) {
 		b.ReportAllocs()
 		buf := make([]byte, 64<<10)
+		r := p.NewReader(0)
+		defer r.Close()
+		var rec log.Record
 		x := uint64(1)
 		for b.Loop() {
 			x = x*6364136223846793005 + 1442695040888963407
 			off := int64(x>>1) % records
+			if viaReader {
+				r.SetOffset(off)
+				if ok, err := r.Next(&rec); !ok || rec.Offset != off {
+					b.Fatal(ok, rec.Offset, err)
+				}
+				continue
+			}
 			out, err := p.ReadBatches(buf, off, 1)
 			if err != nil || len(out) == 0 {
 				b.Fatal(err)

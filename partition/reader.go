@@ -4,65 +4,87 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"sort"
 
 	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/segment"
 )
 
-// DefaultReadBytes is how much a Reader asks of the partition at a time.
-const DefaultReadBytes = 1 << 20
-
-// Reader reads a partition's records in offset order. It iterates whole
-// batches straight from the segment's memory mapping, about 1 MiB at a time,
-// without copying them and without allocating per record; to keep that
-// memory valid it holds a reference on the segment it is in, which Close
-// releases (so does reaching the end of the partition). A Reader is not safe
-// for concurrent use; any number of Readers may read one partition.
+// Reader reads a partition's records in offset order, or the record at any
+// offset (SetOffset, then Next). It iterates batches straight from the
+// segment's memory mapping, without copying them and without allocating per
+// record, checking each batch when it reaches it (header rules, offsets
+// that follow one another, the CRC the first time the process reads the
+// batch). To keep that memory valid it holds a reference on the segment it
+// is in, which Close releases (so does reaching the end of the partition).
+//
+// A Reader is the fast way to look records up by offset: SetOffset keeps
+// the segment it holds when the new offset is in it, finds the batch
+// through the segment's index and a scan of batch headers, and steps over
+// the earlier records of that batch by their length prefixes without
+// decoding them. A lookup allocates nothing.
+//
+// A Reader is not safe for concurrent use; any number of Readers may read
+// one partition.
 type Reader struct {
-	p        *Partition
-	next     int64   // offset of the next record to return
-	ref      *segRef // the segment rest comes from, held
-	rest     []byte  // batches not yet iterated, in ref's mapping
-	it       log.RecordIter
-	inBatch  bool
-	maxBytes int
+	p    *Partition
+	next int64 // offset of the next record to return
+
+	st   *state  // the snapshot ref was found in
+	ref  *segRef // the segment cur reads, held; nil when none is
+	cur  segment.Cursor
+	seek bool // next moved: cur must be positioned again
+
+	it      log.RecordIter // the batch being iterated from its first record
+	inBatch bool
+	part    partBatch // the batch being read from a record in its middle
 }
 
 // NewReader returns a Reader positioned at offset. An offset outside
 // [StartOffset, EndOffset] fails at the first read.
 func (p *Partition) NewReader(offset int64) *Reader {
-	return &Reader{p: p, next: offset, maxBytes: DefaultReadBytes}
+	return &Reader{p: p, next: offset}
 }
 
 // Offset returns the offset of the next record Next will return (or wait
 // for).
 func (r *Reader) Offset() int64 { return r.next }
 
-// SetOffset repositions the reader at offset.
+// SetOffset repositions the reader at offset: the next call to Next returns
+// the record at offset (or, where compaction removed it, the first one
+// after it). The reader keeps the segment it holds if offset is in it.
 func (r *Reader) SetOffset(offset int64) {
-	r.drop()
 	r.next = offset
+	r.inBatch = false
+	r.part.reset()
+	r.seek = true
 }
 
 // Close releases the segment the reader holds. The reader can be used again
 // (it takes a new reference when it reads).
 func (r *Reader) Close() { r.drop() }
 
-// drop forgets the batches in hand and releases their segment.
+// drop forgets the batch in hand and releases its segment.
 func (r *Reader) drop() {
-	r.rest, r.inBatch = nil, false
+	r.inBatch = false
+	r.part.reset()
 	if r.ref != nil {
 		_ = r.ref.release()
-		r.ref = nil
+		r.ref, r.st, r.cur = nil, nil, segment.Cursor{}
 	}
 }
 
 // Next reads the next record into rec and reports whether there was one;
 // false with a nil error means the reader is at the end of the partition (see
-// NextWait). The record's Key, Value and header values alias the segment's
-// memory: they are valid until the next call to Next or Close. Records before the
-// reader's offset in the first batch are skipped. Errors: ErrOutOfRange when
-// the offset fell below the start offset (retention moved it) or is past the
-// end, ErrClosed, and corruption from the segment layer.
+// NextWait). The record's Key, Value and header values alias memory the
+// reader holds (the segment's mapping, or for the rest of a batch entered in
+// its middle, a buffer of the reader's): they are valid until the next call
+// to Next, SetOffset or Close. Records before the reader's offset in the first
+// batch are skipped. Errors: ErrOutOfRange when the offset is past the end
+// or fell below the start offset (retention or DeleteRecords moved it; a
+// reader notices at its next batch), ErrClosed (at the next batch), and
+// corruption from the segment layer (matching segment.ErrCorrupt or
+// log.ErrCorrupt).
 func (r *Reader) Next(rec *log.Record) (bool, error) {
 	for {
 		if r.inBatch {
@@ -74,28 +96,150 @@ func (r *Reader) Next(rec *log.Record) (bool, error) {
 				return true, nil
 			}
 			if err := r.it.Err(); err != nil {
-				return false, fmt.Errorf("partition: reading %s at %d: %w", r.p.name, r.next, err)
+				return false, r.corrupt(err)
 			}
 			// Advance past the whole batch: its last records may be gone
 			// (compaction keeps a batch's last offset).
 			r.next = max(r.next, r.it.Header().NextOffset())
 			r.inBatch = false
 		}
-		if len(r.rest) > 0 {
-			it, err := log.NewRecordIter(r.rest)
+		if r.part.active() {
+			ok, err := r.part.next(rec, r.next)
 			if err != nil {
-				return false, fmt.Errorf("partition: reading %s at %d: %w", r.p.name, r.next, err)
+				return false, r.corrupt(err)
 			}
-			r.rest = r.rest[it.Header().Size():]
-			r.it, r.inBatch = it, true
-			continue
+			if ok {
+				r.next = rec.Offset + 1
+				return true, nil
+			}
+			r.next = max(r.next, r.part.h.NextOffset())
+			r.part.reset()
 		}
-		r.drop()
-		out, ref, err := r.p.viewBatches(r.next, r.maxBytes)
-		if err != nil || len(out) == 0 {
+		h, batch, err := r.nextBatch()
+		if err != nil || batch == nil {
 			return false, err
 		}
-		r.rest, r.ref = out, ref
+		if h.BaseOffset >= r.next {
+			r.it, err = log.NewRecordIter(batch)
+			if err != nil {
+				return false, r.corrupt(err)
+			}
+			r.inBatch = true
+			continue
+		}
+		// The batch begins before the offset wanted (a lookup, or the first
+		// batch read): step over the earlier records without decoding them.
+		if err := r.part.start(h, batch, r.next); err != nil {
+			return false, r.corrupt(err)
+		}
+	}
+}
+
+func (r *Reader) corrupt(err error) error {
+	return fmt.Errorf("partition: reading %s at %d: %w", r.p.name, r.next, err)
+}
+
+// nextBatch returns the next batch to read from, checked, or nil at the end
+// of the partition. It moves to the segment that holds r.next when the
+// reader holds none, when the segment list changed (a roll, retention,
+// compaction or truncation) or when SetOffset moved it out of the segment it
+// holds.
+func (r *Reader) nextBatch() (log.BatchHeader, []byte, error) {
+	p := r.p
+	for {
+		if err := p.checkOpen(); err != nil {
+			r.drop()
+			return log.BatchHeader{}, nil, err
+		}
+		if r.ref != nil && (p.state.Load() != r.st ||
+			(r.seek && (r.next < r.ref.seg.Base() || r.next >= r.ref.seg.NextOffset()))) {
+			r.drop()
+		}
+		if r.ref == nil {
+			ok, err := r.position()
+			if err != nil || !ok {
+				return log.BatchHeader{}, nil, err
+			}
+		} else if r.seek {
+			cur, err := r.ref.seg.CursorAt(r.next)
+			if err != nil {
+				r.drop()
+				return log.BatchHeader{}, nil, r.corrupt(err)
+			}
+			r.cur = cur
+		}
+		r.seek = false
+		if start := p.start.Load(); r.next < start {
+			r.drop()
+			return log.BatchHeader{}, nil, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", r.next, p.name, start, p.end.Load(), ErrOutOfRange)
+		}
+		h, batch, err := r.cur.Next()
+		if err != nil {
+			r.drop()
+			return h, nil, r.corrupt(err)
+		}
+		if batch != nil {
+			return h, batch, nil
+		}
+		// The end of what this segment has published.
+		segs := r.st.segs
+		if segs[len(segs)-1] == r.ref {
+			r.drop() // the end of the partition
+			return log.BatchHeader{}, nil, nil
+		}
+		// A later segment exists, so this one was sealed before it was
+		// published: every batch of it has been read.
+		r.next = max(r.next, r.ref.seg.NextOffset())
+		r.drop()
+	}
+}
+
+// position finds the segment holding r.next, takes a reference on it and
+// positions the cursor there; false means r.next is the end offset.
+func (r *Reader) position() (bool, error) {
+	p := r.p
+	offset := r.next
+	for {
+		if err := p.checkOpen(); err != nil {
+			return false, err // Close released the segments
+		}
+		st := p.state.Load()
+		start, end := p.start.Load(), p.end.Load()
+		if n := len(st.segs); n > 0 {
+			start = max(start, st.segs[0].seg.Base())
+			// The active segment publishes a batch just before the
+			// partition's end offset moves past it; a reader may already
+			// have read it.
+			end = max(end, st.segs[n-1].seg.NextOffset())
+		}
+		if offset < start || offset > end {
+			return false, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", offset, p.name, start, end, ErrOutOfRange)
+		}
+		if offset == end {
+			return false, nil
+		}
+		i := sort.Search(len(st.segs), func(i int) bool { return st.segs[i].seg.Base() > offset }) - 1
+		retry := false
+		for i = max(i, 0); i < len(st.segs); i++ {
+			ref := st.segs[i]
+			if i < len(st.segs)-1 && ref.seg.NextOffset() <= offset {
+				continue // sealed, and nothing in it reaches offset (a gap)
+			}
+			if !ref.acquire() {
+				retry = true // dropped meanwhile: reload the snapshot
+				break
+			}
+			cur, err := ref.seg.CursorAt(offset)
+			if err != nil {
+				_ = ref.release()
+				return false, fmt.Errorf("partition: reading %s at %d: %w", p.name, offset, err)
+			}
+			r.st, r.ref, r.cur = st, ref, cur
+			return true, nil
+		}
+		if !retry && p.state.Load() == st {
+			return false, nil
+		}
 	}
 }
 
@@ -114,9 +258,9 @@ func (r *Reader) NextWait(ctx context.Context, rec *log.Record) error {
 	}
 }
 
-// Records returns an iterator over the partition's records from offset on
-// that tails the log: at the end it waits for new records until ctx ends or
-// the partition closes. It yields a final non-nil error (ctx.Err(),
+// Records returns an iterator over the partition's records from offset on that
+// tails the log: at the end it waits for new records until ctx ends or the
+// partition closes. It yields a final non-nil error (ctx.Err(),
 // ErrClosed, ErrOutOfRange, corruption) and stops. A yielded record aliases
 // the iterator's buffer: it is valid only until the loop body returns.
 func (p *Partition) Records(ctx context.Context, offset int64) iter.Seq2[log.Record, error] {

@@ -100,7 +100,7 @@ func (s *Segment) check(pos int64, size int) error {
 // offset the entry vouches for).
 func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
 	pos, expect = 0, s.base
-	entryOffset, checkEntry := int64(0), false
+	entryOffset, checkEntry, touched := int64(0), false, false
 	if s.offsets.Entries() > 0 {
 		if first, _ := s.offsets.Entry(0); first <= offset {
 			var p int32
@@ -129,6 +129,12 @@ func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
 		}
 		if last >= offset {
 			return pos, expect, nil
+		}
+		if !touched && size < int64(s.cfg.IndexIntervalBytes)/4 {
+			// Small batches: fetch the lines of the rest of the index
+			// interval at once rather than one header at a time.
+			touched = true
+			_ = touch(s.data[pos:min(end, pos+int64(s.cfg.IndexIntervalBytes)+2*size)])
 		}
 		expect = last + 1
 		pos += size

@@ -1,0 +1,120 @@
+package segment
+
+import (
+	"github.com/stratalog/strata/log"
+)
+
+// Cursor reads a segment's batches in offset order, one at a time, straight
+// from the segment's memory mapping. Each batch is checked as Read checks
+// it (header rules, CRC-32C once per process, offsets that follow the
+// previous batch) when Next reaches it, not before: a cursor that is
+// positioned and then read once checks one batch.
+//
+// The batches alias the mapping: they are valid only while the segment stays
+// open, so the caller must hold it (the partition's reference count) until
+// it is done with them. A Cursor is a small value; copy it freely, but use
+// each copy from one goroutine at a time. The zero Cursor returns nothing.
+type Cursor struct {
+	s      *Segment
+	pos    int64 // position of the next batch
+	expect int64 // offset the next batch must start at (at or past, with gaps); -1 unknown
+	end    int64 // size published when last loaded
+	next   int64 // next offset published when last loaded
+}
+
+// CursorAt returns a Cursor at the first batch whose last offset is at least
+// offset (the batch holding offset, or the first one after a gap). An
+// offset below the base offset starts at the first batch; one past the
+// published batches gives a cursor that returns nothing until they reach
+// it. CursorAt checks the index entry it starts from and the batch headers it
+// passes, and fails with ErrCorrupt if they do not hold together.
+func (s *Segment) CursorAt(offset int64) (Cursor, error) {
+	if s.closed {
+		return Cursor{}, ErrClosed
+	}
+	c := Cursor{s: s, expect: -1}
+	c.load()
+	if offset >= c.next || c.end == 0 {
+		// Nothing published reaches offset: wait after the published
+		// batches, where the next one will start.
+		c.pos, c.expect = c.end, c.next
+		return c, nil
+	}
+	pos, expect, err := s.locate(max(offset, s.base), c.end)
+	if err != nil {
+		return Cursor{}, err
+	}
+	if pos < 0 {
+		// A gap at the end of the segment: nothing here reaches offset.
+		c.pos, c.expect = c.end, -1
+		return c, nil
+	}
+	c.pos, c.expect = pos, expect
+	return c, nil
+}
+
+// load reads what the writer has published: the next offset first, then the
+// size (the writer stores the size first).
+func (c *Cursor) load() {
+	c.next = c.s.next.Load()
+	c.end = c.s.size.Load()
+}
+
+// Next returns the next batch, checked, and the header it was checked
+// with. It returns nil (and no error) at the end of the batches the segment
+// has published; a later call returns the batches appended meanwhile. The
+// batch aliases the segment's mapping (see Cursor).
+func (c *Cursor) Next() (log.BatchHeader, []byte, error) {
+	s := c.s
+	if s == nil {
+		return log.BatchHeader{}, nil, nil
+	}
+	if c.pos+log.BatchHeaderSize > c.end {
+		c.load()
+		if c.pos+log.BatchHeaderSize > c.end {
+			return log.BatchHeader{}, nil, nil
+		}
+	}
+	h, err := s.headerAt(c.pos, c.end)
+	if err != nil {
+		return h, nil, err
+	}
+	if h.BaseOffset >= c.next {
+		// Written after next was loaded: look again.
+		c.load()
+		if h.BaseOffset >= c.next {
+			return log.BatchHeader{}, nil, nil
+		}
+	}
+	if c.expect >= 0 {
+		if err := s.checkFollows(h, c.expect, c.pos); err != nil {
+			return h, nil, err
+		}
+	}
+	size := int64(h.Size())
+	if err := s.check(c.pos, int(size)); err != nil {
+		return h, nil, err
+	}
+	batch := s.data[c.pos : c.pos+size : c.pos+size]
+	c.pos += size
+	c.expect = h.NextOffset()
+	return h, batch, nil
+}
+
+// Position returns the byte position of the batch Next returns next.
+func (c *Cursor) Position() int64 { return c.pos }
+
+// touch reads one byte of every cache line of b and returns their xor. The
+// loads do not depend on one another, so the CPU fetches the lines in
+// parallel; a scan that then hops from header to header (each position
+// read from the one before) finds them in cache instead of waiting for one
+// miss after another.
+//
+//go:noinline
+func touch(b []byte) byte {
+	var x byte
+	for i := 0; i < len(b); i += 64 {
+		x ^= b[i]
+	}
+	return x
+}
