@@ -45,26 +45,44 @@ func cursorRecords(s *Segment, from int64) ([]log.Record, error) {
 }
 
 func TestCursorReadsFromAnyOffset(t *testing.T) {
-	eachFS(t, func(t *testing.T, fx fixture) {
-		s, err := Create(fx.fsys, fx.dir, 100, Config{MaxBytes: testMaxBytes, IndexIntervalBytes: 200})
+	tests := []struct {
+		name                string
+		interval            int
+		maxRecords, maxSize int
+	}{
+		{"small batches", 200, 6, 80}, // scans between index entries
+		{"large batches", 64, 8, 200}, // an entry per batch, mostly
+		{"mixed", 300, 12, 120},       // both
+		{"one entry", 1 << 20, 6, 80}, // no entries: a scan from the start
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			eachFS(t, func(t *testing.T, fx fixture) {
+				testCursorReadsFromAnyOffset(t, fx, tt.interval, tt.maxRecords, tt.maxSize)
+			})
+		})
+	}
+}
+
+func testCursorReadsFromAnyOffset(t *testing.T, fx fixture, interval, maxRecords, maxSize int) {
+	s, err := Create(fx.fsys, fx.dir, 100, Config{MaxBytes: testMaxBytes, IndexIntervalBytes: interval})
+	require.NoError(t, err)
+	defer s.Close()
+	written := appendRandom(t, s, rand.New(rand.NewPCG(1, 2)), 60, maxRecords, maxSize)
+	var offsets []int64
+	for _, b := range written {
+		first, last := b.recs[0].Offset, b.recs[len(b.recs)-1].Offset
+		offsets = append(offsets, first, last, (first+last)/2)
+	}
+	offsets = append(offsets, 0, 99) // below the base: from the first batch
+	for _, from := range offsets {
+		got, err := cursorRecords(s, from)
 		require.NoError(t, err)
-		defer s.Close()
-		written := appendRandom(t, s, rand.New(rand.NewPCG(1, 2)), 60, 6, 80)
-		var offsets []int64
-		for _, b := range written {
-			first, last := b.recs[0].Offset, b.recs[len(b.recs)-1].Offset
-			offsets = append(offsets, first, last, (first+last)/2)
-		}
-		offsets = append(offsets, 0, 99) // below the base: from the first batch
-		for _, from := range offsets {
-			got, err := cursorRecords(s, from)
-			require.NoError(t, err)
-			requireRecords(t, written, from, got)
-		}
-		got, err := cursorRecords(s, s.NextOffset())
-		require.NoError(t, err)
-		require.Empty(t, got, "at the end")
-	})
+		requireRecords(t, written, from, got)
+	}
+	got, err := cursorRecords(s, s.NextOffset())
+	require.NoError(t, err)
+	require.Empty(t, got, "at the end")
 }
 
 func TestCursorSeesLaterAppends(t *testing.T) {

@@ -98,14 +98,41 @@ func (s *Segment) check(pos int64, size int) error {
 // must follow one another; expect is the offset the found batch must start
 // at, or -1 when that is unknown (the batch an entry points at, whose last
 // offset the entry vouches for).
+//
+// The next entry bounds the scan: the batch it points at ends at or after
+// offset. Where that batch starts at or before offset (large batches, one
+// per entry) it is the one, found with a single header read. Otherwise the
+// lines up to about where offset should lie are fetched at once, so that
+// the scan, which reads each header's position from the one before, does
+// not wait for one cache miss after another.
 func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
 	pos, expect = 0, s.base
-	entryOffset, checkEntry, touched := int64(0), false, false
+	entryOffset, checkEntry := s.base-1, false
 	if s.offsets.Entries() > 0 {
 		if first, _ := s.offsets.Entry(0); first <= offset {
 			var p int32
 			entryOffset, p = s.offsets.Lookup(offset)
 			pos, expect, checkEntry = int64(p), -1, true
+		}
+	}
+	touched := false
+	if upOffset, up, ok := s.offsets.LookupPosition(pos + 1); ok && int64(up) < end && entryOffset < offset {
+		upPos := int64(up)
+		span := upPos - pos
+		if span > 2*int64(s.cfg.IndexIntervalBytes) {
+			base, last, _, ok := s.peek(upPos, end)
+			if ok && base <= offset {
+				if last != upOffset {
+					return -1, -1, corruptAt(s.path, upPos, fmt.Errorf("index entry names last offset %d, the batch here ends at %d", upOffset, last))
+				}
+				return upPos, -1, nil
+			}
+		} else if offsets := upOffset - entryOffset; offsets > 0 {
+			// Where offset lies if the bytes spread evenly over the
+			// offsets, and a margin.
+			guess := pos + span*(offset-entryOffset)/offsets
+			_ = touch(s.data[pos:min(end, upPos+log.BatchHeaderSize, guess+span/8+256)])
+			touched = true
 		}
 	}
 	for pos < end {
@@ -131,8 +158,8 @@ func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
 			return pos, expect, nil
 		}
 		if !touched && size < int64(s.cfg.IndexIntervalBytes)/4 {
-			// Small batches: fetch the lines of the rest of the index
-			// interval at once rather than one header at a time.
+			// Small batches past the last entry: fetch the lines of an
+			// index interval at once.
 			touched = true
 			_ = touch(s.data[pos:min(end, pos+int64(s.cfg.IndexIntervalBytes)+2*size)])
 		}
