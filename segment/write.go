@@ -3,7 +3,6 @@ package segment
 import (
 	"errors"
 	"fmt"
-	"runtime/debug"
 )
 
 // The steps in which a writable segment's .log file is grown ahead of its
@@ -33,7 +32,7 @@ const mappedWriteMax = 4<<10 - 1
 func (s *Segment) write(batches []byte, pos int64) error {
 	end := pos + int64(len(batches))
 	if len(batches) <= mappedWriteMax && s.reserve(end) {
-		if err := copyMapped(s.data[pos:end], batches); err != nil {
+		if err := s.log.WriteMap(s.data, int(pos), batches); err != nil {
 			return fmt.Errorf("segment: writing %s at %d: %w", s.path, pos, err)
 		}
 		return nil
@@ -75,23 +74,4 @@ func (s *Segment) reserve(end int64) bool {
 	}
 	s.allocated = want
 	return true
-}
-
-// errFault is the error a copy into the mapping returns when the memory
-// faults: the file was shrunk behind the segment's back, or the disk failed
-// to read a page in.
-var errFault = errors.New("memory fault in the file's mapping")
-
-// copyMapped copies src into dst, a part of a file's mapping, turning a
-// memory fault (SIGBUS) into an error instead of a crash of the process.
-func copyMapped(dst, src []byte) (err error) {
-	old := debug.SetPanicOnFault(true)
-	defer func() {
-		debug.SetPanicOnFault(old)
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v", errFault, r)
-		}
-	}()
-	copy(dst, src)
-	return nil
 }

@@ -120,7 +120,7 @@ func TestMappedWriteFaultIsAnError(t *testing.T) {
 	require.NoError(t, os.Truncate(filepath.Join(dir, FileName(0, LogSuffix)), 0))
 
 	err = s.Append(encode(t, makeRecords(next, 5, 100, 1)))
-	require.ErrorIs(t, err, errFault)
+	require.ErrorIs(t, err, vfs.ErrFault)
 	require.Equal(t, size, s.Size(), "a failed append changes nothing")
 	require.Equal(t, next, s.NextOffset())
 	s.closeFiles()

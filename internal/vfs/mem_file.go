@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math"
@@ -284,6 +285,27 @@ func (f *memFile) Map(size int) ([]byte, error) {
 	}
 	nd.maps++
 	return nd.data[:size:size], nil
+}
+
+// WriteMap copies p into the mapping m at off under the Mem's lock, so that
+// it never races with a Sync copying the contents. Bytes past the file's
+// size fail with ErrFault, as the OS's SIGBUS would; so does writing after
+// a crash, when the mapping no longer reaches a file.
+func (f *memFile) WriteMap(m []byte, off int, p []byte) error {
+	fsys := f.fs
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	nd := f.node
+	switch {
+	case off < 0 || off+len(p) > len(m) || !nd.owns(m):
+		return &fs.PathError{Op: "writemap", Path: f.name, Err: syscall.EINVAL}
+	case fsys.mu.crashed:
+		return &fs.PathError{Op: "writemap", Path: f.name, Err: fmt.Errorf("%w: %w", ErrFault, ErrCrashed)}
+	case off+len(p) > len(nd.data):
+		return &fs.PathError{Op: "writemap", Path: f.name, Err: fmt.Errorf("%w: bytes %d to %d are past the end of the file at %d", ErrFault, off, off+len(p), len(nd.data))}
+	}
+	copy(m[off:], p)
+	return nil
 }
 
 // owns reports whether b is a live mapping of nd.

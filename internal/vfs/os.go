@@ -2,8 +2,10 @@ package vfs
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"syscall"
 )
 
@@ -72,6 +74,23 @@ func (osFS) SyncDir(dir string) error {
 		return err
 	}
 	return errors.Join(d.Sync(), d.Close())
+}
+
+// WriteMap copies p into m at off, turning a memory fault into an error
+// (debug.SetPanicOnFault) rather than a crash.
+func (f osFile) WriteMap(m []byte, off int, p []byte) (err error) {
+	if off < 0 || off+len(p) > len(m) {
+		return &fs.PathError{Op: "writemap", Path: f.Name(), Err: syscall.EINVAL}
+	}
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if r := recover(); r != nil {
+			err = &fs.PathError{Op: "writemap", Path: f.Name(), Err: fmt.Errorf("%w: %v", ErrFault, r)}
+		}
+	}()
+	copy(m[off:], p)
+	return nil
 }
 
 // Size returns the file's size (fstat).

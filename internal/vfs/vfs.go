@@ -8,9 +8,11 @@
 // also inject errors (a failed write, a failed fsync, a full disk) before any
 // operation.
 //
-// Index files are memory-mapped, and the mapping is part of the seam: on the
-// OS file system [File.Map] is mmap(2), in memory it is a slice that aliases
-// the file's contents.
+// Index files and segment logs are memory-mapped, and the mapping is part
+// of the seam: on the OS file system [File.Map] is mmap(2), in memory it is a
+// slice that aliases the file's contents. Appends into a log's mapping go
+// through [File.WriteMap], which the in-memory file system serialises with
+// Sync and which turns a memory fault into an error.
 //
 // Both implementations return the os package's errors (*fs.PathError and
 // *os.LinkError wrapping a syscall.Errno), so errors.Is(err, fs.ErrNotExist),
@@ -88,6 +90,14 @@ type File interface {
 	// on the OS), so shrink a mapped file only below what readers touch. A
 	// Mem cannot grow a mapped file past its largest mapping ([ErrMapped]).
 	Map(size int) ([]byte, error)
+	// WriteMap copies p into the mapping m at off, as copy(m[off:], p) does
+	// (p must fit), and returns a memory fault (SIGBUS on the OS: the file
+	// is shorter than the mapping there, or a page could not be read in) as
+	// an error matching ErrFault instead of crashing the process. Bytes
+	// written this way are the file's, as WriteAt's are; on the OS they may
+	// be written while another goroutine fsyncs the file, and a Mem
+	// serialises the two.
+	WriteMap(m []byte, off int, p []byte) error
 	// SyncMap makes the changes written through a mapping durable (msync). A
 	// nil mapping is a no-op. It works after Close.
 	SyncMap(m []byte) error
@@ -108,6 +118,9 @@ var (
 	// ErrCrashed is returned by every operation on a Mem after Crash, and on
 	// the files opened from it.
 	ErrCrashed = errors.New("vfs: file system has crashed")
+	// ErrFault is returned by File.WriteMap when the memory of the mapping
+	// faults.
+	ErrFault = errors.New("vfs: memory fault in a file mapping")
 	// ErrMapped is returned by a Mem when a WriteAt or Truncate would grow a
 	// file that has a live mapping past the size it had when mapped.
 	ErrMapped = errors.New("vfs: cannot grow a mapped file past its mapped size: unmap it first")

@@ -499,3 +499,40 @@ func TestAllocate(t *testing.T) {
 		require.NoError(t, f.Close())
 	})
 }
+
+// TestWriteMap writes through a mapping: the bytes are the file's, bad
+// bounds are EINVAL, and a write wholly past the end of the file is a
+// memory fault returned as ErrFault (SIGBUS on the OS), not a crash.
+func TestWriteMap(t *testing.T) {
+	eachFS(t, func(t *testing.T, fsys FS, dir string) {
+		f, err := fsys.OpenFile(filepath.Join(dir, "f.log"), os.O_RDWR|os.O_CREATE, 0o644)
+		require.NoError(t, err)
+		require.NoError(t, f.Allocate(1<<14))
+		m, err := f.Map(1 << 16)
+		require.NoError(t, err)
+		require.NoError(t, f.WriteMap(m, 100, []byte("mapped")))
+		buf := make([]byte, 6)
+		_, err = f.ReadAt(buf, 100)
+		require.NoError(t, err)
+		require.Equal(t, "mapped", string(buf))
+
+		require.ErrorIs(t, f.WriteMap(m, -1, []byte("x")), syscall.EINVAL)
+		require.ErrorIs(t, f.WriteMap(m, 1<<16-1, []byte("xy")), syscall.EINVAL)
+		require.ErrorIs(t, f.WriteMap(m, 1<<15, []byte("past the end")), ErrFault)
+		require.NoError(t, f.Unmap(m))
+		require.NoError(t, f.Close())
+	})
+}
+
+// TestWriteMapAfterCrash: a mapping of a crashed Mem reaches no file.
+func TestWriteMapAfterCrash(t *testing.T) {
+	m := NewMem()
+	f, err := m.OpenFile("/f", os.O_RDWR|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	require.NoError(t, f.Allocate(100))
+	b, err := f.Map(100)
+	require.NoError(t, err)
+	m.Crash()
+	require.ErrorIs(t, f.WriteMap(b, 0, []byte("x")), ErrFault)
+	require.ErrorIs(t, f.WriteMap(b, 0, []byte("x")), ErrCrashed)
+}
