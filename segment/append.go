@@ -67,8 +67,15 @@ func (s *Segment) Append(batches []byte) error {
 		p += h.Size()
 	}
 	// The bytes came from memory the caller encoded: no need to CRC them on
-	// every read. (If a read has not verified up to pos, they wait for one.)
-	s.verified.CompareAndSwap(pos, pos+int64(len(batches)))
+	// read. They extend the verified prefix, or, when it does not reach
+	// them (a segment reopened and not read through), are marked checked.
+	if !s.verified.CompareAndSwap(pos, pos+int64(len(batches))) {
+		for p := 0; p < len(batches); {
+			s.marks.set(pos+int64(p), int64(len(s.data)))
+			h, _ := log.ReadHeader(batches[p:])
+			p += h.Size()
+		}
+	}
 	s.size.Store(pos + int64(len(batches)))
 	s.next.Store(next)
 	return nil

@@ -75,17 +75,22 @@ func (s *Segment) View(offset int64, maxBytes int) ([]byte, error) {
 }
 
 // check verifies the CRC of the batch of size bytes at pos unless it lies in
-// the verified prefix, and extends that prefix when the batch adjoins it.
+// the verified prefix or was checked before, and then extends that prefix
+// when the batch adjoins it, or marks the batch checked.
 func (s *Segment) check(pos int64, size int) error {
 	end := pos + int64(size)
 	v := s.verified.Load()
-	if end <= v {
+	switch {
+	case end <= v:
 		return nil
-	}
-	if _, err := log.CheckBatch(s.data[pos:end]); err != nil {
-		return corruptAt(s.path, pos, err)
-	}
-	if pos == v {
+	case !s.marks.has(pos):
+		if _, err := log.CheckBatch(s.data[pos:end]); err != nil {
+			return corruptAt(s.path, pos, err)
+		}
+		if pos != v || !s.verified.CompareAndSwap(v, end) {
+			s.marks.set(pos, int64(len(s.data)))
+		}
+	case pos == v:
 		s.verified.CompareAndSwap(v, end)
 	}
 	return nil

@@ -107,6 +107,8 @@ type Segment struct {
 	// good: written by this process, recovered, or CRC-checked by a read.
 	// Reads check the CRC of batches past it only.
 	verified atomic.Int64
+	// marks are the batches past the verified prefix already CRC-checked.
+	marks batchMarks
 
 	// Writer state.
 	// allocated is how far the .log file is known to reach (its blocks

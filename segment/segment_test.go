@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -382,7 +383,72 @@ func TestVerifiedPrefix(t *testing.T) {
 	mid := written[10].recs[0].Offset
 	requireRecords(t, written, mid, readAll(t, s, mid, 1<<20))
 	require.Zero(t, s.verified.Load(), "a read that does not start at the prefix leaves it")
+	var pos int64
+	for i, b := range written {
+		require.Equal(t, i >= 10, s.marks.has(pos), "batch %d at %d: marked once checked past the prefix", i, pos)
+		pos += int64(len(b.bytes))
+	}
 	requireRecords(t, written, 0, readAll(t, s, 0, 1<<20))
 	require.Equal(t, s.Size(), s.verified.Load(), "reading from the start extends it to the end")
 	require.NoError(t, s.Close())
+}
+
+// TestMarksDoNotHideDamage reopens a segment, reads one batch at random (it
+// is marked checked), then damages another: reading it still fails. After a
+// truncation the marks are forgotten, so a batch appended where a marked one
+// was gets its own check.
+func TestMarksDoNotHideDamage(t *testing.T) {
+	fx, _ := memFixture(t)
+	cfg := Config{MaxBytes: testMaxBytes, IndexIntervalBytes: 300}
+	s, err := Create(fx.fsys, fx.dir, 0, cfg)
+	require.NoError(t, err)
+	written := appendRandom(t, s, rand.New(rand.NewPCG(7, 7)), 30, 5, 100)
+	require.NoError(t, s.Close())
+
+	s, err = Open(fx.fsys, fx.dir, 0, cfg, true)
+	require.NoError(t, err)
+	var pos []int64
+	var p int64
+	for _, b := range written {
+		pos = append(pos, p)
+		p += int64(len(b.bytes))
+	}
+	_, err = s.Read(nil, written[20].recs[0].Offset, 1)
+	require.NoError(t, err)
+	require.True(t, s.marks.has(pos[20]))
+	s.data[pos[25]+int64(len(written[25].bytes))-1] ^= 0xff // the last byte of batch 25
+	_, err = s.Read(nil, written[25].recs[0].Offset, 1)
+	require.ErrorIs(t, err, ErrCorrupt)
+	s.data[pos[25]+int64(len(written[25].bytes))-1] ^= 0xff
+
+	require.NoError(t, s.Truncate(written[20].recs[0].Offset))
+	require.False(t, s.marks.has(pos[20]), "Truncate forgets the marks")
+	recs := makeRecords(written[20].recs[0].Offset, 3, 10, 1)
+	require.NoError(t, s.Append(encode(t, recs)))
+	require.True(t, s.marks.has(pos[20]), "an append past an unverified prefix marks its batches")
+	requireRecords(t, append(written[:20:20], writtenBatch{encode(t, recs), recs}), 0, readAll(t, s, 0, 1<<20))
+	require.NoError(t, s.Close())
+}
+
+// TestBatchMarks sets marks from several goroutines at once (run with -race)
+// across chunks, and checks each is seen and no other.
+func TestBatchMarks(t *testing.T) {
+	var m batchMarks
+	const size = 5 << chunkShift
+	require.False(t, m.has(0))
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for pos := int64(g) * 96; pos < size; pos += 4 * 96 {
+				m.set(pos, size)
+			}
+		})
+	}
+	wg.Wait()
+	for pos := int64(0); pos < size; pos += 32 {
+		require.Equal(t, pos%96 == 0, m.has(pos), "block at %d", pos)
+	}
+	require.False(t, m.has(size+1<<chunkShift), "past the mapping")
+	m.reset()
+	require.False(t, m.has(0))
 }
