@@ -152,6 +152,19 @@ func (x *Offset) Lookup(target int64) (offset int64, position int32) {
 	return x.entry(i)
 }
 
+// Floor returns the slot of the entry Lookup returns, -1 if there is none,
+// and the number of entries it searched: the caller reads that entry, and
+// the one after it if slot+1 < entries, with Entry. The batch holding target
+// starts at or after the first's position and ends at or before the end of
+// the batch the second points at.
+func (x *Offset) Floor(target int64) (slot, entries int) {
+	n := x.Entries()
+	if target < x.base {
+		return -1, n
+	}
+	return floor(x.m.data, n, offsetKey, target-x.base), n
+}
+
 // LookupPosition returns the first entry whose position is at least
 // position, and false if there is none: Kafka's fetchUpperBoundOffset,
 // which bounds a read of the log bytes up to position by offset.

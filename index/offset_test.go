@@ -142,6 +142,16 @@ func TestOffsetLookupModel(t *testing.T) {
 				if o, p := x.Lookup(target); o != wantOff || p != wantPos {
 					t.Fatalf("n=%d: Lookup(%d) = (%d, %d), want (%d, %d)", n, target, o, p, wantOff, wantPos)
 				}
+				// Floor names the same entry by its slot.
+				wantSlot := -1
+				for i, e := range es {
+					if e.offset <= target {
+						wantSlot = i
+					}
+				}
+				if slot, entries := x.Floor(target); slot != wantSlot || entries != n {
+					t.Fatalf("n=%d: Floor(%d) = (%d, %d), want (%d, %d)", n, target, slot, entries, wantSlot, n)
+				}
 			}
 			require.NoError(t, x.Close())
 			require.NoError(t, fsys.Remove(filepath.Join(dir, "model.index")))

@@ -113,31 +113,32 @@ func (s *Segment) check(pos int64, size int) error {
 func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
 	pos, expect = 0, s.base
 	entryOffset, checkEntry := s.base-1, false
-	if s.offsets.Entries() > 0 {
-		if first, _ := s.offsets.Entry(0); first <= offset {
-			var p int32
-			entryOffset, p = s.offsets.Lookup(offset)
-			pos, expect, checkEntry = int64(p), -1, true
-		}
+	slot, entries := s.offsets.Floor(offset)
+	if slot >= 0 {
+		var p int32
+		entryOffset, p = s.offsets.Entry(slot)
+		pos, expect, checkEntry = int64(p), -1, true
 	}
 	touched := false
-	if upOffset, up, ok := s.offsets.LookupPosition(pos + 1); ok && int64(up) < end && entryOffset < offset {
-		upPos := int64(up)
-		span := upPos - pos
-		if span > 2*int64(s.cfg.IndexIntervalBytes) {
-			base, last, _, ok := s.peek(upPos, end)
-			if ok && base <= offset {
-				if last != upOffset {
-					return -1, -1, corruptAt(s.path, upPos, fmt.Errorf("index entry names last offset %d, the batch here ends at %d", upOffset, last))
+	if slot+1 < entries && entryOffset < offset {
+		upOffset, up := s.offsets.Entry(slot + 1)
+		if upPos := int64(up); upPos < end {
+			span := upPos - pos
+			if span > 2*int64(s.cfg.IndexIntervalBytes) {
+				base, last, _, ok := s.peek(upPos, end)
+				if ok && base <= offset {
+					if last != upOffset {
+						return -1, -1, corruptAt(s.path, upPos, fmt.Errorf("index entry names last offset %d, the batch here ends at %d", upOffset, last))
+					}
+					return upPos, -1, nil
 				}
-				return upPos, -1, nil
+			} else if offsets := upOffset - entryOffset; offsets > 0 {
+				// Where offset lies if the bytes spread evenly over the
+				// offsets, and a margin.
+				guess := pos + span*(offset-entryOffset)/offsets
+				_ = touch(s.data[pos:min(end, upPos+log.BatchHeaderSize, guess+span/8+256)])
+				touched = true
 			}
-		} else if offsets := upOffset - entryOffset; offsets > 0 {
-			// Where offset lies if the bytes spread evenly over the
-			// offsets, and a margin.
-			guess := pos + span*(offset-entryOffset)/offsets
-			_ = touch(s.data[pos:min(end, upPos+log.BatchHeaderSize, guess+span/8+256)])
-			touched = true
 		}
 	}
 	for pos < end {
