@@ -129,7 +129,7 @@ func (r *Reader) Next(rec *log.Record) (bool, error) {
 		}
 		// The batch begins before the offset wanted (a lookup, or the first
 		// batch read): step over the earlier records without decoding them.
-		if err := r.part.start(h, batch, r.next); err != nil {
+		if err := r.part.start(h, batch, r.next, &r.cur); err != nil {
 			return false, r.corrupt(err)
 		}
 	}

@@ -61,6 +61,40 @@ func TestReaderLookups(t *testing.T) {
 	}
 }
 
+// TestReaderLookupsInLargeBatches looks up every offset of batches of 20 to
+// 40 records, twice: first walking each batch (and the segment learning
+// where its records start), then from the positions the segment remembers.
+func TestReaderLookupsInLargeBatches(t *testing.T) {
+	clock := newClock()
+	cfg := small(clock)
+	cfg.SegmentBytes, cfg.MaxBatchBytes = 64<<10, 8<<10
+	p, _ := memPartition(t, cfg)
+	defer p.Close()
+	const n = 900
+	for id := 0; id < n; {
+		recs := make([]log.Record, min(n-id, 20+id%21))
+		for i := range recs {
+			recs[i] = rec(id + i)
+		}
+		_, err := p.Append(recs)
+		require.NoError(t, err)
+		id += len(recs)
+	}
+	r := p.NewReader(0)
+	defer r.Close()
+	var x log.Record
+	for round := range 2 {
+		for _, off := range newRand(round).Perm(n) {
+			r.SetOffset(int64(off))
+			ok, err := r.Next(&x)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, int64(off), x.Offset)
+			require.Equal(t, rec(off).Value, x.Value, "offset %d, round %d", off, round)
+		}
+	}
+}
+
 func TestReaderLookupWithHeaders(t *testing.T) {
 	p, _ := memPartition(t, small(newClock()))
 	defer p.Close()
@@ -221,7 +255,7 @@ func TestPartBatchRejectsDamage(t *testing.T) {
 			b := tt.damage(bytes.Clone(good))
 			var pb partBatch
 			var x log.Record
-			err := pb.start(h, b, 2)
+			err := pb.start(h, b, 2, nil)
 			for err == nil {
 				var ok bool
 				ok, err = pb.next(&x, 2)
@@ -236,7 +270,7 @@ func TestPartBatchRejectsDamage(t *testing.T) {
 	t.Run("undamaged", func(t *testing.T) {
 		var pb partBatch
 		var x log.Record
-		require.NoError(t, pb.start(h, good, 2))
+		require.NoError(t, pb.start(h, good, 2, nil))
 		for i := int64(2); i < 4; i++ {
 			ok, err := pb.next(&x, 2)
 			require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/segment"
 )
 
 // Byte offsets of the batch header fields a one-record batch rewrites
@@ -40,9 +41,10 @@ func (b *partBatch) reset() {
 	b.on, b.header, b.rest, b.left = false, nil, nil, 0
 }
 
-// start positions b at the first record of batch (whose header is h) with
-// an offset of at least offset, past the batch if no record reaches it.
-func (b *partBatch) start(h log.BatchHeader, batch []byte, offset int64) error {
+// start positions b at the first record of batch (whose header is h, and
+// which cur returned last) with an offset of at least offset, past the batch
+// if no record reaches it.
+func (b *partBatch) start(h log.BatchHeader, batch []byte, offset int64, cur *segment.Cursor) error {
 	if c := h.Compression(); c != log.None {
 		return fmt.Errorf("%w: batch compressed with %s", log.ErrUnsupportedCompression, c)
 	}
@@ -51,13 +53,21 @@ func (b *partBatch) start(h log.BatchHeader, batch []byte, offset int64) error {
 	want := offset - h.BaseOffset
 	if int64(h.NumRecords) == int64(h.LastOffsetDelta)+1 {
 		// Dense: the record at delta d is the d-th; no need to look at
-		// the deltas. Where records are of a size, the d-th starts about
-		// d/NumRecords into them: fetch the lines up to a little past
-		// that at once rather than one length prefix after another.
-		if k := min(want+2, int64(h.NumRecords)); k > 2 {
-			_ = touch(b.rest[:int64(len(b.rest))*k/int64(h.NumRecords)])
+		// the deltas. The segment may know where a record shortly before
+		// it starts (large batches); from there, where records are of a
+		// size, the d-th starts about d/left into the rest: fetch the
+		// lines up to a little past that at once rather than one length
+		// prefix after another.
+		d := int64(0)
+		if want < int64(h.NumRecords) {
+			if at, j := cur.RecordStart(batch, int(want)); j > 0 {
+				b.rest, b.left, b.prev, d = batch[at:], h.NumRecords-int32(j), int64(j-1), int64(j)
+			}
 		}
-		for d := int64(0); d < want && b.left > 0; d++ {
+		if k := min(want-d+2, int64(b.left)); k > 2 {
+			_ = touch(b.rest[:int64(len(b.rest))*k/int64(b.left)])
+		}
+		for ; d < want && b.left > 0; d++ {
 			if _, err := b.skip(); err != nil {
 				return err
 			}

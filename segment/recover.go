@@ -87,6 +87,7 @@ func (s *Segment) Recover() (Recovery, error) {
 	}
 	s.allocated = valid
 	s.marks.reset()
+	s.starts.reset()
 	s.verified.Store(valid)
 	s.size.Store(valid)
 	s.next.Store(next)

@@ -109,6 +109,8 @@ type Segment struct {
 	verified atomic.Int64
 	// marks are the batches past the verified prefix already CRC-checked.
 	marks batchMarks
+	// starts are record positions inside large batches, for lookups.
+	starts startsCache
 
 	// Writer state.
 	// allocated is how far the .log file is known to reach (its blocks

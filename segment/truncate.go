@@ -74,6 +74,7 @@ func (s *Segment) Truncate(offset int64) error {
 	}
 	s.verified.Store(min(s.verified.Load(), cut))
 	s.marks.reset() // a later append may put another batch where a marked one was
+	s.starts.reset()
 	s.size.Store(cut)
 	s.next.Store(cutBase)
 	return nil
