@@ -49,9 +49,13 @@
 // segment they read: a segment dropped meanwhile (by retention, compaction or
 // Truncate) is closed, unmapped and unlinked only when its last reader lets
 // go. ReadBatches copies whole batches out of the segment's memory mapping
-// into the caller's buffer; a Reader iterates records in the mapping itself,
-// without copying or allocating, holding its segment until it moves on or
-// is closed. A batch's CRC is checked the first time the process reads it.
+// into the caller's buffer. A Reader iterates records in the mapping itself,
+// batch by batch, without copying or allocating, holding its segment until it
+// moves on or is closed; it is also the fast way to look a record up by
+// offset (SetOffset, then Next): the offset index finds the batch, and the
+// records before the one wanted are stepped over by their length prefixes
+// (from a remembered position of every 8th record, in a large batch) rather
+// than decoded. A batch's CRC is checked the first time the process reads it.
 // Truncate rewrites a segment into new files renamed over the old ones, so
 // no file ever shrinks under a reader.
 package partition

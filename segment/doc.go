@@ -23,17 +23,19 @@
 //
 // Reads take no lock and make no system call: the .log file is memory-mapped
 // (a writable segment's mapping reserves address space up to MaxBytes, so the
-// file grows into it without a remap). Read finds the first batch whose last
-// offset reaches the wanted offset — the index gives the largest entry at or
-// below it, then only batch headers are scanned — and copies out whole batches
-// up to a byte budget, each one checked (header rules, CRC-32C, offsets that
-// follow one another) so that damaged bytes are reported as ErrCorrupt with
-// the file and position and never returned. The CRC of a batch is computed
-// once per process: a segment remembers the prefix of its file known good
-// (written by this process, recovered, or already checked by a read) and
-// checks only batches past it. Damage that strikes bytes after they were
-// checked goes unseen by reads, as it does in Kafka's broker.
-// FindOffsetByTimestamp answers Kafka's ListOffsets by time.
+// file grows into it without a remap). Read and View find the first batch
+// whose last offset reaches the wanted offset — the offset index gives the
+// largest entry at or below it, then only batch headers are scanned, their
+// cache lines fetched at once — and return whole batches up to a byte budget;
+// a Cursor returns them one at a time. Every batch returned is checked
+// (header rules, CRC-32C, offsets that follow one another), so that damaged
+// bytes are reported as ErrCorrupt with the file and position and never
+// returned. The CRC of a batch is computed once per process: a segment
+// remembers the prefix of its file known good (written by this process,
+// recovered, or read through from the start), and marks each batch past it
+// that a read has checked (one bit per 32 bytes of file). Damage that
+// strikes bytes after they were checked goes unseen by reads, as it does in
+// Kafka's broker. FindOffsetByTimestamp answers Kafka's ListOffsets by time.
 //
 // # Crashes
 //
