@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/stratalog/strata/index"
 	"github.com/stratalog/strata/log"
 )
 
@@ -118,11 +119,20 @@ func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
 		var p int32
 		entryOffset, p = s.offsets.Entry(slot)
 		pos, expect, checkEntry = int64(p), -1, true
+		if pos < 0 || pos >= end {
+			// The entry's batch ends at or below offset, which the caller
+			// saw published, so it lies below end: this is damage.
+			return -1, -1, corruptAt(s.offsets.Path(), int64(slot)*index.OffsetEntrySize,
+				fmt.Errorf("entry for offset %d points at %d, outside the log's %d bytes", entryOffset, pos, end))
+		}
 	}
 	touched := false
 	if slot+1 < entries && entryOffset < offset {
 		upOffset, up := s.offsets.Entry(slot + 1)
-		if upPos := int64(up); upPos < end {
+		// A trusted index is only shape-checked at its ends: an entry in
+		// the middle that does not lie after pos is damage, which the scan
+		// below reports.
+		if upPos := int64(up); pos < upPos && upPos < end {
 			span := upPos - pos
 			if span > 2*int64(s.cfg.IndexIntervalBytes) {
 				base, last, _, ok := s.peek(upPos, end)
