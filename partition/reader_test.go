@@ -61,18 +61,19 @@ func TestReaderLookups(t *testing.T) {
 	}
 }
 
-// TestReaderLookupsInLargeBatches looks up every offset of batches of 20 to
-// 40 records, twice: first walking each batch (and the segment learning
-// where its records start), then from the positions the segment remembers.
+// TestReaderLookupsInLargeBatches looks up every offset of batches of 60 to
+// 100 records (about 3 to 6 KiB), twice: first walking each batch (and the
+// segment learning where the records of those over 4 KiB start), then from
+// the positions the segment remembers.
 func TestReaderLookupsInLargeBatches(t *testing.T) {
 	clock := newClock()
 	cfg := small(clock)
-	cfg.SegmentBytes, cfg.MaxBatchBytes = 64<<10, 8<<10
+	cfg.SegmentBytes, cfg.MaxBatchBytes = 64<<10, 16<<10
 	p, _ := memPartition(t, cfg)
 	defer p.Close()
-	const n = 900
+	const n = 2000
 	for id := 0; id < n; {
-		recs := make([]log.Record, min(n-id, 20+id%21))
+		recs := make([]log.Record, min(n-id, 60+id%41))
 		for i := range recs {
 			recs[i] = rec(id + i)
 		}

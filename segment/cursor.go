@@ -17,6 +17,7 @@ import (
 type Cursor struct {
 	s      *Segment
 	pos    int64 // position of the next batch
+	last   int64 // position of the batch Next returned last, -1 if none
 	expect int64 // offset the next batch must start at (at or past, with gaps); -1 unknown
 	end    int64 // size published when last loaded
 	next   int64 // next offset published when last loaded
@@ -32,7 +33,7 @@ func (s *Segment) CursorAt(offset int64) (Cursor, error) {
 	if s.closed {
 		return Cursor{}, ErrClosed
 	}
-	c := Cursor{s: s, expect: -1}
+	c := Cursor{s: s, expect: -1, last: -1}
 	c.load()
 	if offset >= c.next || c.end == 0 {
 		// Nothing published reaches offset: wait after the published
@@ -96,6 +97,7 @@ func (c *Cursor) Next() (log.BatchHeader, []byte, error) {
 		return h, nil, err
 	}
 	batch := s.data[c.pos : c.pos+size : c.pos+size]
+	c.last = c.pos
 	c.pos += size
 	c.expect = h.NextOffset()
 	return h, batch, nil

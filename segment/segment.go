@@ -96,7 +96,7 @@ type Segment struct {
 	cfg     Config
 	path    string // the .log file
 	log     vfs.File
-	data    []byte // read-only use: a mapping of the .log file, len ≥ size
+	data    []byte // a mapping of the .log file, len ≥ size; appends write past size (WriteMap)
 	offsets *index.Offset
 	times   *index.Time
 
@@ -110,7 +110,7 @@ type Segment struct {
 	// marks are the batches past the verified prefix already CRC-checked.
 	marks batchMarks
 	// starts are record positions inside large batches, for lookups.
-	starts startsCache
+	starts startsTable
 
 	// Writer state.
 	// allocated is how far the .log file is known to reach (its blocks

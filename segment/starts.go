@@ -1,46 +1,105 @@
 package segment
 
 import (
-	"sync"
+	"sync/atomic"
 
 	"github.com/stratalog/strata/log"
 )
 
 // recordStride is the spacing of the record positions a segment remembers
-// in a batch: a lookup into the middle of a large batch steps over at most
+// in a large batch: a lookup into the middle of one steps over at most
 // recordStride-1 records, instead of every record before the one it wants.
 const recordStride = 8
 
-// startsCache remembers, for batches of at least 2*recordStride records that
-// lookups landed in the middle of, where every recordStride-th record
-// starts: 4 bytes for every 8 records (about 0.4% of 100-byte records), for
-// the batches that random reads touch. Entries go with the segment; Truncate
-// and Recover forget them.
-type startsCache struct {
-	mu sync.RWMutex
-	m  map[int64][]uint32
+// A batch's record positions are remembered only if it holds at least
+// 2*recordStride records and startsMinBatch bytes. The size makes the batch
+// alone in its 4 KiB block of the file, which is how the table finds it.
+const (
+	startsMinBatch   = 1 << startsBlockShift
+	startsBlockShift = 12
+	startsChunkShift = 20 // a chunk of slots covers 1 MiB of the file
+	startsChunkSlots = 1 << (startsChunkShift - startsBlockShift)
+	// startsBudgetShift bounds what a segment spends on remembered positions
+	// to 1/64 of its mapped bytes (16 MiB for a 1 GiB segment; with 100-byte
+	// records it takes about 1% of the bytes looked up into).
+	startsBudgetShift = 6
+)
+
+// starts is what a segment remembers of one batch: where it is, and where
+// its records 0, recordStride, 2*recordStride… start in it.
+type starts struct {
+	pos    int64
+	starts []uint32
 }
 
-func (c *startsCache) get(pos int64) ([]uint32, bool) {
-	c.mu.RLock()
-	t, ok := c.m[pos]
-	c.mu.RUnlock()
-	return t, ok
+// startsTable remembers the record positions of the large batches that
+// lookups landed in the middle of, up to a budget. Slots (one per 4 KiB
+// block of the file) come in chunks of 2 KiB per MiB of file, allocated when
+// a batch in that MiB is first remembered. Readers use it without a lock;
+// reset needs the segment to itself (Truncate, Recover).
+type startsTable struct {
+	chunks atomic.Pointer[[]atomic.Pointer[[startsChunkSlots]atomic.Pointer[starts]]]
+	used   atomic.Int64 // bytes of chunks and tables
 }
 
-func (c *startsCache) put(pos int64, t []uint32) {
-	c.mu.Lock()
-	if c.m == nil {
-		c.m = make(map[int64][]uint32)
+// get returns what is remembered of the batch at pos, or nil.
+func (t *startsTable) get(pos int64) *starts {
+	chunks := t.chunks.Load()
+	if chunks == nil || pos>>startsChunkShift >= int64(len(*chunks)) {
+		return nil
 	}
-	c.m[pos] = t
-	c.mu.Unlock()
+	c := (*chunks)[pos>>startsChunkShift].Load()
+	if c == nil {
+		return nil
+	}
+	e := c[(pos>>startsBlockShift)&(startsChunkSlots-1)].Load()
+	if e == nil || e.pos != pos {
+		return nil
+	}
+	return e
 }
 
-func (c *startsCache) reset() {
-	c.mu.Lock()
-	c.m = nil
-	c.mu.Unlock()
+// put remembers e in a file mapped over size bytes, unless that would go
+// over the budget.
+func (t *startsTable) put(e *starts, size int64) {
+	cost := int64(48 + 4*len(e.starts))
+	budget := size >> startsBudgetShift
+	chunks := t.chunks.Load()
+	if chunks == nil {
+		fresh := make([]atomic.Pointer[[startsChunkSlots]atomic.Pointer[starts]], size>>startsChunkShift+1)
+		if t.chunks.CompareAndSwap(nil, &fresh) {
+			t.used.Add(int64(8 * len(fresh)))
+		}
+		chunks = t.chunks.Load()
+	}
+	i := e.pos >> startsChunkShift
+	if i >= int64(len(*chunks)) {
+		return
+	}
+	c := (*chunks)[i].Load()
+	if c == nil {
+		const chunkCost = 8 * startsChunkSlots
+		if t.used.Load()+chunkCost+cost > budget {
+			return
+		}
+		fresh := new([startsChunkSlots]atomic.Pointer[starts])
+		if (*chunks)[i].CompareAndSwap(nil, fresh) {
+			t.used.Add(chunkCost)
+		}
+		c = (*chunks)[i].Load()
+	}
+	if t.used.Load()+cost > budget {
+		return
+	}
+	if c[(e.pos>>startsBlockShift)&(startsChunkSlots-1)].CompareAndSwap(nil, e) {
+		t.used.Add(cost)
+	}
+}
+
+// reset forgets everything.
+func (t *startsTable) reset() {
+	t.chunks.Store(nil)
+	t.used.Store(0)
 }
 
 // RecordStart helps a lookup reach record k (counting from 0) of batch, the
@@ -48,27 +107,34 @@ func (c *startsCache) reset() {
 // record j, the last record at or before k whose position the segment
 // remembers, and j. The caller steps over records j to k-1 by their length
 // prefixes. With nothing remembered it returns the first record's position
-// and 0. The first lookup into a batch of at least 2*recordStride records
-// walks its length prefixes once to learn the positions of every
-// recordStride-th record; a batch whose prefixes do not add up to its size
-// is not remembered (the caller's own steps report the damage).
+// and 0.
+//
+// The first lookup into a batch of at least 2*recordStride records and
+// 4 KiB walks its length prefixes once to learn where every
+// recordStride-th record starts, and the segment remembers that (4 bytes
+// per 8 records) within a budget of 1/64 of its size. A batch whose
+// prefixes do not add up to its size is not remembered; the caller's own
+// steps report the damage.
 func (c *Cursor) RecordStart(batch []byte, k int) (at, j int) {
-	if c == nil || c.s == nil || k < recordStride {
+	if c == nil || c.s == nil || k < recordStride || len(batch) < startsMinBatch || c.last < 0 {
 		return log.BatchHeaderSize, 0
 	}
 	s := c.s
-	pos := c.pos - int64(len(batch))
-	t, ok := s.starts.get(pos)
-	if !ok {
-		n, _ := log.ReadHeader(batch)
-		if n.NumRecords < 2*recordStride {
+	e := s.starts.get(c.last)
+	if e == nil {
+		h, err := log.ReadHeader(batch)
+		if err != nil || h.NumRecords < 2*recordStride {
 			return log.BatchHeaderSize, 0
 		}
-		t = recordStarts(batch, int(n.NumRecords))
-		s.starts.put(pos, t) // nil too: no walk next time
+		t := recordStarts(batch, int(h.NumRecords))
+		if t == nil {
+			return log.BatchHeaderSize, 0
+		}
+		e = &starts{pos: c.last, starts: t}
+		s.starts.put(e, int64(len(s.data)))
 	}
-	if i := k / recordStride; i < len(t) {
-		return int(t[i]), i * recordStride
+	if i := k / recordStride; i < len(e.starts) {
+		return int(e.starts[i]), i * recordStride
 	}
 	return log.BatchHeaderSize, 0
 }
