@@ -109,9 +109,12 @@ func (p *Partition) AppendEncoded(b Batch) (int64, error) {
 }
 
 // AppendBatch appends one encoded batch (log.AppendBatch's output), stamping
-// its base offset into it, and returns that offset. See Append.
+// its base offset into it, and returns that offset. See Append. The batch
+// is checked whole first (log.Validate: its CRC and every record), since
+// lookups later step over its records by their lengths: a batch with a
+// damaged record is ErrCorrupt and changes nothing.
 func (p *Partition) AppendBatch(batch []byte) (int64, error) {
-	h, err := log.CheckBatch(batch)
+	h, err := log.Validate(batch)
 	switch {
 	case err != nil:
 		return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)

@@ -2,8 +2,10 @@ package partition
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"strings"
 	"testing"
@@ -70,6 +72,16 @@ func TestBadInputChangesNothing(t *testing.T) {
 	require.ErrorIs(t, err, ErrBatchTooLarge)
 	require.Contains(t, err.Error(), "2048", "the error names the limit")
 	_, err = p.AppendBatch([]byte("definitely not a batch, not even close to one; no, not at all, nope"))
+	require.ErrorIs(t, err, log.ErrCorrupt)
+	// A damaged record under a correct CRC: the first record's attributes
+	// byte (after its one-byte length) must be 0.
+	bad, err := log.AppendBatch(nil, []log.Record{rec(3), rec(4)}, log.BatchOptions{})
+	require.NoError(t, err)
+	bad[log.BatchHeaderSize+1] = 1
+	binary.BigEndian.PutUint32(bad[17:21], crc32.Checksum(bad[21:], crc32.MakeTable(crc32.Castagnoli)))
+	_, err = log.CheckBatch(bad)
+	require.NoError(t, err, "the CRC is right")
+	_, err = p.AppendBatch(bad)
 	require.ErrorIs(t, err, log.ErrCorrupt)
 
 	for _, off := range []int64{-1, 4, 1000} {
