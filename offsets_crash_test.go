@@ -15,7 +15,7 @@ import (
 // the workload: every commit that returned is there after reopening, and
 // nothing committed later than the last one that returned.
 func TestCommitsSurviveCrashAtEveryOperation(t *testing.T) {
-	ops := []vfs.Op{vfs.OpWrite, vfs.OpAllocate, vfs.OpSync, vfs.OpSyncDir, vfs.OpRename, vfs.OpCreate, vfs.OpTruncate}
+	ops := []vfs.Op{vfs.OpWrite, vfs.OpWriteMap, vfs.OpAllocate, vfs.OpSync, vfs.OpSyncDir, vfs.OpRename, vfs.OpCreate, vfs.OpTruncate}
 	opts := &strata.Options{Sync: strata.SyncAlways, RetentionCheckInterval: -1, CleanerInterval: -1}
 	setup := func() *vfs.Mem {
 		m := vfs.NewMem()

@@ -177,7 +177,7 @@ func TestCompactSurvivesReopenAndReaders(t *testing.T) {
 // of a compaction: the reopened partition still holds the latest value of
 // every key and nothing that was not written.
 func TestCrashDuringCompaction(t *testing.T) {
-	ops := []vfs.Op{vfs.OpWrite, vfs.OpAllocate, vfs.OpSync, vfs.OpSyncDir, vfs.OpRename, vfs.OpRemove, vfs.OpCreate, vfs.OpTruncate, vfs.OpSyncMap}
+	ops := []vfs.Op{vfs.OpWrite, vfs.OpWriteMap, vfs.OpAllocate, vfs.OpSync, vfs.OpSyncDir, vfs.OpRename, vfs.OpRemove, vfs.OpCreate, vfs.OpTruncate, vfs.OpSyncMap}
 	build := func() (*Partition, *vfs.Mem, *fakeClock, map[int64]kv) {
 		p, m, clock := compactedPartition(t)
 		written := writeKVs(t, p, rand.New(rand.NewPCG(3, 3)), 300)

@@ -12,7 +12,7 @@ import (
 
 // crashOps are the operations whose failure the crash test injects: from
 // the k-th on, every one fails, as if the machine had died there.
-var crashOps = []vfs.Op{vfs.OpWrite, vfs.OpAllocate, vfs.OpSync, vfs.OpSyncMap, vfs.OpSyncDir, vfs.OpTruncate, vfs.OpCreate, vfs.OpRename, vfs.OpRemove}
+var crashOps = []vfs.Op{vfs.OpWrite, vfs.OpWriteMap, vfs.OpAllocate, vfs.OpSync, vfs.OpSyncMap, vfs.OpSyncDir, vfs.OpTruncate, vfs.OpCreate, vfs.OpRename, vfs.OpRemove}
 
 // crashWorkload appends single records and small batches under SyncAlways,
 // rolling every few KiB, until an append fails. It returns how many records

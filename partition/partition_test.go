@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"hash/crc32"
 	"os"
 	"strings"
@@ -318,30 +317,40 @@ func TestFailedFsyncClosesToAppends(t *testing.T) {
 	require.GreaterOrEqual(t, len(recs), 2, "reads still work")
 }
 
-// TestFailedWriteLeavesPartitionUsable fails an append's write: a write call,
-// or, with appends copied into the mapping, the reservation of room that a
-// new segment's first append makes and then the write call it falls back to.
+// TestFailedWriteLeavesPartitionUsable fails an append's write: a write
+// call; a copy into the mapping; and, with appends copied into the mapping,
+// the reservation of room that a new segment's first append makes and then
+// the write call it falls back to.
 func TestFailedWriteLeavesPartitionUsable(t *testing.T) {
-	for _, writeCalls := range []bool{false, true} {
-		t.Run(fmt.Sprintf("writeCalls=%v", writeCalls), func(t *testing.T) {
-			cfg := small(newClock())
-			cfg.WriteCalls = writeCalls
-			p, m := memPartition(t, cfg)
-			if writeCalls {
-				appendIDs(t, p, 0, 1)
-			}
-			first := int(p.EndOffset())
+	tests := []struct {
+		name       string
+		writeCalls bool
+		first      int // records appended before the failure
+		inject     vfs.Injector
+	}{
+		{"write call", true, 2, vfs.FailOnce(vfs.OpWrite, segment.LogSuffix)},
+		{"mapped copy", false, 2, vfs.FailOnce(vfs.OpWriteMap, segment.LogSuffix)},
+		{"reservation then write call", false, 0, func() vfs.Injector {
 			allocate, write := vfs.FailOnce(vfs.OpAllocate, segment.LogSuffix), vfs.FailOnce(vfs.OpWrite, segment.LogSuffix)
-			m.SetInjector(func(op vfs.Op, path string) error {
+			return func(op vfs.Op, path string) error {
 				if err := allocate(op, path); err != nil {
 					return err
 				}
 				return write(op, path)
-			})
-			_, err := p.Append([]log.Record{rec(first)})
+			}
+		}()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := small(newClock())
+			cfg.WriteCalls = tt.writeCalls
+			p, m := memPartition(t, cfg)
+			appendIDs(t, p, seq(0, tt.first)...)
+			m.SetInjector(tt.inject)
+			_, err := p.Append([]log.Record{rec(tt.first)})
 			require.ErrorIs(t, err, vfs.ErrInjected)
-			require.Equal(t, int64(first), p.EndOffset(), "a failed write assigns no offset")
-			appendIDs(t, p, seq(first, 4)...)
+			require.Equal(t, int64(tt.first), p.EndOffset(), "a failed write assigns no offset")
+			appendIDs(t, p, seq(tt.first, 4)...)
 			requireIDs(t, readRange(t, p, 0), 0, seq(0, 4))
 		})
 	}

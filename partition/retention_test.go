@@ -206,7 +206,7 @@ func TestRetentionUnderReaders(t *testing.T) {
 // sync of a retention pass: the reopened partition is consistent, dense
 // from its start offset, with the right records.
 func TestCrashDuringRetention(t *testing.T) {
-	ops := []vfs.Op{vfs.OpRename, vfs.OpRemove, vfs.OpSyncDir, vfs.OpCreate, vfs.OpWrite, vfs.OpAllocate, vfs.OpSync}
+	ops := []vfs.Op{vfs.OpRename, vfs.OpRemove, vfs.OpSyncDir, vfs.OpCreate, vfs.OpWrite, vfs.OpWriteMap, vfs.OpAllocate, vfs.OpSync}
 	build := func() (*Partition, *vfs.Mem, *fakeClock) {
 		clock := newClock()
 		cfg := small(clock)

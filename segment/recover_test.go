@@ -291,7 +291,7 @@ func TestCrashAtEveryOperation(t *testing.T) {
 			*acked = len(*written)
 		}
 	}
-	ops := []vfs.Op{vfs.OpWrite, vfs.OpAllocate, vfs.OpSync, vfs.OpSyncMap, vfs.OpTruncate, vfs.OpSyncDir}
+	ops := []vfs.Op{vfs.OpWrite, vfs.OpWriteMap, vfs.OpAllocate, vfs.OpSync, vfs.OpSyncMap, vfs.OpTruncate, vfs.OpSyncDir}
 
 	// Count the operations of a clean run.
 	fx, m := memFixture(t)

@@ -28,6 +28,7 @@ const (
 	OpReadDir            // FS.ReadDir
 	OpStat               // FS.Stat and File.Size
 	OpAllocate           // File.Allocate
+	OpWriteMap           // File.WriteMap
 
 	numOps = iota
 )
@@ -48,6 +49,7 @@ var opNames = [numOps]string{
 	OpReadDir:  "readdir",
 	OpStat:     "stat",
 	OpAllocate: "allocate",
+	OpWriteMap: "writemap",
 }
 
 // String returns the operation's lower-case name, such as "write".

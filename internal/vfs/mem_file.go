@@ -288,7 +288,8 @@ func (f *memFile) Map(size int) ([]byte, error) {
 }
 
 // WriteMap copies p into the mapping m at off under the Mem's lock, so that
-// it never races with a Sync copying the contents. Bytes past the file's
+// it never races with a Sync copying the contents. An injected failure
+// (OpWriteMap) writes nothing, as a fault before the first byte would. Bytes past the file's
 // size fail with ErrFault, as the OS's SIGBUS would; so does writing after
 // a crash, when the mapping no longer reaches a file.
 func (f *memFile) WriteMap(m []byte, off int, p []byte) error {
@@ -303,6 +304,9 @@ func (f *memFile) WriteMap(m []byte, off int, p []byte) error {
 		return &fs.PathError{Op: "writemap", Path: f.name, Err: fmt.Errorf("%w: %w", ErrFault, ErrCrashed)}
 	case off+len(p) > len(nd.data):
 		return &fs.PathError{Op: "writemap", Path: f.name, Err: fmt.Errorf("%w: bytes %d to %d are past the end of the file at %d", ErrFault, off, off+len(p), len(nd.data))}
+	}
+	if err := fsys.beginLocked(OpWriteMap, f.name); err != nil {
+		return err
 	}
 	copy(m[off:], p)
 	return nil
