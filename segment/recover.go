@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/stratalog/strata/internal/vfs"
@@ -51,7 +52,14 @@ func (s *Segment) Recover() (Recovery, error) {
 	var valid int64
 	for valid < fileSize {
 		if zeros(s.data[valid:min(fileSize, valid+log.BatchHeaderSize)]) {
-			rec.ZeroTail = fileSize - valid
+			// The zeros that growing the file ahead of appends left. If
+			// bytes follow them (pages written back out of order before a
+			// power cut, or damage), they are cut as damage, and said so.
+			if nz := firstNonZero(s.data[valid:fileSize]); nz >= 0 {
+				rec.Reason = corruptAt(s.path, valid+int64(nz), fmt.Errorf("bytes after zeros that start at %d", valid))
+			} else {
+				rec.ZeroTail = fileSize - valid
+			}
 			break
 		}
 		h, err := s.headerAt(valid, fileSize)
@@ -132,6 +140,26 @@ func OpenRecover(fsys vfs.FS, dir string, base int64, cfg Config) (*Segment, Rec
 		return nil, rec, err
 	}
 	return s, rec, nil
+}
+
+// zeroPage is a page of zeros to compare with.
+var zeroPage [4096]byte
+
+// firstNonZero returns the index of the first byte of b that is not zero,
+// or -1 if there is none.
+func firstNonZero(b []byte) int {
+	for p := 0; p < len(b); p += len(zeroPage) {
+		page := b[p:min(len(b), p+len(zeroPage))]
+		if bytes.Equal(page, zeroPage[:len(page)]) {
+			continue
+		}
+		for i, c := range page {
+			if c != 0 {
+				return p + i
+			}
+		}
+	}
+	return -1
 }
 
 // zeros reports whether b holds only zero bytes: no batch starts with them

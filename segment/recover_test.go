@@ -130,6 +130,21 @@ func TestRecoverZeroTail(t *testing.T) {
 	requireRecords(t, written, 0, readAll(t, s, 0, 1<<20))
 	require.NoError(t, s.Close())
 	require.Equal(t, concat(written), readFile(t, m, path), "the zeros are cut off")
+
+	// Bytes after the zeros (pages written back out of order, or damage)
+	// are cut too, but as damage: the recovery says so.
+	for _, at := range []int{1, 100, 4095, 4096, 9_999} { // 1: not even a zero header
+		tail := make([]byte, 10_000)
+		tail[at] = 7
+		writeFile(t, m, path, append(concat(written), tail...))
+		s, rec, err = OpenRecover(m, fx.dir, 0, smallIndexes)
+		require.NoError(t, err)
+		require.Zero(t, rec.ZeroTail, "at %d", at)
+		require.Equal(t, int64(10_000), rec.Truncated, "at %d", at)
+		require.ErrorIs(t, rec.Reason, ErrCorrupt, "at %d", at)
+		requireRecords(t, written, 0, readAll(t, s, 0, 1<<20))
+		require.NoError(t, s.Close())
+	}
 }
 
 // TestPreallocate: a preallocated segment's file is MaxBytes long while it
