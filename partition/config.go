@@ -111,7 +111,9 @@ type Config struct {
 	// (fallocate), as Kafka's preallocate does: appends then grow no file,
 	// which makes fsyncs cheaper (SyncAlways). Costs SegmentBytes of disk per
 	// partition up front. Default false. Without it the active segment's
-	// file is still grown ahead of its appends, in steps of up to 16 MiB.
+	// file is still grown ahead of appends smaller than a page (see
+	// WriteCalls), in steps of up to 16 MiB. Where the file system cannot
+	// reserve blocks (no fallocate, or outside Linux) it does nothing.
 	Preallocate bool
 	// WriteCalls makes every append write with pwrite(2). By default an
 	// append of a batch smaller than a page (4 KiB: a few small records)

@@ -42,7 +42,8 @@ type Config struct {
 	// segment (fallocate), as Kafka's preallocate does: appends then change
 	// no file size, which makes each fsync cheaper. The file is trimmed to
 	// its batches when the segment is sealed or closed; after a crash,
-	// recovery stops at the zeros. Default false.
+	// recovery stops at the zeros. Where the file system cannot reserve
+	// blocks (no fallocate, or outside Linux) it does nothing. Default false.
 	Preallocate bool
 	// WriteCalls makes every append write to the .log file with pwrite(2).
 	// By default an append smaller than a page (4 KiB) copies its bytes into

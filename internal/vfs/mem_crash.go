@@ -26,8 +26,8 @@ func (m *Mem) Crash() *Mem {
 	return m.crash(nil)
 }
 
-// CrashKeepingPrefix is [Mem.Crash], except that a file that did not shrink
-// since its last Sync keeps its unsynced writes up to a byte drawn uniformly
+// CrashKeepingPrefix is [Mem.Crash], except that a file no shorter than at
+// its last Sync keeps its unsynced writes up to a byte drawn uniformly
 // from rng, counted from the first byte that differs from its durable
 // contents: a file appended to keeps a prefix of its new tail, and a file
 // written in place (through a mapping, or into zeros that Allocate reserved)
@@ -77,8 +77,8 @@ func (m *Mem) crash(rng *rand.Rand) *Mem {
 }
 
 // survivingContents returns a copy of what a power cut leaves of the file nd:
-// its durable contents and, if rng is not nil and the file did not shrink
-// since its last sync, the unsynced writes up to a random byte, in file
+// its durable contents and, if rng is not nil and the file is no shorter
+// than at its last sync, the unsynced writes up to a random byte, in file
 // order. Past that byte the durable contents stay (or the file ends, where
 // it had grown). This tears an appended tail at any length, and a write into
 // a file's existing bytes (through a mapping, or into zeros that Allocate

@@ -208,7 +208,10 @@ func (f *memFile) Allocate(size int64) error {
 	if err := f.checkLocked("fallocate"); err != nil {
 		return err
 	}
-	if !f.write || size < 0 {
+	switch {
+	case !f.write:
+		return &fs.PathError{Op: "fallocate", Path: f.name, Err: syscall.EBADF}
+	case size < 0:
 		return &fs.PathError{Op: "fallocate", Path: f.name, Err: syscall.EINVAL}
 	}
 	if err := m.beginLocked(OpAllocate, f.name); err != nil {
