@@ -108,12 +108,14 @@ type Config struct {
 	// compaction removed records. Default false.
 	Compacted bool
 	// Preallocate reserves SegmentBytes on disk for each new segment
-	// (fallocate), as Kafka's preallocate does: appends then grow no file,
-	// which makes fsyncs cheaper (SyncAlways). Costs SegmentBytes of disk per
-	// partition up front. Default false. Without it the active segment's
-	// file is still grown ahead of appends smaller than a page (see
-	// WriteCalls), in steps of up to 16 MiB. Where the file system cannot
-	// reserve blocks (no fallocate, or outside Linux) it does nothing.
+	// (fallocate), as Kafka's preallocate does, at a cost of SegmentBytes of
+	// disk per partition up front. It buys little now: the active segment's
+	// file is grown ahead of appends smaller than a page anyway (see
+	// WriteCalls), in steps of up to 16 MiB, and large appends under
+	// SyncAlways measured slower into reserved blocks (their first fsync
+	// converts them). It stays for Kafka's sake. Default false. Where the
+	// file system cannot reserve blocks (no fallocate, or outside Linux) it
+	// does nothing.
 	Preallocate bool
 	// WriteCalls makes every append write with pwrite(2). By default an
 	// append of a batch smaller than a page (4 KiB: a few small records)

@@ -40,7 +40,7 @@ type Config struct {
 	MaxIndexBytes int
 	// Preallocate reserves MaxBytes on disk for the .log file of a writable
 	// segment (fallocate), as Kafka's preallocate does: appends then change
-	// no file size, which makes each fsync cheaper. The file is trimmed to
+	// no file size. The file is trimmed to
 	// its batches when the segment is sealed or closed; after a crash,
 	// recovery stops at the zeros. Where the file system cannot reserve
 	// blocks (no fallocate, or outside Linux) it does nothing. Default false.

@@ -66,8 +66,9 @@ type Config struct {
 	// dirty ratio, once its oldest dirty record is this old. Default 0,
 	// meaning never (max.compaction.lag.ms).
 	MaxCompactionLag time.Duration `json:"max_compaction_lag"`
-	// Preallocate reserves SegmentBytes on disk for each new segment, which
-	// makes fsyncs cheaper (Kafka's preallocate). Default false.
+	// Preallocate reserves SegmentBytes on disk for each new segment
+	// (Kafka's preallocate); see partition.Config.Preallocate for what it
+	// buys (little: small appends already reserve ahead). Default false.
 	Preallocate bool `json:"preallocate"`
 }
 
