@@ -53,6 +53,7 @@ func checkDecode(t *testing.T, b []byte) {
 			recs = append(recs, r)
 		}
 	}
+	checkIterHeader(t, b, hh, herr, it, ierr)
 	if err != nil {
 		require.True(t, errors.Is(err, log.ErrIncomplete) || errors.Is(err, log.ErrCorrupt) ||
 			errors.Is(err, log.ErrUnsupportedCompression), "unexpected error %v", err)
@@ -65,4 +66,45 @@ func checkDecode(t *testing.T, b []byte) {
 	out, err := log.AppendBatchHeader(nil, h, recs)
 	require.NoError(t, err)
 	require.Equal(t, b[:h.Size()], out)
+}
+
+// checkIterHeader checks NewRecordIterHeader against NewRecordIter (it and
+// ierr, over b whose header decoded as hh, herr): given the right header it
+// reads the same records and stops with the same error; given a wrong one
+// it may read wrong records, but never panics.
+func checkIterHeader(t *testing.T, b []byte, hh log.BatchHeader, herr error, it log.RecordIter, ierr error) {
+	if herr != nil {
+		return
+	}
+	it2, err2 := log.NewRecordIterHeader(b, hh)
+	require.Equal(t, ierr == nil, err2 == nil, "%v / %v", ierr, err2)
+	if ierr == nil {
+		fresh, _ := log.NewRecordIter(b)
+		var r1, r2 log.Record
+		for {
+			ok1, ok2 := fresh.Next(&r1), it2.Next(&r2)
+			require.Equal(t, ok1, ok2)
+			if !ok1 {
+				break
+			}
+			require.Equal(t, r1, r2)
+		}
+		require.Equal(t, fresh.Err(), it2.Err())
+	}
+	for _, bad := range []func(h *log.BatchHeader){
+		func(h *log.BatchHeader) { h.NumRecords++ },
+		func(h *log.BatchHeader) { h.NumRecords = 1 << 30 },
+		func(h *log.BatchHeader) { h.LastOffsetDelta = -1 },
+		func(h *log.BatchHeader) { h.Length -= 7 },
+		func(h *log.BatchHeader) { h.Length = 1 << 30 },
+		func(h *log.BatchHeader) { h.Attributes |= log.AttrLogAppendTime },
+	} {
+		h := hh
+		bad(&h)
+		if it, err := log.NewRecordIterHeader(b, h); err == nil {
+			var r log.Record
+			for it.Next(&r) {
+			}
+		}
+	}
 }

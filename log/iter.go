@@ -48,6 +48,21 @@ func NewRecordIter(batch []byte) (RecordIter, error) {
 	return RecordIter{b: batch[:h.Size()], h: h, pos: BatchHeaderSize, prev: -1}, nil
 }
 
+// NewRecordIterHeader is NewRecordIter for a caller that has read the
+// batch's header already (with ReadHeader, CheckBatch or Validate) and
+// passes it as h, saving a second decoding of it: it checks only that the
+// whole batch is present and not compressed. A header that is not batch's
+// makes the records read wrong, never a panic.
+func NewRecordIterHeader(batch []byte, h BatchHeader) (RecordIter, error) {
+	if len(batch) < h.Size() || h.Size() < BatchHeaderSize {
+		return RecordIter{}, errorf(ErrIncomplete, "batch needs %d bytes, have %d", h.Size(), len(batch))
+	}
+	if err := checkCodec(h); err != nil {
+		return RecordIter{}, err
+	}
+	return RecordIter{b: batch[:h.Size()], h: h, pos: BatchHeaderSize, prev: -1}, nil
+}
+
 // Header returns the header of the batch being iterated.
 func (it *RecordIter) Header() BatchHeader { return it.h }
 

@@ -123,7 +123,7 @@ func (r *Reader) Next(rec *log.Record) (bool, error) {
 			return false, err
 		}
 		if h.BaseOffset >= r.next {
-			r.it, err = log.NewRecordIter(batch)
+			r.it, err = log.NewRecordIterHeader(batch, h)
 			if err != nil {
 				return false, r.corrupt(err)
 			}

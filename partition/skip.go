@@ -130,10 +130,12 @@ func (b *partBatch) next(rec *log.Record, want int64) (bool, error) {
 			return false, err
 		}
 		b.buf = append(b.buf[:0], b.header...)
-		binary.BigEndian.PutUint32(b.buf[headerLength:], uint32(log.BatchHeaderSize-lengthOverhead+len(raw)))
+		one := b.h
+		one.Length, one.NumRecords = int32(log.BatchHeaderSize-lengthOverhead+len(raw)), 1
+		binary.BigEndian.PutUint32(b.buf[headerLength:], uint32(one.Length))
 		binary.BigEndian.PutUint32(b.buf[headerNumRecords:], 1)
 		b.buf = append(b.buf, raw...)
-		it, err := log.NewRecordIter(b.buf)
+		it, err := log.NewRecordIterHeader(b.buf, one)
 		if err != nil {
 			return false, err
 		}
