@@ -37,14 +37,7 @@ func (p *Partition) viewBatches(offset int64, maxBytes int) ([]byte, *segRef, er
 			return nil, nil, err // Close released the segments
 		}
 		st := p.state.Load()
-		start, end := p.start.Load(), p.end.Load()
-		if n := len(st.segs); n > 0 {
-			start = max(start, st.segs[0].seg.Base())
-			// The active segment publishes a batch just before the
-			// partition's end offset moves past it; a reader may already
-			// have read it.
-			end = max(end, st.segs[n-1].seg.NextOffset())
-		}
+		start, end := p.readable(st)
 		if offset < start || offset > end {
 			return nil, nil, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", offset, p.name, start, end, ErrOutOfRange)
 		}
@@ -130,4 +123,18 @@ func (p *Partition) OffsetForTimestamp(ts int64) (offset, timestamp int64, found
 			return -1, -1, false, nil
 		}
 	}
+}
+
+// readable returns the offsets a reader may read in the snapshot st:
+// [start, end), bounded by the first segment and by what the active segment
+// has published.
+func (p *Partition) readable(st *state) (start, end int64) {
+	start, end = p.start.Load(), p.end.Load()
+	if n := len(st.segs); n > 0 {
+		start = max(start, st.segs[0].seg.Base())
+		// The active segment publishes a batch just before the partition's
+		// end offset moves past it; a reader may already have read it.
+		end = max(end, st.segs[n-1].seg.NextOffset())
+	}
+	return start, end
 }

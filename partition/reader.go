@@ -207,14 +207,7 @@ func (r *Reader) position() (bool, error) {
 			return false, err // Close released the segments
 		}
 		st := p.state.Load()
-		start, end := p.start.Load(), p.end.Load()
-		if n := len(st.segs); n > 0 {
-			start = max(start, st.segs[0].seg.Base())
-			// The active segment publishes a batch just before the
-			// partition's end offset moves past it; a reader may already
-			// have read it.
-			end = max(end, st.segs[n-1].seg.NextOffset())
-		}
+		start, end := p.readable(st)
 		if offset < start || offset > end {
 			return false, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", offset, p.name, start, end, ErrOutOfRange)
 		}
