@@ -43,33 +43,44 @@ func crashWorkload(p *Partition) int64 {
 // and rolls, for every k, then reopens the partition: every record whose
 // Append returned under SyncAlways is there with its offset and bytes,
 // offsets are dense, and no read returns anything else. It runs with appends
-// copied into the mapping (the default) and with write calls.
+// copied into the mapping (the default) and with write calls, and with
+// segments that roll every 4 KiB and one segment of several pages (where a
+// crash that writes back random pages tears a segment in its middle). The
+// crash keeps what was synced, or a torn prefix of what was not, or random
+// pages of it.
 func TestCrashAtEveryOperation(t *testing.T) {
 	for _, writeCalls := range []bool{false, true} {
-		t.Run(fmt.Sprintf("writeCalls=%v", writeCalls), func(t *testing.T) {
-			cfg := small(newClock())
-			cfg.Sync = SyncAlways
-			cfg.WriteCalls = writeCalls
-			crashAtEveryOperation(t, cfg)
-		})
+		for _, segmentBytes := range []int64{4 << 10, 64 << 10} {
+			t.Run(fmt.Sprintf("writeCalls=%v/segment=%d", writeCalls, segmentBytes), func(t *testing.T) {
+				cfg := small(newClock())
+				cfg.Sync = SyncAlways
+				cfg.WriteCalls = writeCalls
+				cfg.SegmentBytes = segmentBytes
+				crashAtEveryOperation(t, cfg)
+			})
+		}
 	}
 }
 
 func crashAtEveryOperation(t *testing.T, cfg Config) {
-
 	m := vfs.NewMem()
 	m.SetInjector(vfs.FailAfter(1<<30, crashOps...))
 	p, err := Open(m, "t-0", cfg, false)
 	require.NoError(t, err)
 	require.Equal(t, int64(240), crashWorkload(p))
-	require.Greater(t, len(p.Segments()), 3, "the workload rolls")
+	if cfg.SegmentBytes < 8<<10 {
+		require.Greater(t, len(p.Segments()), 3, "the workload rolls")
+	} else {
+		require.Len(t, p.Segments(), 1)
+		require.Greater(t, p.Stats().Bytes, int64(8<<10), "the segment spans pages")
+	}
 	total := 0
 	for _, op := range crashOps {
 		total += m.Count(op)
 	}
 
 	for k := 0; k <= total; k++ {
-		for _, torn := range []bool{false, true} {
+		for _, torn := range []string{"none", "prefix", "pages"} {
 			m := vfs.NewMem()
 			m.SetInjector(vfs.FailAfter(k, crashOps...))
 			var acked int64
@@ -77,15 +88,18 @@ func crashAtEveryOperation(t *testing.T, cfg Config) {
 				acked = crashWorkload(p)
 			}
 			var after *vfs.Mem
-			if torn {
+			switch torn {
+			case "prefix":
 				after = m.CrashKeepingPrefix(newRand(k))
-			} else {
+			case "pages":
+				after = m.CrashKeepingPages(newRand(k))
+			default:
 				after = m.Crash()
 			}
 			p2, err := Open(after, "t-0", cfg, false)
-			require.NoError(t, err, "k=%d torn=%v", k, torn)
+			require.NoError(t, err, "k=%d torn=%s", k, torn)
 			end := p2.EndOffset()
-			require.GreaterOrEqual(t, end, acked, "k=%d torn=%v: acknowledged records lost", k, torn)
+			require.GreaterOrEqual(t, end, acked, "k=%d torn=%s: acknowledged records lost", k, torn)
 			requireIDs(t, readRange(t, p2, 0), 0, seq(0, int(end)))
 			// The recovered partition takes appends at the next offset.
 			off, err := p2.Append([]log.Record{rec(int(end))})

@@ -324,7 +324,7 @@ func TestCrashAtEveryOperation(t *testing.T) {
 
 	runsWithAcks := 0
 	for k := 0; k <= total; k++ {
-		for _, torn := range []bool{false, true} {
+		for _, torn := range []string{"none", "prefix", "pages"} {
 			fx, m := memFixture(t)
 			m.SetInjector(vfs.FailAfter(k, ops...))
 			acked, written = 0, nil
@@ -333,9 +333,12 @@ func TestCrashAtEveryOperation(t *testing.T) {
 				workload(s, &acked, &written, rng)
 			}
 			var after *vfs.Mem
-			if torn {
+			switch torn {
+			case "prefix":
 				after = m.CrashKeepingPrefix(rand.New(rand.NewPCG(uint64(k), 3)))
-			} else {
+			case "pages":
+				after = m.CrashKeepingPages(rand.New(rand.NewPCG(uint64(k), 4)))
+			default:
 				after = m.Crash()
 			}
 			if _, err := after.Stat(filepath.Join(fx.dir, FileName(0, LogSuffix))); err != nil {
@@ -349,7 +352,7 @@ func TestCrashAtEveryOperation(t *testing.T) {
 			for _, b := range written[:acked] {
 				want += len(b.recs)
 			}
-			require.GreaterOrEqual(t, len(got), want, "k=%d torn=%v: acknowledged records lost", k, torn)
+			require.GreaterOrEqual(t, len(got), want, "k=%d torn=%s: acknowledged records lost", k, torn)
 			if want > 0 {
 				runsWithAcks++
 			}

@@ -35,10 +35,23 @@ func (m *Mem) Crash() *Mem {
 // torn tails are what a recovery must truncate. Files are visited in a fixed
 // order, so a seeded rng makes the outcome reproducible.
 func (m *Mem) CrashKeepingPrefix(rng *rand.Rand) *Mem {
-	return m.crash(rng)
+	return m.crash(func(nd *memNode) []byte { return survivingContents(nd, rng) })
 }
 
-func (m *Mem) crash(rng *rand.Rand) *Mem {
+// CrashKeepingPages is [Mem.Crash], except that each 4 KiB page of a file's
+// unsynced changes survives or not, drawn from rng page by page, and the
+// file keeps its durable size or its current one, also drawn: a kernel
+// writes dirty pages back in any order, so a power cut can keep a later
+// page of an append and lose an earlier one. Recovery must still keep only
+// a valid prefix. Files are visited in a fixed order, so a seeded rng makes
+// the outcome reproducible.
+func (m *Mem) CrashKeepingPages(rng *rand.Rand) *Mem {
+	return m.crash(func(nd *memNode) []byte { return survivingPages(nd, rng) })
+}
+
+// crash is Crash with survive giving what a file keeps; nil keeps its
+// durable contents.
+func (m *Mem) crash(survive func(*memNode) []byte) *Mem {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.mu.crashed = true
@@ -61,7 +74,10 @@ func (m *Mem) crash(rng *rand.Rand) *Mem {
 				nd = newDirNode()
 				queue = append(queue, pair{old, nd})
 			case !seen:
-				data := survivingContents(old, rng)
+				data := bytes.Clone(old.synced)
+				if survive != nil {
+					data = survive(old)
+				}
 				nd = &memNode{data: data, synced: bytes.Clone(data)}
 				n.mu.used += int64(len(data))
 			}
@@ -74,6 +90,28 @@ func (m *Mem) crash(rng *rand.Rand) *Mem {
 		}
 	}
 	return n
+}
+
+// survivingPages returns what a power cut that writes back random pages
+// leaves of the file nd (see CrashKeepingPages).
+func survivingPages(nd *memNode, rng *rand.Rand) []byte {
+	const page = 4096
+	size := len(nd.synced)
+	if rng.IntN(2) == 0 {
+		size = len(nd.data)
+	}
+	kept := make([]byte, size)
+	for p := 0; p < size; p += page {
+		end := min(p+page, size)
+		from := nd.synced
+		if rng.IntN(2) == 0 {
+			from = nd.data
+		}
+		if p < len(from) {
+			copy(kept[p:end], from[p:min(end, len(from))])
+		}
+	}
+	return kept
 }
 
 // survivingContents returns a copy of what a power cut leaves of the file nd:

@@ -360,3 +360,45 @@ func TestMemUsage(t *testing.T) {
 	require.Zero(t, m.DiskUsage())
 	checkUsage(t, m)
 }
+
+// TestMemCrashKeepingPages: each unsynced page survives or not on its own,
+// and the size is the durable one or the current one.
+func TestMemCrashKeepingPages(t *testing.T) {
+	const page = 4096
+	old := bytes.Repeat([]byte("A"), 2*page)
+	seen := map[string]bool{}
+	for seed := range uint64(64) {
+		m := NewMem()
+		f := create(t, m, "/f", string(old), true, false)
+		require.NoError(t, m.SyncDir("/"))
+		_, err := f.WriteAt(bytes.Repeat([]byte("B"), 3*page), page/2) // pages 0–3, page 3 new
+		require.NoError(t, err)
+		c := m.CrashKeepingPages(rand.New(rand.NewPCG(seed, 7)))
+		got := []byte(contents(t, c, "/f"))
+		require.Contains(t, []int{2 * page, page/2 + 3*page}, len(got))
+		var shape []byte
+		for p := 0; p < len(got); p += page {
+			pg := got[p:min(len(got), p+page)]
+			switch {
+			case p < len(old) && bytes.Equal(pg, old[p:min(len(old), p+len(pg))]):
+				shape = append(shape, 'o')
+			case p >= len(old) && bytes.Equal(pg, make([]byte, len(pg))):
+				shape = append(shape, 'z') // grown, but the page not written back
+			default:
+				want := make([]byte, len(pg)) // the page as written: A before the write, B in it
+				for i := range want {
+					if at := p + i; at >= page/2 && at < page/2+3*page {
+						want[i] = 'B'
+					} else {
+						want[i] = 'A'
+					}
+				}
+				require.Equal(t, string(want), string(pg), "seed %d page %d", seed, p/page)
+				shape = append(shape, 'n')
+			}
+		}
+		seen[string(shape)] = true
+		checkUsage(t, c)
+	}
+	require.Greater(t, len(seen), 6, "pages survive in varied combinations: %v", seen)
+}
