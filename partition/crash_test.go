@@ -52,6 +52,7 @@ func TestCrashAtEveryOperation(t *testing.T) {
 	for _, writeCalls := range []bool{false, true} {
 		for _, segmentBytes := range []int64{4 << 10, 64 << 10} {
 			t.Run(fmt.Sprintf("writeCalls=%v/segment=%d", writeCalls, segmentBytes), func(t *testing.T) {
+				t.Parallel()
 				cfg := small(newClock())
 				cfg.Sync = SyncAlways
 				cfg.WriteCalls = writeCalls
