@@ -27,6 +27,7 @@ const DefaultMaxBytes = 10 << 20
 type mapped struct {
 	file   vfs.File
 	path   string
+	base   int64        // the segment's base offset; entries hold offsets relative to it
 	size   int          // entry size in bytes
 	data   []byte       // the whole mapping; nil when nothing is mapped
 	n      atomic.Int64 // valid entries: data[:n*size]
@@ -40,9 +41,12 @@ type mapped struct {
 	closed    bool
 }
 
-// open opens the file at path as an index of size-byte entries; see
-// OpenOffset for what writable and maxBytes mean.
-func (m *mapped) open(fsys vfs.FS, path string, size, maxBytes int, writable bool) error {
+// open opens the file at path as an index of size-byte entries for the
+// segment at base; see OpenOffset for what writable and maxBytes mean.
+func (m *mapped) open(fsys vfs.FS, path string, base int64, size, maxBytes int, writable bool) error {
+	if base < 0 {
+		return fmt.Errorf("index: negative base offset %d for %s", base, path)
+	}
 	if maxBytes == 0 {
 		maxBytes = DefaultMaxBytes
 	}
@@ -59,7 +63,7 @@ func (m *mapped) open(fsys vfs.FS, path string, size, maxBytes int, writable boo
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
-	m.file, m.path, m.size, m.writable = f, path, size, writable
+	m.file, m.path, m.base, m.size, m.writable = f, path, base, size, writable
 	if err := m.load(maxBytes); err != nil {
 		return errors.Join(err, f.Close())
 	}
@@ -115,6 +119,18 @@ func (m *mapped) resize(bytes int64) error {
 	return nil
 }
 
+// fits reports whether offset's relative offset fits an entry's int32:
+// 0 ≤ offset − base ≤ math.MaxInt32.
+func (m *mapped) fits(offset int64) bool {
+	return offset >= m.base && offset-m.base <= math.MaxInt32
+}
+
+// overflowError is the error of an append of an offset that does not fit.
+func (m *mapped) overflowError(offset int64) error {
+	return errorf(ErrOffsetOverflow, "offset %d out of range [%d, %d] of %s",
+		offset, m.base, m.base+math.MaxInt32, m.path)
+}
+
 // entries returns the number of valid entries.
 func (m *mapped) entries() int { return int(m.n.Load()) }
 
@@ -139,6 +155,17 @@ func (m *mapped) full(reserve int) bool {
 func (m *mapped) lower(k int) {
 	if int64(k) < m.n.Load() {
 		m.n.Store(int64(k))
+	}
+}
+
+// truncateTo drops the entries whose offset, the relative offset f, is at
+// least offset.
+func (m *mapped) truncateTo(f field, offset int64) {
+	switch {
+	case offset <= m.base:
+		m.lower(0)
+	case offset-m.base <= math.MaxInt32:
+		m.lower(ceil(m.data, m.entries(), f, offset-m.base))
 	}
 }
 

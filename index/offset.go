@@ -3,7 +3,6 @@ package index
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/stratalog/strata/internal/vfs"
 )
@@ -21,8 +20,7 @@ const OffsetEntrySize = 8
 // change the index and must be called by one goroutine at a time (the
 // segment's writer); Close only once no reader remains.
 type Offset struct {
-	m    mapped
-	base int64
+	m mapped
 }
 
 // OpenOffset opens the offset index file at path for the segment whose base
@@ -41,11 +39,8 @@ type Offset struct {
 // current size, which must be a multiple of 8 (else a *CorruptError), and
 // its entries are not checked (see Check). maxBytes is ignored.
 func OpenOffset(fsys vfs.FS, path string, base int64, maxBytes int, writable bool) (*Offset, error) {
-	if base < 0 {
-		return nil, fmt.Errorf("index: negative base offset %d for %s", base, path)
-	}
-	x := &Offset{base: base}
-	if err := x.m.open(fsys, path, OffsetEntrySize, maxBytes, writable); err != nil {
+	x := &Offset{}
+	if err := x.m.open(fsys, path, base, OffsetEntrySize, maxBytes, writable); err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -56,7 +51,7 @@ func (x *Offset) Path() string { return x.m.path }
 
 // Base returns the segment's base offset, the offset relative offsets are
 // relative to.
-func (x *Offset) Base() int64 { return x.base }
+func (x *Offset) Base() int64 { return x.m.base }
 
 // Entries returns the number of entries.
 func (x *Offset) Entries() int { return x.m.entries() }
@@ -80,7 +75,7 @@ func (x *Offset) Entry(i int) (offset int64, position int32) {
 
 // entry returns entry i, which must be valid.
 func (x *Offset) entry(i int) (offset int64, position int32) {
-	return x.base + offsetKey.get(x.m.data, i), int32(offsetValue.get(x.m.data, i))
+	return x.m.base + offsetKey.get(x.m.data, i), int32(offsetValue.get(x.m.data, i))
 }
 
 // LastOffset returns the last entry's offset, or the base offset if the
@@ -88,16 +83,16 @@ func (x *Offset) entry(i int) (offset int64, position int32) {
 func (x *Offset) LastOffset() int64 {
 	n := x.Entries()
 	if n == 0 {
-		return x.base
+		return x.m.base
 	}
-	return x.base + offsetKey.get(x.m.data, n-1)
+	return x.m.base + offsetKey.get(x.m.data, n-1)
 }
 
 // CanAppendOffset reports whether offset's relative offset fits an entry:
 // 0 ≤ offset − base ≤ math.MaxInt32. A segment rolls before appending a
 // batch whose last offset does not.
 func (x *Offset) CanAppendOffset(offset int64) bool {
-	return offset >= x.base && offset-x.base <= math.MaxInt32
+	return x.m.fits(offset)
 }
 
 // Append adds the entry (offset, position): the batch holding offset starts
@@ -111,9 +106,8 @@ func (x *Offset) Append(offset int64, position int32) error {
 	if x.m.sealed.Load() {
 		return errorf(ErrSealed, "append offset %d to sealed %s", offset, x.m.path)
 	}
-	if !x.CanAppendOffset(offset) {
-		return errorf(ErrOffsetOverflow, "offset %d out of range [%d, %d] of %s",
-			offset, x.base, x.base+math.MaxInt32, x.m.path)
+	if !x.m.fits(offset) {
+		return x.m.overflowError(offset)
 	}
 	n := x.Entries()
 	if n > 0 {
@@ -131,7 +125,7 @@ func (x *Offset) Append(offset int64, position int32) error {
 		return errorf(ErrFull, "%s is full with %d entries", x.m.path, n)
 	}
 	e := x.m.slot(n)
-	binary.BigEndian.PutUint32(e[0:4], uint32(offset-x.base))
+	binary.BigEndian.PutUint32(e[0:4], uint32(offset-x.m.base))
 	binary.BigEndian.PutUint32(e[4:8], uint32(position))
 	x.m.n.Store(int64(n + 1)) // publish
 	return nil
@@ -141,15 +135,10 @@ func (x *Offset) Append(offset int64, position int32) error {
 // (Base(), 0) if there is none. The batch holding target starts at or after
 // the returned position.
 func (x *Offset) Lookup(target int64) (offset int64, position int32) {
-	if target < x.base {
-		return x.base, 0
+	if i, _ := x.Floor(target); i >= 0 {
+		return x.entry(i)
 	}
-	n := x.Entries()
-	i := floor(x.m.data, n, offsetKey, target-x.base)
-	if i < 0 {
-		return x.base, 0
-	}
-	return x.entry(i)
+	return x.m.base, 0
 }
 
 // Floor returns the slot of the entry Lookup returns, -1 if there is none,
@@ -159,10 +148,10 @@ func (x *Offset) Lookup(target int64) (offset int64, position int32) {
 // the batch the second points at.
 func (x *Offset) Floor(target int64) (slot, entries int) {
 	n := x.Entries()
-	if target < x.base {
+	if target < x.m.base {
 		return -1, n
 	}
-	return floor(x.m.data, n, offsetKey, target-x.base), n
+	return floor(x.m.data, n, offsetKey, target-x.m.base), n
 }
 
 // LookupPosition returns the first entry whose position is at least
@@ -184,16 +173,7 @@ func (x *Offset) LookupPosition(position int64) (offset int64, pos int32, ok boo
 // Readers that loaded the entry count before must not run concurrently
 // with a TruncateTo that is followed by an Append, which rewrites the slots
 // they may read.
-func (x *Offset) TruncateTo(offset int64) {
-	if offset <= x.base {
-		x.m.lower(0)
-		return
-	}
-	if offset-x.base > math.MaxInt32 {
-		return
-	}
-	x.m.lower(ceil(x.m.data, x.Entries(), offsetKey, offset-x.base))
-}
+func (x *Offset) TruncateTo(offset int64) { x.m.truncateTo(offsetKey, offset) }
 
 // Reset drops every entry, as TruncateTo(Base()) does.
 func (x *Offset) Reset() { x.m.lower(0) }
@@ -211,11 +191,11 @@ func (x *Offset) Check() error {
 		var reason string
 		switch {
 		case rel < 0:
-			reason = fmt.Sprintf("offset %d below the base offset %d", x.base+rel, x.base)
+			reason = fmt.Sprintf("offset %d below the base offset %d", x.m.base+rel, x.m.base)
 		case pos < 0:
 			reason = fmt.Sprintf("negative position %d", pos)
 		case i > 0 && rel <= prevRel:
-			reason = fmt.Sprintf("offset %d not above the previous entry's %d", x.base+rel, x.base+prevRel)
+			reason = fmt.Sprintf("offset %d not above the previous entry's %d", x.m.base+rel, x.m.base+prevRel)
 		case i > 0 && pos <= prevPos:
 			reason = fmt.Sprintf("position %d not above the previous entry's %d", pos, prevPos)
 		}

@@ -3,7 +3,6 @@ package index
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/stratalog/strata/internal/vfs"
 )
@@ -27,8 +26,7 @@ const NoTimestamp = -1
 // change the index and must be called by one goroutine at a time (the
 // segment's writer); Close only once no reader remains.
 type Time struct {
-	m    mapped
-	base int64
+	m mapped
 }
 
 // OpenTime opens the time index file at path for the segment whose base
@@ -37,11 +35,8 @@ type Time struct {
 // rounded down to a multiple of 12 (0 means DefaultMaxBytes); read-only, it
 // is mapped at its size, which must be a multiple of 12. See OpenOffset.
 func OpenTime(fsys vfs.FS, path string, base int64, maxBytes int, writable bool) (*Time, error) {
-	if base < 0 {
-		return nil, fmt.Errorf("index: negative base offset %d for %s", base, path)
-	}
-	x := &Time{base: base}
-	if err := x.m.open(fsys, path, TimeEntrySize, maxBytes, writable); err != nil {
+	x := &Time{}
+	if err := x.m.open(fsys, path, base, TimeEntrySize, maxBytes, writable); err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -52,7 +47,7 @@ func (x *Time) Path() string { return x.m.path }
 
 // Base returns the segment's base offset, the offset relative offsets are
 // relative to.
-func (x *Time) Base() int64 { return x.base }
+func (x *Time) Base() int64 { return x.m.base }
 
 // Entries returns the number of entries.
 func (x *Time) Entries() int { return x.m.entries() }
@@ -79,7 +74,7 @@ func (x *Time) Entry(i int) (timestamp int64, offset int64) {
 
 // entry returns entry i, which must be valid.
 func (x *Time) entry(i int) (timestamp int64, offset int64) {
-	return timeKey.get(x.m.data, i), x.base + timeValue.get(x.m.data, i)
+	return timeKey.get(x.m.data, i), x.m.base + timeValue.get(x.m.data, i)
 }
 
 // LastEntry returns the last entry, or (NoTimestamp, Base()) if the index is
@@ -87,7 +82,7 @@ func (x *Time) entry(i int) (timestamp int64, offset int64) {
 func (x *Time) LastEntry() (timestamp int64, offset int64) {
 	n := x.Entries()
 	if n == 0 {
-		return NoTimestamp, x.base
+		return NoTimestamp, x.m.base
 	}
 	return x.entry(n - 1)
 }
@@ -95,7 +90,7 @@ func (x *Time) LastEntry() (timestamp int64, offset int64) {
 // CanAppendOffset reports whether offset's relative offset fits an entry:
 // 0 ≤ offset − base ≤ math.MaxInt32.
 func (x *Time) CanAppendOffset(offset int64) bool {
-	return offset >= x.base && offset-x.base <= math.MaxInt32
+	return x.m.fits(offset)
 }
 
 // MaybeAppend adds the entry (timestamp, offset) if timestamp is above the
@@ -112,9 +107,8 @@ func (x *Time) MaybeAppend(timestamp int64, offset int64, skipFullCheck bool) er
 	if x.m.sealed.Load() {
 		return errorf(ErrSealed, "append timestamp %d to sealed %s", timestamp, x.m.path)
 	}
-	if !x.CanAppendOffset(offset) {
-		return errorf(ErrOffsetOverflow, "offset %d out of range [%d, %d] of %s",
-			offset, x.base, x.base+math.MaxInt32, x.m.path)
+	if !x.m.fits(offset) {
+		return x.m.overflowError(offset)
 	}
 	n := x.Entries()
 	if n > 0 {
@@ -135,7 +129,7 @@ func (x *Time) MaybeAppend(timestamp int64, offset int64, skipFullCheck bool) er
 	}
 	e := x.m.slot(n)
 	binary.BigEndian.PutUint64(e[0:8], uint64(timestamp))
-	binary.BigEndian.PutUint32(e[8:12], uint32(offset-x.base))
+	binary.BigEndian.PutUint32(e[8:12], uint32(offset-x.m.base))
 	x.m.n.Store(int64(n + 1)) // publish
 	return nil
 }
@@ -147,7 +141,7 @@ func (x *Time) Lookup(ts int64) (timestamp int64, offset int64) {
 	n := x.Entries()
 	i := floor(x.m.data, n, timeKey, ts)
 	if i < 0 {
-		return NoTimestamp, x.base
+		return NoTimestamp, x.m.base
 	}
 	return x.entry(i)
 }
@@ -155,16 +149,7 @@ func (x *Time) Lookup(ts int64) (timestamp int64, offset int64) {
 // TruncateTo drops the entries whose offset is at least offset. The file
 // keeps its size; a sealed index's file is shrunk to match by Close. The
 // caveats of Offset.TruncateTo apply.
-func (x *Time) TruncateTo(offset int64) {
-	if offset <= x.base {
-		x.m.lower(0)
-		return
-	}
-	if offset-x.base > math.MaxInt32 {
-		return
-	}
-	x.m.lower(ceil(x.m.data, x.Entries(), timeValue, offset-x.base))
-}
+func (x *Time) TruncateTo(offset int64) { x.m.truncateTo(timeValue, offset) }
 
 // Reset drops every entry, as TruncateTo(Base()) does.
 func (x *Time) Reset() { x.m.lower(0) }
@@ -182,11 +167,11 @@ func (x *Time) Check() error {
 		var reason string
 		switch {
 		case rel < 0:
-			reason = fmt.Sprintf("offset %d below the base offset %d", x.base+rel, x.base)
+			reason = fmt.Sprintf("offset %d below the base offset %d", x.m.base+rel, x.m.base)
 		case i > 0 && ts <= prevTs:
 			reason = fmt.Sprintf("timestamp %d not above the previous entry's %d", ts, prevTs)
 		case i > 0 && rel < prevRel:
-			reason = fmt.Sprintf("offset %d below the previous entry's %d", x.base+rel, x.base+prevRel)
+			reason = fmt.Sprintf("offset %d below the previous entry's %d", x.m.base+rel, x.m.base+prevRel)
 		}
 		if reason != "" {
 			return &CorruptError{Path: x.m.path, Entry: i, Pos: int64(i) * TimeEntrySize, Reason: reason}
