@@ -362,6 +362,30 @@ func TestCleanErrors(t *testing.T) {
 	}
 }
 
+// TestCleanErrorKeepsSources fails a Clean whose output is written as
+// .cleaned files beside its sources, as the partition writes it: the output
+// is deleted and the sources, one of which has the output's base offset,
+// keep their files.
+func TestCleanErrorKeepsSources(t *testing.T) {
+	l := newTestLog(t, 4<<10)
+	l.write(kv("a", "1"))
+	l.roll()
+	l.write(kv("z", "1"))
+	cfg := l.cfg
+	cfg.MaxBytes = 10 // too small for any batch
+	create := func(base int64) (*segment.Segment, error) {
+		return segment.CreateTemp(l.fs, "log", base, segment.CleanedSuffix, cfg)
+	}
+	before, err := l.fs.ReadDir("log")
+	require.NoError(t, err)
+	out, _, err := Clean(l.segs[:1], create, Round{Map: NewOffsetMap(1<<10, nil), End: 1, Now: t0})
+	require.ErrorIs(t, err, segment.ErrFull)
+	require.Nil(t, out)
+	after, err := l.fs.ReadDir("log")
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+}
+
 // TestCleanLargeGroup cleans a group larger than Clean's write buffer in
 // which every batch survives untouched: the output is the input, byte for
 // byte.

@@ -212,11 +212,11 @@ func openNamed(fsys vfs.FS, dir string, base int64, tmp string, cfg Config, writ
 		base:     base,
 		tmp:      tmp,
 		cfg:      cfg,
-		path:     filepath.Join(dir, FileName(base, LogSuffix)+tmp),
 		writable: writable,
 		sealed:   !writable,
 		firstTS:  -1,
 	}
+	s.path = s.filePath(LogSuffix)
 	s.next.Store(base)
 	s.maxTS.Store(-1)
 	s.offsetOfMaxTS = base
@@ -247,11 +247,11 @@ func openNamed(fsys vfs.FS, dir string, base int64, tmp string, cfg Config, writ
 		s.closeFiles()
 		return nil, fmt.Errorf("segment: mapping %s: %w", s.path, err)
 	}
-	if s.offsets, err = index.OpenOffset(fsys, s.indexPath(IndexSuffix), base, cfg.MaxIndexBytes, writable); err != nil {
+	if s.offsets, err = index.OpenOffset(fsys, s.filePath(IndexSuffix), base, cfg.MaxIndexBytes, writable); err != nil {
 		s.closeFiles()
 		return nil, indexError(err)
 	}
-	if s.times, err = index.OpenTime(fsys, s.indexPath(TimeIndexSuffix), base, cfg.MaxIndexBytes, writable); err != nil {
+	if s.times, err = index.OpenTime(fsys, s.filePath(TimeIndexSuffix), base, cfg.MaxIndexBytes, writable); err != nil {
 		s.closeFiles()
 		return nil, indexError(err)
 	}
@@ -267,8 +267,11 @@ func indexError(err error) error {
 	return err
 }
 
-func (s *Segment) indexPath(suffix string) string {
-	return filepath.Join(s.dir, FileName(s.base, suffix)+s.tmp)
+// filePath returns the path of the segment's file of the given kind
+// (LogSuffix, IndexSuffix, TimeIndexSuffix) under the name the segment was
+// opened with: its temporary suffix, if any, included.
+func (s *Segment) filePath(kind string) string {
+	return filepath.Join(s.dir, FileName(s.base, kind)+s.tmp)
 }
 
 // Base returns the segment's base offset: the offset its file name carries,
@@ -391,15 +394,16 @@ func (s *Segment) closeFiles() {
 	}
 }
 
-// MarkDeleted renames the segment's files to their .deleted names, the first
-// step of removing a segment: a crash after it leaves files that Open of the
-// partition removes. Open files keep working. The caller syncs the directory.
+// MarkDeleted renames the segment's files, under the names it was opened
+// with, to those names followed by .deleted: the first step of removing a
+// segment, after which a crash leaves files that Open of the partition
+// removes. Open files keep working. The caller syncs the directory.
 func (s *Segment) MarkDeleted() error {
 	if s.marked {
 		return nil
 	}
-	for _, suffix := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
-		from := filepath.Join(s.dir, FileName(s.base, suffix))
+	for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+		from := s.filePath(kind)
 		if err := s.fsys.Rename(from, from+DeletedSuffix); err != nil {
 			return fmt.Errorf("segment: renaming %s: %w", from, err)
 		}
@@ -419,8 +423,8 @@ func (s *Segment) Delete() error {
 	}
 	s.closeFiles()
 	s.closed = true
-	for _, suffix := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
-		name := filepath.Join(s.dir, FileName(s.base, suffix)+DeletedSuffix)
+	for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+		name := s.filePath(kind) + DeletedSuffix
 		if err := s.fsys.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("segment: removing %s: %w", name, err)
 		}

@@ -368,6 +368,36 @@ func TestDelete(t *testing.T) {
 	})
 }
 
+// TestDeleteTemp deletes a segment made by CreateTemp beside a live segment
+// of the same base offset, as a failed compaction does with its output: only
+// the temporary files go.
+func TestDeleteTemp(t *testing.T) {
+	eachFS(t, func(t *testing.T, fx fixture) {
+		cfg := Config{MaxBytes: testMaxBytes}
+		live, err := Create(fx.fsys, fx.dir, 7, cfg)
+		require.NoError(t, err)
+		appendRandom(t, live, rand.New(rand.NewPCG(1, 2)), 3, 3, 3)
+		liveNames, err := fx.fsys.ReadDir(fx.dir)
+		require.NoError(t, err)
+
+		tmp, err := CreateTemp(fx.fsys, fx.dir, 7, CleanedSuffix, cfg)
+		require.NoError(t, err)
+		appendRandom(t, tmp, rand.New(rand.NewPCG(1, 2)), 3, 3, 3)
+		require.NoError(t, tmp.MarkDeleted())
+		names, err := fx.fsys.ReadDir(fx.dir)
+		require.NoError(t, err)
+		for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+			require.Contains(t, names, FileName(7, kind)+CleanedSuffix+DeletedSuffix)
+			require.Contains(t, names, FileName(7, kind), "the live segment keeps its names")
+		}
+		require.NoError(t, tmp.Delete())
+		names, err = fx.fsys.ReadDir(fx.dir)
+		require.NoError(t, err)
+		require.Equal(t, liveNames, names)
+		require.NoError(t, live.Close())
+	})
+}
+
 // TestVerifiedPrefix: appended and recovered batches need no CRC on read; a
 // reopened segment checks each batch once, extending the verified prefix.
 func TestVerifiedPrefix(t *testing.T) {
