@@ -47,16 +47,16 @@ func (m *mapped) open(fsys vfs.FS, path string, base int64, size, maxBytes int, 
 	if base < 0 {
 		return fmt.Errorf("index: negative base offset %d for %s", base, path)
 	}
-	if maxBytes == 0 {
-		maxBytes = DefaultMaxBytes
-	}
-	if maxBytes < 0 || maxBytes > math.MaxInt32 {
-		return fmt.Errorf("index: max bytes %d of %s out of range [0, %d]", maxBytes, path, math.MaxInt32)
-	}
 	// Map maps read-write, so even a read-only index is opened O_RDWR; it
 	// never writes.
 	flag := os.O_RDWR
 	if writable {
+		if maxBytes == 0 {
+			maxBytes = DefaultMaxBytes
+		}
+		if maxBytes < 0 || maxBytes > math.MaxInt32 {
+			return fmt.Errorf("index: max bytes %d of %s out of range [0, %d]", maxBytes, path, math.MaxInt32)
+		}
 		flag |= os.O_CREATE
 	}
 	f, err := fsys.OpenFile(path, flag, 0o644)

@@ -405,6 +405,12 @@ func TestOffsetOpen(t *testing.T) {
 			_, err = OpenOffset(fsys, filepath.Join(dir, "neg.index"), 0, -1, true)
 			require.Error(t, err)
 		})
+		t.Run("read-only ignores max bytes", func(t *testing.T) {
+			path := filepath.Join(dir, "ro.index")
+			writeFile(t, fsys, path, []byte{0, 0, 0, 1, 0, 0, 0, 2})
+			x := openOffset(t, fsys, path, 0, -1, false)
+			require.Equal(t, 1, x.MaxEntries())
+		})
 		t.Run("default size", func(t *testing.T) {
 			x := openOffset(t, fsys, filepath.Join(dir, "default.index"), 0, 0, true)
 			require.Equal(t, 1310720, x.MaxEntries())
