@@ -45,7 +45,7 @@ func NewRecordIter(batch []byte) (RecordIter, error) {
 	if err != nil {
 		return RecordIter{}, err
 	}
-	return RecordIter{b: batch[:h.Size()], h: h, pos: BatchHeaderSize, prev: -1}, nil
+	return recordIter(batch, h), nil
 }
 
 // NewRecordIterHeader is NewRecordIter for a caller that has read the
@@ -60,7 +60,13 @@ func NewRecordIterHeader(batch []byte, h BatchHeader) (RecordIter, error) {
 	if err := checkCodec(h); err != nil {
 		return RecordIter{}, err
 	}
-	return RecordIter{b: batch[:h.Size()], h: h, pos: BatchHeaderSize, prev: -1}, nil
+	return recordIter(batch, h), nil
+}
+
+// recordIter returns an iterator over the records of batch, whose header h
+// is checked and whose h.Size() bytes are present.
+func recordIter(batch []byte, h BatchHeader) RecordIter {
+	return RecordIter{b: batch[:h.Size()], h: h, pos: BatchHeaderSize, prev: -1}
 }
 
 // Header returns the header of the batch being iterated.
@@ -254,7 +260,7 @@ func Validate(b []byte) (BatchHeader, error) {
 	if err != nil {
 		return h, err
 	}
-	it := RecordIter{b: b[:h.Size()], h: h, pos: BatchHeaderSize, prev: -1}
+	it := recordIter(b, h)
 	for it.next(nil) {
 	}
 	return h, it.err
