@@ -136,23 +136,23 @@ func ReadHeader(b []byte) (BatchHeader, error) {
 	case h.Length < minLength || h.Length > maxLength:
 		return h, errorf(ErrCorrupt, "batch length %d out of range [%d, %d]", h.Length, minLength, maxLength)
 	}
-	return h, checkCounts(h, ErrCorrupt)
+	return h, checkCounts(h)
 }
 
-// checkCounts checks the header fields that the encoders take from the
-// caller and ReadHeader from disk, failing with kind.
-func checkCounts(h BatchHeader, kind error) error {
+// checkCounts checks the codec and the counts of a header read from disk,
+// failing with ErrCorrupt.
+func checkCounts(h BatchHeader) error {
 	switch c := h.Compression(); {
 	case c > Zstd:
-		return errorf(kind, "unknown compression codec %d", c)
+		return errorf(ErrCorrupt, "unknown compression codec %d", c)
 	case h.LastOffsetDelta < 0:
-		return errorf(kind, "negative last offset delta %d", h.LastOffsetDelta)
+		return errorf(ErrCorrupt, "negative last offset delta %d", h.LastOffsetDelta)
 	case h.NumRecords < 0:
-		return errorf(kind, "negative record count %d", h.NumRecords)
+		return errorf(ErrCorrupt, "negative record count %d", h.NumRecords)
 	case int64(h.NumRecords) > int64(h.LastOffsetDelta)+1:
-		return errorf(kind, "%d records cannot fit in last offset delta %d", h.NumRecords, h.LastOffsetDelta)
+		return errorf(ErrCorrupt, "%d records cannot fit in last offset delta %d", h.NumRecords, h.LastOffsetDelta)
 	case c == None && int64(h.NumRecords)*minRecordSize > int64(h.Length)-minLength:
-		return errorf(kind, "%d records cannot fit in %d bytes", h.NumRecords, int64(h.Length)-minLength)
+		return errorf(ErrCorrupt, "%d records cannot fit in %d bytes", h.NumRecords, int64(h.Length)-minLength)
 	}
 	return nil
 }
