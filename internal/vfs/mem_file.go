@@ -188,12 +188,19 @@ func (f *memFile) Truncate(size int64) error {
 	if err := m.beginLocked(OpTruncate, f.name); err != nil {
 		return err
 	}
-	nd := f.node
+	return f.setSizeLocked("truncate", size)
+}
+
+// setSizeLocked sets the file's size for op (Truncate or Allocate), growing
+// it with zeros. Growing past the disk limit fails with ENOSPC and no
+// effect.
+func (f *memFile) setSizeLocked(op string, size int64) error {
+	m, nd := f.fs, f.node
 	if grow := size - int64(len(nd.data)); grow > m.freeLocked(nd) {
-		return &fs.PathError{Op: "truncate", Path: f.name, Err: syscall.ENOSPC}
+		return &fs.PathError{Op: op, Path: f.name, Err: syscall.ENOSPC}
 	}
 	if err := m.resizeLocked(nd, size); err != nil {
-		return &fs.PathError{Op: "truncate", Path: f.name, Err: err}
+		return &fs.PathError{Op: op, Path: f.name, Err: err}
 	}
 	return nil
 }
@@ -217,18 +224,10 @@ func (f *memFile) Allocate(size int64) error {
 	if err := m.beginLocked(OpAllocate, f.name); err != nil {
 		return err
 	}
-	nd := f.node
-	grow := size - int64(len(nd.data))
-	if grow <= 0 {
+	if size <= int64(len(f.node.data)) {
 		return nil
 	}
-	if grow > m.freeLocked(nd) {
-		return &fs.PathError{Op: "fallocate", Path: f.name, Err: syscall.ENOSPC}
-	}
-	if err := m.resizeLocked(nd, size); err != nil {
-		return &fs.PathError{Op: "fallocate", Path: f.name, Err: err}
-	}
-	return nil
+	return f.setSizeLocked("fallocate", size)
 }
 
 // Sync makes the file's current contents its durable ones.
