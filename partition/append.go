@@ -149,11 +149,8 @@ func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader) (int64, error
 
 // appendLocked stamps and writes the batch, rolling first if needed.
 func (p *Partition) appendLocked(batch []byte, h log.BatchHeader) (int64, error) {
-	switch {
-	case p.mu.closed:
-		return 0, fmt.Errorf("partition: append to %s: %w", p.name, ErrClosed)
-	case p.mu.failed != nil:
-		return 0, fmt.Errorf("partition: append to %s: %w: %w", p.name, ErrClosed, p.mu.failed)
+	if err := p.writableLocked(); err != nil {
+		return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
 	base := p.end.Load()
 	log.SetBaseOffset(batch, base)

@@ -45,9 +45,9 @@ func (p *Partition) Compact(now time.Time, cfg compaction.Config) (compaction.St
 
 	// Hold every sealed segment for the round.
 	p.mu.Lock()
-	if p.mu.closed || p.mu.failed != nil {
+	if err := p.writableLocked(); err != nil {
 		p.mu.Unlock()
-		return stats, fmt.Errorf("partition: compacting %s: %w", p.name, ErrClosed)
+		return stats, fmt.Errorf("partition: compacting %s: %w", p.name, err)
 	}
 	all := p.state.Load().segs
 	var held []*segRef
@@ -133,9 +133,9 @@ func (p *Partition) swap(src []*segRef, outs []*segment.Segment) error {
 	// swap whose sources were all still live.
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.mu.closed || p.mu.failed != nil {
+	if err := p.writableLocked(); err != nil {
 		discard()
-		return fmt.Errorf("partition: compacting %s: %w", p.name, ErrClosed)
+		return fmt.Errorf("partition: compacting %s: %w", p.name, err)
 	}
 	cur := p.state.Load().segs
 	at := slices.Index(cur, src[0])

@@ -204,6 +204,19 @@ func (p *Partition) checkOpen() error {
 	return nil
 }
 
+// writableLocked fails with ErrClosed once the partition is closed, or once
+// a failed fsync or roll closed it to appends (wrapping that failure too).
+// The caller holds mu.
+func (p *Partition) writableLocked() error {
+	switch {
+	case p.mu.closed:
+		return ErrClosed
+	case p.mu.failed != nil:
+		return fmt.Errorf("%w: %w", ErrClosed, p.mu.failed)
+	}
+	return nil
+}
+
 // signal wakes every goroutine waiting on it. Waiting allocates a channel
 // only when somebody waits.
 type signal struct {

@@ -21,11 +21,8 @@ import (
 func (p *Partition) EnforceRetention(now time.Time, policy retention.Policy) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	switch {
-	case p.mu.closed:
-		return 0, fmt.Errorf("partition: %s: %w", p.name, ErrClosed)
-	case p.mu.failed != nil:
-		return 0, fmt.Errorf("partition: %s: %w: %w", p.name, ErrClosed, p.mu.failed)
+	if err := p.writableLocked(); err != nil {
+		return 0, fmt.Errorf("partition: %s: %w", p.name, err)
 	}
 	st := p.state.Load()
 	sums := make([]retention.Segment, len(st.segs))

@@ -58,11 +58,8 @@ func (p *Partition) Truncate(offset int64) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	switch {
-	case p.mu.closed:
-		return fmt.Errorf("partition: %s: %w", p.name, ErrClosed)
-	case p.mu.failed != nil:
-		return fmt.Errorf("partition: %s: %w: %w", p.name, ErrClosed, p.mu.failed)
+	if err := p.writableLocked(); err != nil {
+		return fmt.Errorf("partition: %s: %w", p.name, err)
 	}
 	start, end := p.start.Load(), p.end.Load()
 	if offset < start || offset > end {
