@@ -15,15 +15,17 @@ var (
 	ErrFull = errors.New("index: index is full")
 	// ErrOutOfOrder is returned by an append that would break the order of
 	// the entries: an offset (or, in an offset index, a position) not above
-	// the last entry's, or, in a time index, an offset below the last entry's.
+	// the last entry's, or, in a time index, an offset below the last entry's;
+	// also by an offset index's first append with a negative position.
 	ErrOutOfOrder = errors.New("index: entry out of order")
 	// ErrOffsetOverflow is returned by an append whose offset is below the
 	// segment's base offset or more than math.MaxInt32 above it, so that the
 	// relative offset does not fit the entry's int32. The segment rolls
 	// before appending such an offset (see Offset.CanAppendOffset).
 	ErrOffsetOverflow = errors.New("index: offset does not fit the index")
-	// ErrCorrupt is matched by every *CorruptError: a file whose size is not
-	// a multiple of the entry size, or entries that are out of order.
+	// ErrCorrupt is matched by every *CorruptError: a file larger than 2 GiB,
+	// a read-only file whose size is not a multiple of the entry size, or
+	// (from Check) entries out of order or below the base offset.
 	ErrCorrupt = errors.New("index: corrupt index")
 	// ErrSealed is returned by an append to an index that was opened
 	// read-only, trimmed by Trim, or closed.
