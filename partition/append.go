@@ -57,10 +57,12 @@ func (b Batch) Size() int { return len(b.bytes) }
 
 // Encode encodes records as one batch into dst (reused if large enough)
 // with the partition's timestamp policy, and checks it against
-// MaxBatchBytes, without touching the log: a caller writing to several
+// MaxBatchBytes, MaxTimestampSkew and, in a compacted partition, the need
+// for keys, without touching the log: a caller writing to several
 // partitions encodes every batch first, so that bad input fails before
-// anything is written. No records is ErrEmptyBatch; too many bytes is
-// ErrBatchTooLarge.
+// anything is written. No records is ErrEmptyBatch; a key-less record in a
+// compacted partition is ErrNoKey; a timestamp too far ahead is
+// ErrTimestampTooFarAhead; too many bytes is ErrBatchTooLarge.
 func (p *Partition) Encode(dst []byte, records []log.Record) (Batch, error) {
 	if len(records) == 0 {
 		return Batch{bytes: dst}, fmt.Errorf("partition: append to %s: %w", p.name, ErrEmptyBatch)
@@ -73,15 +75,6 @@ func (p *Partition) Encode(dst []byte, records []log.Record) (Batch, error) {
 		}
 	}
 	now := p.cfg.Now().UnixMilli()
-	if p.cfg.TimestampType == log.CreateTime && p.cfg.MaxTimestampSkew >= 0 {
-		limit := now + p.cfg.MaxTimestampSkew.Milliseconds()
-		for i := range records {
-			if ts := records[i].Timestamp; !ts.IsZero() && ts.UnixMilli() > limit {
-				return Batch{bytes: dst}, fmt.Errorf("partition: record %d to %s is stamped %s, more than %v ahead of the clock: %w",
-					i, p.name, ts.UTC().Format(time.RFC3339Nano), p.cfg.MaxTimestampSkew, ErrTimestampTooFarAhead)
-			}
-		}
-	}
 	b, err := log.AppendBatch(dst, records, log.BatchOptions{
 		TimestampType: p.cfg.TimestampType,
 		Now:           now,
@@ -89,14 +82,34 @@ func (p *Partition) Encode(dst []byte, records []log.Record) (Batch, error) {
 	if err != nil {
 		return Batch{bytes: b}, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
-	if len(b) > p.cfg.MaxBatchBytes {
-		return Batch{bytes: b}, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(b), p.name, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
-	}
 	h, err := log.ReadHeader(b) // just encoded: no CRC check needed
 	if err != nil {
 		return Batch{bytes: b}, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
+	// Under CreateTime the header's MaxTimestamp is the latest record's
+	// (a zero timestamp became now, which is within the limit), so the
+	// records are looked at only to name the one that is too far ahead.
+	if p.cfg.TimestampType == log.CreateTime && p.cfg.MaxTimestampSkew >= 0 {
+		if limit := now + p.cfg.MaxTimestampSkew.Milliseconds(); h.MaxTimestamp > limit {
+			return Batch{bytes: b}, p.tooFarAhead(records, limit)
+		}
+	}
+	if len(b) > p.cfg.MaxBatchBytes {
+		return Batch{bytes: b}, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(b), p.name, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
+	}
 	return Batch{bytes: b, header: h}, nil
+}
+
+// tooFarAhead returns ErrTimestampTooFarAhead naming the first of records
+// stamped later than limit (ms).
+func (p *Partition) tooFarAhead(records []log.Record, limit int64) error {
+	for i := range records {
+		if ts := records[i].Timestamp; !ts.IsZero() && ts.UnixMilli() > limit {
+			return fmt.Errorf("partition: record %d to %s is stamped %s, more than %v ahead of the clock: %w",
+				i, p.name, ts.UTC().Format(time.RFC3339Nano), p.cfg.MaxTimestampSkew, ErrTimestampTooFarAhead)
+		}
+	}
+	return fmt.Errorf("partition: a record to %s is more than %v ahead of the clock: %w", p.name, p.cfg.MaxTimestampSkew, ErrTimestampTooFarAhead)
 }
 
 // AppendEncoded appends a batch from Encode and returns its first offset.

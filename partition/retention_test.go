@@ -103,9 +103,17 @@ func TestFutureTimestampsRefused(t *testing.T) {
 	_, err := p.Append([]log.Record{r})
 	require.ErrorIs(t, err, ErrTimestampTooFarAhead)
 	require.Zero(t, p.EndOffset())
+	late := rec(2)
+	late.Timestamp = clock.Now().Add(time.Hour + time.Millisecond)
+	_, err = p.Append([]log.Record{rec(1), late, rec(3)})
+	require.ErrorIs(t, err, ErrTimestampTooFarAhead, "a later record of a batch too far ahead")
+	require.Zero(t, p.EndOffset())
 	r.Timestamp = clock.Now().Add(59 * time.Minute)
 	_, err = p.Append([]log.Record{r})
 	require.NoError(t, err, "within the skew")
+	r.Timestamp = clock.Now().Add(time.Hour)
+	_, err = p.Append([]log.Record{rec(1), r})
+	require.NoError(t, err, "at the limit")
 
 	cfg := small(clock)
 	cfg.MaxTimestampSkew = -1
