@@ -33,7 +33,8 @@ func (s *Segment) Append(batches []byte) error {
 	case len(batches) == 0:
 		return fmt.Errorf("segment: no batch to append: %w", ErrInvalidBatch)
 	}
-	if err := s.checkAppend(batches); err != nil {
+	first, err := s.checkAppend(batches)
+	if err != nil {
 		return err
 	}
 
@@ -41,66 +42,81 @@ func (s *Segment) Append(batches []byte) error {
 	if err := s.write(batches, pos); err != nil {
 		return err
 	}
-
-	next := s.next.Load()
-	for p := 0; p < len(batches); {
-		h, _ := log.ReadHeader(batches[p:]) // checked by checkAppend
-		if s.firstTS < 0 {
-			s.firstTS = h.MaxTimestamp
-		}
-		if h.MaxTimestamp > s.maxTS.Load() {
-			s.maxTS.Store(h.MaxTimestamp)
-			s.offsetOfMaxTS = h.LastOffset()
-		}
-		if s.sinceIndex > int64(s.cfg.IndexIntervalBytes) {
-			// Room was checked by checkAppend, so neither append can fail.
-			if err := s.offsets.Append(h.LastOffset(), int32(pos+int64(p))); err != nil {
-				return err
-			}
-			if err := s.times.MaybeAppend(s.maxTS.Load(), s.offsetOfMaxTS, false); err != nil {
-				return err
-			}
-			s.sinceIndex = 0
-		}
-		s.sinceIndex += int64(h.Size())
-		next = h.NextOffset()
-		p += h.Size()
-	}
+	end := pos + int64(len(batches))
 	// The bytes came from memory the caller encoded: no need to CRC them on
 	// read. They extend the verified prefix, or, when it does not reach
-	// them (a segment reopened and not read through), are marked checked.
-	if !s.verified.CompareAndSwap(pos, pos+int64(len(batches))) {
-		for p := 0; p < len(batches); {
-			s.marks.set(pos+int64(p), int64(len(s.data)))
-			h, _ := log.ReadHeader(batches[p:])
-			p += h.Size()
+	// them (a segment reopened and not read through), each batch is marked
+	// checked.
+	extends := s.verified.CompareAndSwap(pos, end)
+	h := first
+	for p := int64(0); ; {
+		s.indexBatch(h, pos+p)
+		if !extends {
+			s.marks.set(pos+p, int64(len(s.data)))
 		}
+		if p += int64(h.Size()); pos+p == end {
+			break
+		}
+		h, _ = log.ReadHeader(batches[p:]) // checked by checkAppend
 	}
-	s.size.Store(pos + int64(len(batches)))
-	s.next.Store(next)
+	s.size.Store(end)
+	s.next.Store(h.NextOffset())
 	return nil
 }
 
+// indexBatch adds the batch with header h at pos to the in-memory state
+// and, when more than IndexIntervalBytes were written since the last entry,
+// to the indexes. Append checks first that the indexes have room; in
+// recovery, a full index (a segment written with larger indexes) only
+// leaves the rest of the segment sparser: reads scan further.
+func (s *Segment) indexBatch(h log.BatchHeader, pos int64) {
+	if s.firstTS < 0 {
+		s.firstTS = h.MaxTimestamp
+	}
+	s.raiseMaxTimestamp(h)
+	if s.sinceIndex > int64(s.cfg.IndexIntervalBytes) && !s.offsets.Full() && !s.times.Full() {
+		// Offsets and positions rise and the relative offset fits, so
+		// neither append can fail.
+		_ = s.offsets.Append(h.LastOffset(), int32(pos))
+		_ = s.times.MaybeAppend(s.maxTS.Load(), s.offsetOfMaxTS, false)
+		s.sinceIndex = 0
+	}
+	s.sinceIndex += int64(h.Size())
+}
+
+// raiseMaxTimestamp makes h's max timestamp the segment's, and h's last
+// offset the one that reached it, if it is above the segment's.
+func (s *Segment) raiseMaxTimestamp(h log.BatchHeader) {
+	if h.MaxTimestamp > s.maxTS.Load() {
+		s.maxTS.Store(h.MaxTimestamp)
+		s.offsetOfMaxTS = h.LastOffset()
+	}
+}
+
 // checkAppend checks that batches holds whole batches that follow the
-// segment, fit its relative offsets and fit what is left of its indexes.
-func (s *Segment) checkAppend(batches []byte) error {
+// segment, fit its relative offsets and fit what is left of its indexes, and
+// returns the header of the first.
+func (s *Segment) checkAppend(batches []byte) (first log.BatchHeader, err error) {
 	next := s.next.Load()
 	since := s.sinceIndex
 	entries := 0
 	for p := 0; p < len(batches); {
 		h, err := log.ReadHeader(batches[p:])
 		if err != nil {
-			return fmt.Errorf("segment: batch at byte %d of the append: %w: %w", p, ErrInvalidBatch, err)
+			return first, fmt.Errorf("segment: batch at byte %d of the append: %w: %w", p, ErrInvalidBatch, err)
+		}
+		if p == 0 {
+			first = h
 		}
 		if p+h.Size() > len(batches) {
-			return fmt.Errorf("segment: batch at byte %d of the append declares %d bytes, %d are there: %w",
+			return first, fmt.Errorf("segment: batch at byte %d of the append declares %d bytes, %d are there: %w",
 				p, h.Size(), len(batches)-p, ErrInvalidBatch)
 		}
 		if reason := s.follows(h, next); reason != nil {
-			return fmt.Errorf("segment: batch at byte %d of the append: %w: %w", p, reason, ErrInvalidBatch)
+			return first, fmt.Errorf("segment: batch at byte %d of the append: %w: %w", p, reason, ErrInvalidBatch)
 		}
 		if !s.CanAppendOffset(h.LastOffset()) {
-			return fmt.Errorf("segment: offset %d is too far from base offset %d: %w", h.LastOffset(), s.base, ErrFull)
+			return first, fmt.Errorf("segment: offset %d is too far from base offset %d: %w", h.LastOffset(), s.base, ErrFull)
 		}
 		if since > int64(s.cfg.IndexIntervalBytes) {
 			entries++
@@ -111,12 +127,12 @@ func (s *Segment) checkAppend(batches []byte) error {
 		p += h.Size()
 	}
 	if s.size.Load()+int64(len(batches)) > int64(len(s.data)) {
-		return fmt.Errorf("segment: %d more bytes would take %s past its %d bytes: %w", len(batches), s.path, len(s.data), ErrFull)
+		return first, fmt.Errorf("segment: %d more bytes would take %s past its %d bytes: %w", len(batches), s.path, len(s.data), ErrFull)
 	}
 	if s.offsets.Entries()+entries > s.offsets.MaxEntries() || s.times.Entries()+entries > s.times.MaxEntries()-1 {
-		return fmt.Errorf("segment: %d index entries needed, the indexes of %s are full: %w", entries, s.path, ErrFull)
+		return first, fmt.Errorf("segment: %d index entries needed, the indexes of %s are full: %w", entries, s.path, ErrFull)
 	}
-	return nil
+	return first, nil
 }
 
 // follows says why a batch header cannot come after a batch ending at next,

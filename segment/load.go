@@ -55,10 +55,7 @@ func (s *Segment) load() error {
 				return err
 			}
 		}
-		if h.MaxTimestamp > s.maxTS.Load() {
-			s.maxTS.Store(h.MaxTimestamp)
-			s.offsetOfMaxTS = h.LastOffset()
-		}
+		s.raiseMaxTimestamp(h)
 		next = h.NextOffset()
 		p += int64(h.Size())
 	}

@@ -79,7 +79,7 @@ func (s *Segment) Recover() (Recovery, error) {
 			rec.Reason = err
 			break
 		}
-		s.indexRecovered(h, valid)
+		s.indexBatch(h, valid)
 		next = h.NextOffset()
 		valid += int64(h.Size())
 		rec.Batches++
@@ -101,26 +101,6 @@ func (s *Segment) Recover() (Recovery, error) {
 	s.next.Store(next)
 	s.sealed = false
 	return rec, nil
-}
-
-// indexRecovered adds a recovered batch at pos to the in-memory state and the
-// indexes, with the same rule as Append.
-func (s *Segment) indexRecovered(h log.BatchHeader, pos int64) {
-	if s.firstTS < 0 {
-		s.firstTS = h.MaxTimestamp
-	}
-	if h.MaxTimestamp > s.maxTS.Load() {
-		s.maxTS.Store(h.MaxTimestamp)
-		s.offsetOfMaxTS = h.LastOffset()
-	}
-	// A full index (a segment written with larger indexes) only makes the
-	// rest of the segment sparser: reads scan further.
-	if s.sinceIndex > int64(s.cfg.IndexIntervalBytes) && !s.offsets.Full() && !s.times.Full() {
-		_ = s.offsets.Append(h.LastOffset(), int32(pos))
-		_ = s.times.MaybeAppend(s.maxTS.Load(), s.offsetOfMaxTS, false)
-		s.sinceIndex = 0
-	}
-	s.sinceIndex += int64(h.Size())
 }
 
 // OpenRecover opens a segment that may have been written when the process

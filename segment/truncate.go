@@ -63,10 +63,7 @@ func (s *Segment) Truncate(offset int64) error {
 		if err != nil {
 			return err
 		}
-		if h.MaxTimestamp > s.maxTS.Load() {
-			s.maxTS.Store(h.MaxTimestamp)
-			s.offsetOfMaxTS = h.LastOffset()
-		}
+		s.raiseMaxTimestamp(h)
 		p += int64(h.Size())
 	}
 	if cut == 0 {
