@@ -88,7 +88,7 @@ func (c *Cursor) Next() (log.BatchHeader, []byte, error) {
 		}
 	}
 	if c.expect >= 0 {
-		if err := s.checkFollows(h, c.expect, c.pos); err != nil {
+		if err := s.checkFollows(h.BaseOffset, c.expect, c.pos); err != nil {
 			return h, nil, err
 		}
 	}
@@ -102,9 +102,6 @@ func (c *Cursor) Next() (log.BatchHeader, []byte, error) {
 	c.expect = h.NextOffset()
 	return h, batch, nil
 }
-
-// Position returns the byte position of the batch Next returns next.
-func (c *Cursor) Position() int64 { return c.pos }
 
 // touch reads one byte of every cache line of b and returns their xor. The
 // loads do not depend on one another, so the CPU fetches the lines in

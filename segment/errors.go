@@ -15,16 +15,15 @@ var (
 	// segment: their offsets are not the next ones, or the bytes are not
 	// whole batches.
 	ErrInvalidBatch = errors.New("segment: invalid batch")
-	// ErrFull means the append needs more index entries than the segment's
-	// indexes have left, or its offsets are too far from the base offset:
-	// roll to a new segment and append there.
+	// ErrFull means the append would take the .log file past MaxBytes, needs
+	// more index entries than the segment's indexes have left, or has
+	// offsets too far from the base offset: roll to a new segment and
+	// append there.
 	ErrFull = errors.New("segment: full")
 	// ErrSealed means the segment no longer takes appends.
 	ErrSealed = errors.New("segment: sealed")
 	// ErrClosed means the segment was closed.
 	ErrClosed = errors.New("segment: closed")
-	// ErrOutOfRange means an offset is beyond the segment's records.
-	ErrOutOfRange = errors.New("segment: offset out of range")
 	// ErrBadName means a file name is not a segment file name.
 	ErrBadName = errors.New("segment: bad file name")
 )

@@ -40,9 +40,8 @@ type Config struct {
 	MaxIndexBytes int
 	// Preallocate reserves MaxBytes on disk for the .log file of a writable
 	// segment (fallocate), as Kafka's preallocate does: appends then change
-	// no file size. The file is trimmed to
-	// its batches when the segment is sealed or closed; after a crash,
-	// recovery stops at the zeros. Where the file system cannot reserve
+	// no file size. The file is trimmed to its batches when the segment is
+	// sealed or closed; after a crash, recovery stops at the zeros. Where the file system cannot reserve
 	// blocks (no fallocate, or outside Linux) it does nothing. Default false.
 	Preallocate bool
 	// WriteCalls makes every append write to the .log file with pwrite(2).
