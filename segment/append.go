@@ -112,7 +112,7 @@ func (s *Segment) checkAppend(batches []byte) (first log.BatchHeader, err error)
 			return first, fmt.Errorf("segment: batch at byte %d of the append declares %d bytes, %d are there: %w",
 				p, h.Size(), len(batches)-p, ErrInvalidBatch)
 		}
-		if reason := s.follows(h, next); reason != nil {
+		if reason := s.follows(h.BaseOffset, next); reason != nil {
 			return first, fmt.Errorf("segment: batch at byte %d of the append: %w: %w", p, reason, ErrInvalidBatch)
 		}
 		if !s.CanAppendOffset(h.LastOffset()) {
@@ -135,22 +135,31 @@ func (s *Segment) checkAppend(batches []byte) (first log.BatchHeader, err error)
 	return first, nil
 }
 
-// follows says why a batch header cannot come after a batch ending at next,
-// or nil if it can.
-func (s *Segment) follows(h log.BatchHeader, next int64) error {
-	switch {
-	case s.cfg.AllowGaps && h.BaseOffset < next:
-		return fmt.Errorf("base offset %d is below the next offset %d", h.BaseOffset, next)
-	case !s.cfg.AllowGaps && h.BaseOffset != next:
-		return fmt.Errorf("base offset %d is not the next offset %d", h.BaseOffset, next)
+// canFollow reports whether a batch with base offset base may come after a
+// batch ending at next: at next, or past it with AllowGaps.
+func (s *Segment) canFollow(base, next int64) bool {
+	if s.cfg.AllowGaps {
+		return base >= next
 	}
-	return nil
+	return base == next
+}
+
+// follows says why a batch with base offset base cannot come after a batch
+// ending at next, or nil if it can.
+func (s *Segment) follows(base, next int64) error {
+	switch {
+	case s.canFollow(base, next):
+		return nil
+	case s.cfg.AllowGaps:
+		return fmt.Errorf("base offset %d is below the next offset %d", base, next)
+	}
+	return fmt.Errorf("base offset %d is not the next offset %d", base, next)
 }
 
 // checkFollows is follows for bytes already in the file: a mismatch there is
 // corruption.
-func (s *Segment) checkFollows(h log.BatchHeader, next, pos int64) error {
-	if reason := s.follows(h, next); reason != nil {
+func (s *Segment) checkFollows(base, next, pos int64) error {
+	if reason := s.follows(base, next); reason != nil {
 		return corruptAt(s.path, pos, reason)
 	}
 	return nil

@@ -51,7 +51,7 @@ func (s *Segment) load() error {
 				fmt.Errorf("last index entry names offset %d but the batch at %d ends at %d", entryOffset, pos, h.LastOffset()))
 		}
 		if p > int64(pos) {
-			if err := s.checkFollows(h, next, p); err != nil {
+			if err := s.checkFollows(h.BaseOffset, next, p); err != nil {
 				return err
 			}
 		}

@@ -62,7 +62,7 @@ func (s *Segment) View(offset int64, maxBytes int) ([]byte, error) {
 			break
 		}
 		if expect >= 0 {
-			if err := s.checkFollows(h, expect, at+n); err != nil {
+			if err := s.checkFollows(h.BaseOffset, expect, at+n); err != nil {
 				return nil, err
 			}
 		}
@@ -166,9 +166,8 @@ func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
 			if last != entryOffset {
 				return -1, -1, corruptAt(s.path, pos, fmt.Errorf("index entry names last offset %d, the batch here ends at %d", entryOffset, last))
 			}
-		} else if expect >= 0 && ((s.cfg.AllowGaps && base < expect) || (!s.cfg.AllowGaps && base != expect)) {
-			h, _ := s.headerAt(pos, end)
-			return -1, -1, s.checkFollows(h, expect, pos)
+		} else if expect >= 0 && !s.canFollow(base, expect) {
+			return -1, -1, s.checkFollows(base, expect, pos)
 		}
 		if last >= offset {
 			return pos, expect, nil

@@ -70,7 +70,7 @@ func (s *Segment) Recover() (Recovery, error) {
 			}
 		}
 		if err == nil {
-			err = s.checkFollows(h, next, valid)
+			err = s.checkFollows(h.BaseOffset, next, valid)
 		}
 		if err == nil && !s.CanAppendOffset(h.LastOffset()) {
 			err = corruptAt(s.path, valid, fmt.Errorf("last offset %d too far from the base offset", h.LastOffset()))
