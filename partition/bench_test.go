@@ -127,25 +127,24 @@ func rawMapped(b *testing.B, size int, perOp int) {
 
 // BenchmarkAppend appends 100 B records, one per call and in batches of 100,
 // under SyncNever, beside write(2) of the same number of bytes per call (the
-// target's baseline) and, for single records, a bare copy into a mapped
-// file (what the partition does with them, without encoding a batch).
+// target's baseline) and, for single records, the partition with
+// Config.WriteCalls (pwrite instead of the copy into the mapping) and a bare
+// copy into a mapped file (what the partition does with them, without
+// encoding a batch).
 func BenchmarkAppend(b *testing.B) {
 	for _, n := range []int{1, 100} {
 		recs := benchRecords(n)
 		size := encodedSize(b, recs)
 		b.Run(fmt.Sprintf("impl=partition/records=%d/size=100B", n), func(b *testing.B) {
-			p, err := Open(vfs.OS, b.TempDir(), benchConfig(SyncNever), false)
-			require.NoError(b, err)
-			b.SetBytes(int64(size))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := p.Append(recs); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "records/s")
-			require.NoError(b, p.Close())
+			benchAppend(b, benchConfig(SyncNever), recs, size)
 		})
+		if n == 1 {
+			b.Run(fmt.Sprintf("impl=partition-writecalls/records=%d/size=100B", n), func(b *testing.B) {
+				cfg := benchConfig(SyncNever)
+				cfg.WriteCalls = true
+				benchAppend(b, cfg, recs, size)
+			})
+		}
 		b.Run(fmt.Sprintf("impl=raw-write/records=%d/size=100B", n), func(b *testing.B) {
 			rawWriter(b, size, false, n)
 		})
@@ -155,6 +154,22 @@ func BenchmarkAppend(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchAppend appends recs (size bytes encoded) per call to a partition
+// opened with cfg.
+func benchAppend(b *testing.B, cfg Config, recs []log.Record, size int) {
+	p, err := Open(vfs.OS, b.TempDir(), cfg, false)
+	require.NoError(b, err)
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Append(recs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*len(recs))/b.Elapsed().Seconds(), "records/s")
+	require.NoError(b, p.Close())
 }
 
 // BenchmarkAppendSyncAlways appends under SyncAlways: one appender of
