@@ -3,13 +3,8 @@ package compaction
 import (
 	"math"
 
+	"github.com/stratalog/strata/index"
 	"github.com/stratalog/strata/segment"
-)
-
-// Sizes of index entries, for Group.
-const (
-	offsetEntryBytes = 8
-	timeEntryBytes   = 12
 )
 
 // Span is a run of segments, segs[Start:End], that Clean turns into one.
@@ -53,8 +48,8 @@ func Group(segs []SegmentInfo, end int64, maxBytes int64, maxIndexBytes int) []S
 		for ; i < n; i++ {
 			s := segs[i]
 			if bytes+s.Bytes > maxBytes ||
-				(offsets+s.OffsetIndexEntries+1)*offsetEntryBytes > maxIndexBytes ||
-				(times+s.TimeIndexEntries+2)*timeEntryBytes > maxIndexBytes ||
+				(offsets+s.OffsetIndexEntries+1)*index.OffsetEntrySize > maxIndexBytes ||
+				(times+s.TimeIndexEntries+2)*index.TimeEntrySize > maxIndexBytes ||
 				(s.Bytes > 0 && s.Next-1-first.Base > math.MaxInt32) {
 				break
 			}
