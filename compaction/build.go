@@ -21,9 +21,11 @@ import (
 // too, so a section without keys is never mapped again (KAFKA-8764). Clean
 // keeps every record at or after end as it is.
 //
-// When not even the first keyed record of the section fits, BuildMap returns
-// firstDirty and ErrMapTooSmall. If firstDirty ≥ uncleanable there is
-// nothing to map and it returns firstDirty.
+// When the record at firstDirty itself does not fit, so that the round would
+// make no progress, BuildMap returns firstDirty and ErrMapTooSmall (a key
+// that does not fit after key-less records ends the map there instead, and
+// the next round reports it). If firstDirty ≥ uncleanable there is nothing
+// to map and it returns firstDirty.
 //
 // The segments must stay open during the call; m copies the keys.
 func BuildMap(m *OffsetMap, segs []*segment.Segment, firstDirty, uncleanable int64) (end int64, err error) {
