@@ -62,11 +62,7 @@ func (p *Partition) Compact(now time.Time, cfg compaction.Config) (compaction.St
 	}
 	start := p.start.Load()
 	p.mu.Unlock()
-	defer func() {
-		for _, r := range held {
-			_ = r.release()
-		}
-	}()
+	defer releaseAll(held)
 	if len(held) != len(all)-1 {
 		return stats, nil // a segment went meanwhile: try again later
 	}

@@ -82,9 +82,7 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	if !clean {
 		// Everything below the active segment is now checked and synced.
 		if err := writeCheckpoint(fsys, dir, recoveryPointFile, active.seg.Base()); err != nil {
-			for _, r := range segs {
-				_ = r.release()
-			}
+			releaseAll(segs)
 			return nil, err
 		}
 	}
@@ -233,9 +231,7 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBas
 	scfg := p.cfg.segmentConfig()
 	var segs []*segRef
 	fail := func(err error) ([]*segRef, error) {
-		for _, r := range segs {
-			_ = r.release()
-		}
+		releaseAll(segs)
 		return nil, err
 	}
 	for i, base := range bases {

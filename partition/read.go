@@ -29,9 +29,6 @@ func (p *Partition) ReadBatches(buf []byte, offset int64, maxBytes int) ([]byte,
 // mapping of the segment they come from, which the returned reference keeps
 // open until the caller releases it. No batches means no reference.
 func (p *Partition) viewBatches(offset int64, maxBytes int) ([]byte, *segRef, error) {
-	if err := p.checkOpen(); err != nil {
-		return nil, nil, err
-	}
 	for {
 		if err := p.checkOpen(); err != nil {
 			return nil, nil, err // Close released the segments
@@ -95,9 +92,6 @@ func (p *Partition) Wait(ctx context.Context, offset int64) error {
 // timestamp, as Kafka's ListOffsets by time does; found is false when no
 // record is that late.
 func (p *Partition) OffsetForTimestamp(ts int64) (offset, timestamp int64, found bool, err error) {
-	if err := p.checkOpen(); err != nil {
-		return -1, -1, false, err
-	}
 	for {
 		if err := p.checkOpen(); err != nil {
 			return -1, -1, false, err
