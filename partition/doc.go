@@ -38,9 +38,10 @@
 //     torn or corrupt batch, cuts a torn tail at the last valid batch,
 //     rebuilds the untrusted indexes and keeps offsets dense.
 //   - A failed write leaves the partition as it was. A failed fsync or roll
-//     closes the partition to appends with an error saying why: after a
-//     failed fsync the kernel may have dropped the unsynced pages, so
-//     nothing more is promised.
+//     (or a failed step of Truncate or of a compaction's swap) closes the
+//     partition to appends with an error saying why: after a failed fsync
+//     the kernel may have dropped the unsynced pages, so nothing more is
+//     promised.
 //
 // # Reading
 //

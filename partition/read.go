@@ -12,8 +12,9 @@ import (
 // at EndOffset returns no bytes; an offset outside [StartOffset, EndOffset]
 // is ErrOutOfRange, with the valid range in the message.
 //
-// Every batch is CRC-checked; the bytes are a copy, valid until buf is
-// reused. ReadBatches never takes the appenders' lock and allocates nothing
+// Every batch is checked (header rules, offsets that follow one another,
+// and its CRC the first time the process reads it, unless the process
+// appended it); the bytes are a copy, valid until buf is reused. ReadBatches never takes the appenders' lock and allocates nothing
 // when buf is large enough.
 func (p *Partition) ReadBatches(buf []byte, offset int64, maxBytes int) ([]byte, error) {
 	batches, ref, err := p.viewBatches(offset, maxBytes)
