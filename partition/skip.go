@@ -27,18 +27,17 @@ const (
 // would cost far more.
 type partBatch struct {
 	h      log.BatchHeader
-	header []byte // the batch header, in the segment's mapping
+	header []byte // the batch header, in the segment's mapping; nil when none is being read
 	rest   []byte // the records not yet read, in the mapping
 	left   int32  // how many there are, per the header
 	prev   int64  // offset delta of the last record passed, -1 before the first
-	on     bool
 	buf    []byte // the one-record batch being decoded
 }
 
-func (b *partBatch) active() bool { return b.on }
+func (b *partBatch) active() bool { return b.header != nil }
 
 func (b *partBatch) reset() {
-	b.on, b.header, b.rest, b.left = false, nil, nil, 0
+	b.header, b.rest, b.left = nil, nil, 0
 }
 
 // start positions b at the first record of batch (whose header is h, and
@@ -49,7 +48,7 @@ func (b *partBatch) start(h log.BatchHeader, batch []byte, offset int64, cur *se
 		return fmt.Errorf("%w: batch compressed with %s", log.ErrUnsupportedCompression, c)
 	}
 	b.h, b.header, b.rest = h, batch[:log.BatchHeaderSize], batch[log.BatchHeaderSize:]
-	b.left, b.prev, b.on = h.NumRecords, -1, true
+	b.left, b.prev = h.NumRecords, -1
 	want := offset - h.BaseOffset
 	if int64(h.NumRecords) == int64(h.LastOffsetDelta)+1 {
 		// Dense: the record at delta d is the d-th; no need to look at
