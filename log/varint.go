@@ -125,3 +125,28 @@ func uvarintAt(b []byte, p, maxLen int, last byte) (uint64, int) {
 	}
 	return 0, -1 // too long, or malformed as above
 }
+
+// RecordLength reads the length prefix of the record at the start of b, as
+// a reader stepping over records without decoding them needs: it returns
+// the size n of the prefix and the length of the record's body after it.
+// A body shorter than the smallest record (6 bytes: attributes and five
+// one-byte varints) or longer than what b holds after the prefix is
+// [ErrCorrupt]. One- and two-byte prefixes, the common ones, take a fast
+// path.
+func RecordLength(b []byte) (n, length int, err error) {
+	var v int32
+	switch {
+	case len(b) > 0 && b[0] < 0x80:
+		v, n = unzigzag32(uint32(b[0])), 1
+	case len(b) > 1 && b[1]-1 < 0x7f: // 1..0x7f: a last byte, and not padding
+		v, n = unzigzag32(uint32(b[0]&0x7f)|uint32(b[1])<<7), 2
+	default:
+		if v, n, err = ReadVarint(b); err != nil {
+			return 0, 0, errorf(ErrCorrupt, "record length: %v", err)
+		}
+	}
+	if v < minRecordBody || int64(v) > int64(len(b)-n) {
+		return 0, 0, errorf(ErrCorrupt, "record length %d with %d bytes left", v, len(b)-n)
+	}
+	return n, int(v), nil
+}

@@ -138,3 +138,30 @@ func TestWorkedRecord(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, unhex(t, "1c 00 00 00 06 6b 65 79 0a 76 61 6c 75 65 00"), b[log.BatchHeaderSize:])
 }
+
+// TestRecordLength reads record length prefixes of one, two and three bytes,
+// and refuses a body shorter than the smallest record, longer than what
+// follows, or a malformed varint, with ErrCorrupt.
+func TestRecordLength(t *testing.T) {
+	body := func(length int, rest int) []byte {
+		return append(log.AppendVarint(nil, int32(length)), make([]byte, rest)...)
+	}
+	for _, length := range []int{6, 63, 64, 100, 8191, 8192, 100_000} {
+		b := body(length, length)
+		n, got, err := log.RecordLength(b)
+		require.NoError(t, err, "length %d", length)
+		require.Equal(t, length, got)
+		require.Equal(t, len(b)-length, n, "the prefix of length %d", length)
+	}
+	for name, b := range map[string][]byte{
+		"body too short":      body(5, 5),
+		"negative":            body(-1, 10),
+		"past the end":        body(100, 99),
+		"empty":               nil,
+		"padded varint":       {0x80, 0x00, 0, 0, 0, 0, 0, 0},
+		"varint past the end": {0x80},
+	} {
+		_, _, err := log.RecordLength(b)
+		require.ErrorIs(t, err, log.ErrCorrupt, name)
+	}
+}

@@ -14,7 +14,6 @@ const (
 	headerLength     = 8  // int32: bytes after this field
 	headerNumRecords = 57 // int32: number of records
 	lengthOverhead   = 12 // baseOffset and Length, which Length does not count
-	minRecordBody    = 6  // attributes and five one-byte varints
 )
 
 // partBatch reads a batch from a record in its middle, as a lookup by
@@ -53,18 +52,12 @@ func (b *partBatch) start(h log.BatchHeader, batch []byte, offset int64, cur *se
 	if int64(h.NumRecords) == int64(h.LastOffsetDelta)+1 {
 		// Dense: the record at delta d is the d-th; no need to look at
 		// the deltas. The segment may know where a record shortly before
-		// it starts (large batches); from there, where records are of a
-		// size, the d-th starts about d/left into the rest: fetch the
-		// lines up to a little past that at once rather than one length
-		// prefix after another.
+		// it starts (large batches), and fetches the lines up to it.
 		d := int64(0)
 		if want < int64(h.NumRecords) {
 			if at, j := cur.RecordStart(batch, int(want)); j > 0 {
 				b.rest, b.left, b.prev, d = batch[at:], h.NumRecords-int32(j), int64(j-1), int64(j)
 			}
-		}
-		if k := min(want-d+2, int64(b.left)); k > 2 {
-			_ = touch(b.rest[:int64(len(b.rest))*k/int64(b.left)])
 		}
 		for ; d < want && b.left > 0; d++ {
 			if _, err := b.skip(); err != nil {
@@ -99,7 +92,7 @@ func (b *partBatch) start(h log.BatchHeader, batch []byte, offset int64, cur *se
 
 // peek returns the next record's body: the bytes after its length prefix.
 func (b *partBatch) peek() ([]byte, error) {
-	n, length, err := recordLength(b.rest)
+	n, length, err := log.RecordLength(b.rest)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +102,7 @@ func (b *partBatch) peek() ([]byte, error) {
 // skip steps over the next record and returns its bytes, length prefix
 // included.
 func (b *partBatch) skip() ([]byte, error) {
-	n, length, err := recordLength(b.rest)
+	n, length, err := log.RecordLength(b.rest)
 	if err != nil {
 		return nil, err
 	}
@@ -159,27 +152,6 @@ func (b *partBatch) next(rec *log.Record, want int64) (bool, error) {
 	return false, nil
 }
 
-// recordLength reads the length prefix of the record at the start of b: the
-// size n of the prefix and the length of the body after it, which must fit
-// in b.
-func recordLength(b []byte) (n, length int, err error) {
-	var v int32
-	switch {
-	case len(b) > 0 && b[0] < 0x80:
-		v, n = unzigzag(uint32(b[0])), 1
-	case len(b) > 1 && b[1]-1 < 0x7f: // 1..0x7f: the last byte, not padding
-		v, n = unzigzag(uint32(b[0]&0x7f)|uint32(b[1])<<7), 2
-	default:
-		if v, n, err = log.ReadVarint(b); err != nil {
-			return 0, 0, fmt.Errorf("%w: record length: %w", log.ErrCorrupt, err)
-		}
-	}
-	if v < minRecordBody || int64(v) > int64(len(b)-n) {
-		return 0, 0, fmt.Errorf("%w: record length %d with %d bytes left", log.ErrCorrupt, v, len(b)-n)
-	}
-	return n, int(v), nil
-}
-
 // offsetDelta reads the offset delta of a record body: after the attributes
 // byte and the timestamp delta.
 func offsetDelta(body []byte) (int64, error) {
@@ -192,21 +164,4 @@ func offsetDelta(body []byte) (int64, error) {
 		return 0, fmt.Errorf("%w: offset delta: %w", log.ErrCorrupt, err)
 	}
 	return int64(d), nil
-}
-
-func unzigzag(u uint32) int32 { return int32(u>>1) ^ -int32(u&1) }
-
-// touch reads one byte of every cache line of b and returns their xor. The
-// loads do not depend on one another, so the CPU fetches the lines in
-// parallel; stepping from length prefix to length prefix (each position
-// read from the one before) then finds them in cache instead of waiting for
-// one miss after another.
-//
-//go:noinline
-func touch(b []byte) byte {
-	var x byte
-	for i := 0; i < len(b); i += 64 {
-		x ^= b[i]
-	}
-	return x
 }

@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"encoding/binary"
 	"sync/atomic"
 
 	"github.com/stratalog/strata/log"
@@ -107,7 +108,10 @@ func (t *startsTable) reset() {
 // record j, the last record at or before k whose position the segment
 // remembers, and j. The caller steps over records j to k-1 by their length
 // prefixes. With nothing remembered it returns the first record's position
-// and 0.
+// and 0. Either way it fetches the cache lines from there to a little past
+// where record k lies if the records are of a size, at once, so that the
+// steps (each position read from the one before) do not wait for one cache
+// miss after another.
 //
 // The first lookup into a batch of at least 2*recordStride records and
 // 4 KiB walks its length prefixes once to learn where every
@@ -116,27 +120,43 @@ func (t *startsTable) reset() {
 // prefixes do not add up to its size is not remembered; the caller's own
 // steps report the damage.
 func (c *Cursor) RecordStart(batch []byte, k int) (at, j int) {
-	if c == nil || c.s == nil || k < recordStride || len(batch) < startsMinBatch || c.last < 0 {
-		return log.BatchHeaderSize, 0
+	at = log.BatchHeaderSize
+	if c == nil || c.s == nil || len(batch) < log.BatchHeaderSize {
+		return at, 0
+	}
+	n := int(int32(binary.BigEndian.Uint32(batch[numRecordsField:])))
+	if e := c.starts(batch, k, n); e != nil {
+		if i := k / recordStride; i < len(e.starts) {
+			at, j = int(e.starts[i]), i*recordStride
+		}
+	}
+	if m := min(k-j+2, n-j); m > 2 {
+		_ = touch(batch[at : at+(len(batch)-at)*m/(n-j)])
+	}
+	return at, j
+}
+
+// numRecordsField is the position of a batch header's record count.
+const numRecordsField = log.BatchHeaderSize - 4
+
+// starts returns the record positions remembered for batch, the batch Next
+// returned last, of n records, learning them first if it is worth it, or
+// nil.
+func (c *Cursor) starts(batch []byte, k, n int) *starts {
+	if k < recordStride || n < 2*recordStride || len(batch) < startsMinBatch || c.last < 0 {
+		return nil
 	}
 	s := c.s
-	e := s.starts.get(c.last)
-	if e == nil {
-		h, err := log.ReadHeader(batch)
-		if err != nil || h.NumRecords < 2*recordStride {
-			return log.BatchHeaderSize, 0
-		}
-		t := recordStarts(batch, int(h.NumRecords))
-		if t == nil {
-			return log.BatchHeaderSize, 0
-		}
-		e = &starts{pos: c.last, starts: t}
-		s.starts.put(e, int64(len(s.data)))
+	if e := s.starts.get(c.last); e != nil {
+		return e
 	}
-	if i := k / recordStride; i < len(e.starts) {
-		return int(e.starts[i]), i * recordStride
+	t := recordStarts(batch, n)
+	if t == nil {
+		return nil
 	}
-	return log.BatchHeaderSize, 0
+	e := &starts{pos: c.last, starts: t}
+	s.starts.put(e, int64(len(s.data)))
+	return e
 }
 
 // recordStarts returns the positions in batch of records 0, recordStride,
@@ -149,11 +169,11 @@ func recordStarts(batch []byte, n int) []uint32 {
 		if i%recordStride == 0 {
 			t = append(t, uint32(p))
 		}
-		length, m, err := log.ReadVarint(batch[p:])
-		if err != nil || length < 0 || int64(length) > int64(len(batch)-p-m) {
+		m, length, err := log.RecordLength(batch[p:])
+		if err != nil {
 			return nil
 		}
-		p += m + int(length)
+		p += m + length
 	}
 	if p != len(batch) {
 		return nil
