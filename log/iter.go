@@ -50,11 +50,15 @@ func NewRecordIter(batch []byte) (RecordIter, error) {
 
 // NewRecordIterHeader is NewRecordIter for a caller that has read the
 // batch's header already (with ReadHeader, CheckBatch or Validate) and
-// passes it as h, saving a second decoding of it: it checks only that the
-// whole batch is present and not compressed. A header that is not batch's
+// passes it as h, saving a second decoding of it: it checks only that h's
+// length covers a header ([ErrCorrupt]), that the whole batch is present
+// ([ErrIncomplete]) and that it is not compressed. A header that is not batch's
 // makes the records read wrong, never a panic.
 func NewRecordIterHeader(batch []byte, h BatchHeader) (RecordIter, error) {
-	if len(batch) < h.Size() || h.Size() < BatchHeaderSize {
+	switch {
+	case h.Size() < BatchHeaderSize:
+		return RecordIter{}, errorf(ErrCorrupt, "batch length %d is shorter than a header", h.Length)
+	case len(batch) < h.Size():
 		return RecordIter{}, errorf(ErrIncomplete, "batch needs %d bytes, have %d", h.Size(), len(batch))
 	}
 	if err := checkCodec(h); err != nil {

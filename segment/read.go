@@ -15,9 +15,10 @@ import (
 // the segment's last batch (or in a gap at its end) returns no bytes and no
 // error.
 //
-// Every returned batch is checked: header rules, CRC-32C, and offsets that
-// follow one another. Damage is ErrCorrupt with the file and position;
-// nothing damaged is ever returned.
+// Every returned batch is checked: header rules and offsets that follow one
+// another each time, its CRC-32C once per process (batches this process
+// appended or recovered, or a read already checked, are trusted). Damage is
+// ErrCorrupt with the file and position; nothing found damaged is returned.
 //
 // The batches are copied out of the segment's mapping into buf (grown if its
 // capacity is short), so they stay valid after the segment is closed. Read

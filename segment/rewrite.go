@@ -21,7 +21,7 @@ import (
 // The files go through Kafka's crash-safe protocol (KAFKA.md §6.4): written
 // as .cleaned and synced, renamed to .swap once complete, then renamed over
 // the old names. At Open, the partition deletes .cleaned files (the rewrite
-// never happened) and completes .swap files (CompleteSwaps).
+// never happened) and completes .swap files (SwapNextOffset helps it).
 func (s *Segment) Rewrite(offset int64, extra []byte) (*Segment, error) {
 	if s.closed {
 		return nil, ErrClosed
