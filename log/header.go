@@ -203,3 +203,16 @@ func SetBaseOffset(b []byte, offset int64) {
 func SetPartitionLeaderEpoch(b []byte, epoch int32) {
 	binary.BigEndian.PutUint32(b[offLeaderEpoch:offLeaderEpoch+4], uint32(epoch))
 }
+
+// SetLogAppendTime stamps the whole batch b (a header and its records, as
+// its length says; b must hold them) with the append time ts, as a broker
+// does for a topic under LogAppendTime: the timestamp-type attribute and
+// MaxTimestamp change, the records' own timestamps stay, and the CRC, which
+// covers both fields, is recomputed.
+func SetLogAppendTime(b []byte, ts int64) {
+	be := binary.BigEndian
+	size := 12 + int(int32(be.Uint32(b[offLength:])))
+	be.PutUint16(b[offAttributes:], be.Uint16(b[offAttributes:])|uint16(AttrLogAppendTime))
+	be.PutUint64(b[offMaxTimestamp:], uint64(ts))
+	be.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:size], castagnoli))
+}

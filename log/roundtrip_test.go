@@ -167,6 +167,36 @@ func TestSetBaseOffsetAndEpoch(t *testing.T) {
 	require.Equal(t, int64(1<<40+1), recs[1].Offset)
 }
 
+// TestSetLogAppendTime stamps a CreateTime batch with an append time: the
+// CRC still checks, the header says LogAppendTime and the time, and each
+// record keeps its stored timestamp while readers report the append time.
+func TestSetLogAppendTime(t *testing.T) {
+	b := append(goldenBatch(t), "trailing bytes are not the batch's"...)
+	before := collect(t, b)
+	stored := make([]int64, 0, len(before))
+	it, err := log.NewRecordIter(b)
+	require.NoError(t, err)
+	var r log.Record
+	for it.Next(&r) {
+		stored = append(stored, it.StoredTimestamp())
+	}
+	log.SetLogAppendTime(b, 1_800_000_000_000)
+	h, err := log.CheckBatch(b)
+	require.NoError(t, err)
+	require.Equal(t, log.LogAppendTime, h.TimestampType())
+	require.Equal(t, int64(1_800_000_000_000), h.MaxTimestamp)
+	_, err = log.Validate(b)
+	require.NoError(t, err)
+	it, err = log.NewRecordIter(b)
+	require.NoError(t, err)
+	for i := 0; it.Next(&r); i++ {
+		require.Equal(t, int64(1_800_000_000_000), r.Timestamp.UnixMilli())
+		require.Equal(t, stored[i], it.StoredTimestamp())
+		require.Equal(t, before[i].Value, r.Value)
+	}
+	require.NoError(t, it.Err())
+}
+
 func TestAppendBatchHeaderKeepsOffsets(t *testing.T) {
 	// Compaction drops records but keeps the batch's offsets and header.
 	b, err := log.AppendBatch(nil, someRecords(5, 3), log.BatchOptions{BaseOffset: 100, Now: 1})

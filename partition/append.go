@@ -89,15 +89,23 @@ func (p *Partition) Encode(dst []byte, records []log.Record) (Batch, error) {
 	// Under CreateTime the header's MaxTimestamp is the latest record's
 	// (a zero timestamp became now, which is within the limit), so the
 	// records are looked at only to name the one that is too far ahead.
-	if p.cfg.TimestampType == log.CreateTime && p.cfg.MaxTimestampSkew >= 0 {
-		if limit := now + p.cfg.MaxTimestampSkew.Milliseconds(); h.MaxTimestamp > limit {
-			return Batch{bytes: b}, p.tooFarAhead(records, limit)
-		}
+	if limit, ok := p.timestampLimit(now); ok && h.MaxTimestamp > limit {
+		return Batch{bytes: b}, p.tooFarAhead(records, limit)
 	}
 	if len(b) > p.cfg.MaxBatchBytes {
 		return Batch{bytes: b}, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(b), p.name, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
 	}
 	return Batch{bytes: b, header: h}, nil
+}
+
+// timestampLimit returns the latest CreateTime timestamp (ms) that
+// MaxTimestampSkew lets a batch carry at time now, and false if there is no
+// limit (LogAppendTime, or the check turned off).
+func (p *Partition) timestampLimit(now int64) (int64, bool) {
+	if p.cfg.TimestampType != log.CreateTime || p.cfg.MaxTimestampSkew < 0 {
+		return 0, false
+	}
+	return now + p.cfg.MaxTimestampSkew.Milliseconds(), true
 }
 
 // tooFarAhead returns ErrTimestampTooFarAhead naming the first of records
@@ -121,11 +129,15 @@ func (p *Partition) AppendEncoded(b Batch) (int64, error) {
 	return p.appendEncoded(b.bytes, b.header)
 }
 
-// AppendBatch appends one encoded batch (log.AppendBatch's output), stamping
-// its base offset into it, and returns that offset. See Append. The batch
-// is checked whole first (log.Validate: its CRC and every record), since
-// lookups later step over its records by their lengths: a batch with a
-// damaged record is ErrCorrupt and changes nothing.
+// AppendBatch appends one encoded batch (log.AppendBatch's output, or a
+// batch from Kafka), stamping its base offset into it, and returns that
+// offset. See Append. The batch is checked whole first (log.Validate: its
+// CRC and every record), since lookups later step over its records by
+// their lengths, and the partition's rules apply as they do to Append: a
+// compacted partition refuses a record without a key (ErrNoKey), CreateTime
+// refuses a batch stamped further ahead than MaxTimestampSkew, and
+// LogAppendTime stamps the batch with the append time (recomputing its CRC).
+// A refused batch is ErrCorrupt or the rule's error, and changes nothing.
 func (p *Partition) AppendBatch(batch []byte) (int64, error) {
 	h, err := log.Validate(batch)
 	switch {
@@ -133,6 +145,24 @@ func (p *Partition) AppendBatch(batch []byte) (int64, error) {
 		return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	case h.Size() != len(batch):
 		return 0, fmt.Errorf("partition: append to %s: %d bytes after the batch: %w", p.name, len(batch)-h.Size(), log.ErrCorrupt)
+	}
+	if p.cfg.Compacted {
+		i := 0
+		for r := range log.Records(batch) { // valid: no error to see
+			if r.Key == nil {
+				return 0, fmt.Errorf("partition: record %d to %s: %w", i, p.name, ErrNoKey)
+			}
+			i++
+		}
+	}
+	now := p.cfg.Now().UnixMilli()
+	if limit, ok := p.timestampLimit(now); ok && h.MaxTimestamp > limit {
+		return 0, fmt.Errorf("partition: a batch to %s is stamped %d, more than %v ahead of the clock: %w",
+			p.name, h.MaxTimestamp, p.cfg.MaxTimestampSkew, ErrTimestampTooFarAhead)
+	}
+	if p.cfg.TimestampType == log.LogAppendTime {
+		log.SetLogAppendTime(batch, now)
+		h, _ = log.ReadHeader(batch) // read above: cannot fail
 	}
 	return p.appendEncoded(batch, h)
 }

@@ -61,6 +61,51 @@ func TestAppendBatchOfRecords(t *testing.T) {
 	requireIDs(t, readRange(t, p, 1), 1, seq(1, 4)) // a read inside a batch skips its earlier records
 }
 
+// TestAppendBatchFollowsPartitionRules appends pre-encoded batches: a
+// compacted partition refuses a key-less record, CreateTime refuses a batch
+// stamped too far ahead, and LogAppendTime stamps the batch with the append
+// time; refused batches change nothing.
+func TestAppendBatchFollowsPartitionRules(t *testing.T) {
+	clock := newClock()
+	encode := func(recs ...log.Record) []byte {
+		b, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: clock.Now().UnixMilli()})
+		require.NoError(t, err)
+		return b
+	}
+
+	cfg := small(clock)
+	cfg.Compacted = true
+	p, _ := memPartition(t, cfg)
+	_, err := p.AppendBatch(encode(rec(0), log.Record{Value: []byte("no key")}))
+	require.ErrorIs(t, err, ErrNoKey)
+	require.Zero(t, p.EndOffset())
+	_, err = p.AppendBatch(encode(rec(0), rec(1)))
+	require.NoError(t, err)
+	require.NoError(t, p.Close())
+
+	p, _ = memPartition(t, small(clock))
+	ahead := rec(0)
+	ahead.Timestamp = clock.Now().Add(2 * time.Hour)
+	_, err = p.AppendBatch(encode(rec(0), ahead))
+	require.ErrorIs(t, err, ErrTimestampTooFarAhead)
+	require.Zero(t, p.EndOffset())
+	require.NoError(t, p.Close())
+
+	cfg = small(clock)
+	cfg.TimestampType = log.LogAppendTime
+	p, _ = memPartition(t, cfg)
+	old := rec(0)
+	old.Timestamp = clock.Now().Add(-time.Hour)
+	_, err = p.AppendBatch(encode(old, rec(1)))
+	require.NoError(t, err)
+	recs := readRange(t, p, 0)
+	require.Len(t, recs, 2)
+	for _, r := range recs {
+		require.Equal(t, clock.Now().UnixMilli(), r.Timestamp.UnixMilli(), "the append time, not the record's")
+	}
+	require.NoError(t, p.Close())
+}
+
 func TestBadInputChangesNothing(t *testing.T) {
 	p, _ := memPartition(t, small(newClock()))
 	appendIDs(t, p, 0, 1, 2)
