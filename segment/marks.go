@@ -7,7 +7,6 @@ import "sync/atomic"
 // header), so a block's bit stands for the batch that starts in it.
 const (
 	markShift  = 5
-	chunkShift = 20 // a chunk of marks covers 1 MiB of the file
 	chunkWords = 1 << (chunkShift - markShift - 6)
 )
 
@@ -22,54 +21,31 @@ const (
 // reads at random costs nothing. Readers set and test marks concurrently,
 // without a lock; reset needs the segment to itself (Truncate, Recover).
 type batchMarks struct {
-	chunks atomic.Pointer[[]atomic.Pointer[[chunkWords]atomic.Uint64]]
+	chunkTable[[chunkWords]atomic.Uint64]
+}
+
+// markBit returns the word and bit of pos's block in its chunk.
+func markBit(pos int64) (word int, bit uint64) {
+	b := (pos >> markShift) & (1<<(chunkShift-markShift) - 1)
+	return int(b >> 6), 1 << (b & 63)
 }
 
 // has reports whether the batch starting at pos was marked.
 func (m *batchMarks) has(pos int64) bool {
-	chunks := m.chunks.Load()
-	if chunks == nil {
-		return false
-	}
-	i := pos >> chunkShift
-	if i >= int64(len(*chunks)) {
-		return false
-	}
-	c := (*chunks)[i].Load()
+	c := m.get(pos)
 	if c == nil {
 		return false
 	}
-	bit := (pos >> markShift) & (1<<(chunkShift-markShift) - 1)
-	return c[bit>>6].Load()&(1<<(bit&63)) != 0
+	w, bit := markBit(pos)
+	return c[w].Load()&bit != 0
 }
 
 // set marks the batch starting at pos, in a file mapped over size bytes.
 func (m *batchMarks) set(pos, size int64) {
-	chunks := m.chunks.Load()
-	if chunks == nil {
-		fresh := make([]atomic.Pointer[[chunkWords]atomic.Uint64], size>>chunkShift+1)
-		if !m.chunks.CompareAndSwap(nil, &fresh) {
-			chunks = m.chunks.Load()
-		} else {
-			chunks = &fresh
-		}
-	}
-	i := pos >> chunkShift
-	if i >= int64(len(*chunks)) {
+	c, _ := m.make(pos, size)
+	if c == nil {
 		return // past the mapping: cannot happen, and a missing mark is harmless
 	}
-	c := (*chunks)[i].Load()
-	if c == nil {
-		fresh := new([chunkWords]atomic.Uint64)
-		if !(*chunks)[i].CompareAndSwap(nil, fresh) {
-			c = (*chunks)[i].Load()
-		} else {
-			c = fresh
-		}
-	}
-	bit := (pos >> markShift) & (1<<(chunkShift-markShift) - 1)
-	c[bit>>6].Or(1 << (bit & 63))
+	w, bit := markBit(pos)
+	c[w].Or(bit)
 }
-
-// reset forgets every mark.
-func (m *batchMarks) reset() { m.chunks.Store(nil) }

@@ -18,8 +18,7 @@ const recordStride = 8
 const (
 	startsMinBatch   = 1 << startsBlockShift
 	startsBlockShift = 12
-	startsChunkShift = 20 // a chunk of slots covers 1 MiB of the file
-	startsChunkSlots = 1 << (startsChunkShift - startsBlockShift)
+	startsChunkSlots = 1 << (chunkShift - startsBlockShift)
 	// startsBudgetShift bounds what a segment spends on remembered positions
 	// to 1/64 of its mapped bytes (16 MiB for a 1 GiB segment; with 100-byte
 	// records it takes about 1% of the bytes looked up into).
@@ -39,67 +38,52 @@ type starts struct {
 // a batch in that MiB is first remembered. Readers use it without a lock;
 // reset needs the segment to itself (Truncate, Recover).
 type startsTable struct {
-	chunks atomic.Pointer[[]atomic.Pointer[[startsChunkSlots]atomic.Pointer[starts]]]
-	used   atomic.Int64 // bytes of chunks and tables
+	slots chunkTable[[startsChunkSlots]atomic.Pointer[starts]]
+	used  atomic.Int64 // bytes of chunks and tables
 }
+
+// slot returns the index of pos's 4 KiB block in its chunk.
+func slot(pos int64) int { return int(pos>>startsBlockShift) & (startsChunkSlots - 1) }
 
 // get returns what is remembered of the batch at pos, or nil.
 func (t *startsTable) get(pos int64) *starts {
-	chunks := t.chunks.Load()
-	if chunks == nil || pos>>startsChunkShift >= int64(len(*chunks)) {
-		return nil
-	}
-	c := (*chunks)[pos>>startsChunkShift].Load()
+	c := t.slots.get(pos)
 	if c == nil {
 		return nil
 	}
-	e := c[(pos>>startsBlockShift)&(startsChunkSlots-1)].Load()
-	if e == nil || e.pos != pos {
-		return nil
+	if e := c[slot(pos)].Load(); e != nil && e.pos == pos {
+		return e
 	}
-	return e
+	return nil
 }
 
 // put remembers e in a file mapped over size bytes, unless that would go
 // over the budget.
 func (t *startsTable) put(e *starts, size int64) {
+	const chunkCost = 8 * startsChunkSlots
 	cost := int64(48 + 4*len(e.starts))
 	budget := size >> startsBudgetShift
-	chunks := t.chunks.Load()
-	if chunks == nil {
-		fresh := make([]atomic.Pointer[[startsChunkSlots]atomic.Pointer[starts]], size>>startsChunkShift+1)
-		if t.chunks.CompareAndSwap(nil, &fresh) {
-			t.used.Add(int64(8 * len(fresh)))
-		}
-		chunks = t.chunks.Load()
-	}
-	i := e.pos >> startsChunkShift
-	if i >= int64(len(*chunks)) {
-		return
-	}
-	c := (*chunks)[i].Load()
+	c := t.slots.get(e.pos)
 	if c == nil {
-		const chunkCost = 8 * startsChunkSlots
 		if t.used.Load()+chunkCost+cost > budget {
 			return
 		}
-		fresh := new([startsChunkSlots]atomic.Pointer[starts])
-		if (*chunks)[i].CompareAndSwap(nil, fresh) {
+		var made bool
+		if c, made = t.slots.make(e.pos, size); made {
 			t.used.Add(chunkCost)
 		}
-		c = (*chunks)[i].Load()
+		if c == nil {
+			return
+		}
 	}
-	if t.used.Load()+cost > budget {
-		return
-	}
-	if c[(e.pos>>startsBlockShift)&(startsChunkSlots-1)].CompareAndSwap(nil, e) {
+	if t.used.Load()+cost <= budget && c[slot(e.pos)].CompareAndSwap(nil, e) {
 		t.used.Add(cost)
 	}
 }
 
 // reset forgets everything.
 func (t *startsTable) reset() {
-	t.chunks.Store(nil)
+	t.slots.reset()
 	t.used.Store(0)
 }
 
