@@ -49,12 +49,6 @@ type Batch struct {
 	header log.BatchHeader
 }
 
-// Records returns the number of records in the batch.
-func (b Batch) Records() int { return int(b.header.LastOffsetDelta) + 1 }
-
-// Size returns the batch's size in bytes.
-func (b Batch) Size() int { return len(b.bytes) }
-
 // Encode encodes records as one batch into dst (reused if large enough)
 // with the partition's timestamp policy, and checks it against
 // MaxBatchBytes, MaxTimestampSkew and, in a compacted partition, the need
