@@ -71,3 +71,33 @@ func TestTrimFailure(t *testing.T) {
 	require.NoError(t, x.Close(), "and is done")
 	require.Len(t, fileBytes(t, fsys, "0.index"), DefaultMaxBytes, "the file was left preallocated")
 }
+
+// TestFailedEntryWrite fails the write of an entry into each index's
+// mapping (as a fault on a full disk would): the append returns the error,
+// the index keeps its entries, and the next append takes the slot.
+func TestFailedEntryWrite(t *testing.T) {
+	fsys := vfs.NewMem()
+	x, err := OpenOffset(fsys, "0.index", 0, 1<<10, true)
+	require.NoError(t, err)
+	require.NoError(t, x.Append(1, 100))
+	fsys.SetInjector(vfs.FailOnce(vfs.OpWriteMap, ".index"))
+	require.ErrorIs(t, x.Append(2, 200), vfs.ErrInjected)
+	require.Equal(t, 1, x.Entries())
+	require.NoError(t, x.Append(3, 300))
+	off, pos := x.Entry(1)
+	require.Equal(t, int64(3), off)
+	require.Equal(t, int32(300), pos)
+	require.NoError(t, x.Close())
+
+	tx, err := OpenTime(fsys, "0.timeindex", 0, 1<<10, true)
+	require.NoError(t, err)
+	require.NoError(t, tx.MaybeAppend(10, 1, false))
+	fsys.SetInjector(vfs.FailOnce(vfs.OpWriteMap, ".timeindex"))
+	require.ErrorIs(t, tx.MaybeAppend(20, 2, false), vfs.ErrInjected)
+	require.Equal(t, 1, tx.Entries())
+	require.NoError(t, tx.MaybeAppend(30, 3, false))
+	ts, off := tx.Entry(1)
+	require.Equal(t, int64(30), ts)
+	require.Equal(t, int64(3), off)
+	require.NoError(t, tx.Close())
+}

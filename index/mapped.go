@@ -134,9 +134,16 @@ func (m *mapped) overflowError(offset int64) error {
 // entries returns the number of valid entries.
 func (m *mapped) entries() int { return int(m.n.Load()) }
 
-// slot returns entry i's bytes for writing.
-func (m *mapped) slot(i int) []byte {
-	return m.data[i*m.size : (i+1)*m.size : (i+1)*m.size]
+// put writes entry (m.size bytes) into slot i through the file's mapping
+// and publishes it as the last entry. The index file grows sparse, so on a
+// full disk the write may fault: that comes back as an error wrapping
+// vfs.ErrFault (and publishes nothing) instead of crashing the process.
+func (m *mapped) put(i int, entry []byte) error {
+	if err := m.file.WriteMap(m.data, i*m.size, entry); err != nil {
+		return fmt.Errorf("index: writing entry %d of %s: %w", i, m.path, err)
+	}
+	m.n.Store(int64(i + 1)) // publish
+	return nil
 }
 
 // checkEntry panics unless 0 ≤ i < n.

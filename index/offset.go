@@ -99,7 +99,9 @@ func (x *Offset) CanAppendOffset(offset int64) bool {
 // at position in the log. offset must be above the last entry's offset
 // (ErrOutOfOrder), and fit (ErrOffsetOverflow); position must be above the
 // last entry's position and not negative (ErrOutOfOrder). An index that is
-// full returns ErrFull, one that is sealed ErrSealed.
+// full returns ErrFull, one that is sealed ErrSealed. Writing the entry may
+// fail with an error wrapping vfs.ErrFault (the file is sparse, and the
+// disk full); the index is then as it was.
 //
 // The entry is visible to readers once Append returns.
 func (x *Offset) Append(offset int64, position int32) error {
@@ -124,11 +126,10 @@ func (x *Offset) Append(offset int64, position int32) error {
 	if int64(n) >= x.m.limit.Load() {
 		return errorf(ErrFull, "%s is full with %d entries", x.m.path, n)
 	}
-	e := x.m.slot(n)
+	var e [OffsetEntrySize]byte
 	binary.BigEndian.PutUint32(e[0:4], uint32(offset-x.m.base))
 	binary.BigEndian.PutUint32(e[4:8], uint32(position))
-	x.m.n.Store(int64(n + 1)) // publish
-	return nil
+	return x.m.put(n, e[:])
 }
 
 // Lookup returns the entry with the largest offset at most target, or

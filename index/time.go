@@ -102,7 +102,9 @@ func (x *Time) CanAppendOffset(offset int64) bool {
 //
 // A Full index returns ErrFull unless skipFullCheck, which lets the append
 // use the reserved last slot; with no slot at all left it is ErrFull too.
-// A sealed index returns ErrSealed.
+// A sealed index returns ErrSealed. Writing the entry may fail with an
+// error wrapping vfs.ErrFault, as Offset.Append's may; the index is then as
+// it was.
 func (x *Time) MaybeAppend(timestamp int64, offset int64, skipFullCheck bool) error {
 	if x.m.sealed.Load() {
 		return errorf(ErrSealed, "append timestamp %d to sealed %s", timestamp, x.m.path)
@@ -127,11 +129,10 @@ func (x *Time) MaybeAppend(timestamp int64, offset int64, skipFullCheck bool) er
 	if int64(n) >= x.m.limit.Load()-reserve {
 		return errorf(ErrFull, "%s is full with %d entries", x.m.path, n)
 	}
-	e := x.m.slot(n)
+	var e [TimeEntrySize]byte
 	binary.BigEndian.PutUint64(e[0:8], uint64(timestamp))
 	binary.BigEndian.PutUint32(e[8:12], uint32(offset-x.m.base))
-	x.m.n.Store(int64(n + 1)) // publish
-	return nil
+	return x.m.put(n, e[:])
 }
 
 // Lookup returns the entry with the largest timestamp at most ts, or

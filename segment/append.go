@@ -66,18 +66,21 @@ func (s *Segment) Append(batches []byte) error {
 
 // indexBatch adds the batch with header h at pos to the in-memory state
 // and, when more than IndexIntervalBytes were written since the last entry,
-// to the indexes. Append checks first that the indexes have room; in
-// recovery, a full index (a segment written with larger indexes) only
-// leaves the rest of the segment sparser: reads scan further.
+// to the indexes. An entry the indexes do not take only leaves the segment
+// sparser there (reads scan further), so indexBatch never fails: Append
+// checks first that the indexes have room; in recovery a full index (a
+// segment written with larger indexes) is such a case, and so is an entry
+// whose write faults (a sparse index file on a full disk), after which the
+// next batch tries again.
 func (s *Segment) indexBatch(h log.BatchHeader, pos int64) {
 	if s.firstTS < 0 {
 		s.firstTS = h.MaxTimestamp
 	}
 	s.raiseMaxTimestamp(h)
-	if s.sinceIndex > int64(s.cfg.IndexIntervalBytes) && !s.offsets.Full() && !s.times.Full() {
-		// Offsets and positions rise and the relative offset fits, so
-		// neither append can fail.
-		_ = s.offsets.Append(h.LastOffset(), int32(pos))
+	if s.sinceIndex > int64(s.cfg.IndexIntervalBytes) && !s.offsets.Full() && !s.times.Full() &&
+		s.offsets.Append(h.LastOffset(), int32(pos)) == nil {
+		// The time index may miss its entry too: lookups by time then
+		// start from an earlier one.
 		_ = s.times.MaybeAppend(s.maxTS.Load(), s.offsetOfMaxTS, false)
 		s.sinceIndex = 0
 	}

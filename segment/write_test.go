@@ -126,3 +126,34 @@ func TestMappedWriteFaultIsAnError(t *testing.T) {
 	s.closeFiles()
 	s.closed = true
 }
+
+// TestFailedIndexEntryWrite fails the writes of index entries (a fault on a
+// sparse index file when the disk is full): the appends still succeed, the
+// segment is only indexed more sparsely, and reads and recovery find every
+// record.
+func TestFailedIndexEntryWrite(t *testing.T) {
+	fx, m := memFixture(t)
+	cfg := Config{MaxBytes: 1 << 20, IndexIntervalBytes: 200}
+	s, err := Create(fx.fsys, fx.dir, 0, cfg)
+	require.NoError(t, err)
+	written := appendRandom(t, s, rand.New(rand.NewPCG(9, 9)), 10, 3, 100)
+	entries, _ := s.IndexEntries()
+	m.SetInjector(func(op vfs.Op, path string) error {
+		if op == vfs.OpWriteMap && filepath.Ext(path) != LogSuffix {
+			return vfs.ErrInjected
+		}
+		return nil
+	})
+	written = append(written, appendRandom(t, s, rand.New(rand.NewPCG(9, 10)), 10, 3, 100)...)
+	m.SetInjector(nil)
+	after, _ := s.IndexEntries()
+	require.Equal(t, entries, after, "no entry while the writes fail")
+	written = append(written, appendRandom(t, s, rand.New(rand.NewPCG(9, 11)), 10, 3, 100)...)
+	after, _ = s.IndexEntries()
+	require.Greater(t, after, entries, "entries again once they do not")
+	for _, b := range written {
+		requireRecords(t, []writtenBatch{b}, b.recs[0].Offset, readAll(t, s, b.recs[0].Offset, 1)[:len(b.recs)])
+	}
+	requireRecords(t, written, 0, readAll(t, s, 0, 1<<30))
+	require.NoError(t, s.Close())
+}
