@@ -50,11 +50,12 @@ func (s *Segment) Rewrite(offset int64, extra []byte) (*Segment, error) {
 	if err == nil {
 		err = n.Sync()
 	}
-	n.closeFiles()
-	n.closed = true
 	if err != nil {
+		_ = n.Delete() // best effort: Open removes .cleaned leftovers too
 		return nil, fmt.Errorf("segment: rewriting %s: %w", s.path, err)
 	}
+	n.closeFiles()
+	n.closed = true
 	if err := RenameTemp(s.fsys, s.dir, s.base, CleanedSuffix, SwapSuffix); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/stratalog/strata/internal/vfs"
+
 	"github.com/stratalog/strata/log"
 )
 
@@ -396,6 +398,28 @@ func TestDeleteTemp(t *testing.T) {
 		require.Equal(t, liveNames, names)
 		require.NoError(t, live.Close())
 	})
+}
+
+// TestFailedRewriteLeavesNoFiles fails a Rewrite at its fsync: the error is
+// returned, the segment's own files are untouched, and the .cleaned output is
+// removed.
+func TestFailedRewriteLeavesNoFiles(t *testing.T) {
+	fx, m := memFixture(t)
+	cfg := Config{MaxBytes: testMaxBytes}
+	s, err := Create(fx.fsys, fx.dir, 0, cfg)
+	require.NoError(t, err)
+	written := appendRandom(t, s, rand.New(rand.NewPCG(3, 3)), 6, 3, 50)
+	before, err := fx.fsys.ReadDir(fx.dir)
+	require.NoError(t, err)
+	m.SetInjector(vfs.FailOnce(vfs.OpSync, LogSuffix+CleanedSuffix))
+	_, err = s.Rewrite(written[3].recs[0].Offset, nil)
+	require.ErrorIs(t, err, vfs.ErrInjected)
+	m.SetInjector(nil)
+	after, err := fx.fsys.ReadDir(fx.dir)
+	require.NoError(t, err)
+	require.Equal(t, before, after, "no .cleaned files left behind")
+	requireRecords(t, written, 0, readAll(t, s, 0, 1<<20))
+	require.NoError(t, s.Close())
 }
 
 // TestVerifiedPrefix: appended and recovered batches need no CRC on read; a
