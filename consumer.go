@@ -265,14 +265,20 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 		c.mu.Lock()
 		pos := c.pos[tp]
 		c.mu.Unlock()
-		recs, err := c.s.Read(context.Background(), tp.Topic, tp.Partition, pos, c.opts.MaxPollRecords-len(out))
+		n := len(out)
+		p, err := c.s.partition(tp.Topic, tp.Partition)
+		if err == nil {
+			// The records go straight into out, with room made for them once.
+			out, err = appendRecords(out, p, pos, c.opts.MaxPollRecords-n, func(r Record) Message {
+				return Message{Topic: tp.Topic, Partition: tp.Partition, Record: r}
+			})
+		}
+		if err != nil {
+			out = out[:n] // what moved no position is not delivered
+		}
 		if errors.Is(err, ErrOffsetOutOfRange) {
 			// Retention moved the start past our position: reset.
-			p, perr := c.s.partition(tp.Topic, tp.Partition)
-			np, rerr := int64(0), perr
-			if perr == nil {
-				np, rerr = c.opts.AutoOffsetReset.Position(tp, pos, false, p.StartOffset(), p.EndOffset())
-			}
+			np, rerr := c.opts.AutoOffsetReset.Position(tp, pos, false, p.StartOffset(), p.EndOffset())
 			if rerr != nil {
 				if len(out) > 0 {
 					return out, nil
@@ -290,11 +296,8 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 			}
 			return nil, err
 		}
-		for _, r := range recs {
-			out = append(out, Message{Topic: tp.Topic, Partition: tp.Partition, Record: r})
-		}
-		if len(recs) > 0 {
-			next := recs[len(recs)-1].Offset + 1
+		if len(out) > n {
+			next := out[len(out)-1].Offset + 1
 			c.mu.Lock()
 			c.pos[tp], c.consumed[tp] = next, next
 			c.next = (start + i + 1) % len(order)

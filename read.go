@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/stratalog/strata/partition"
@@ -57,41 +58,50 @@ func (s *Store) Fetch(ctx context.Context, topicName string, part int, offset in
 }
 
 func readRecords(p *partition.Partition, offset int64, limit int) ([]Record, error) {
+	return appendRecords(nil, p, offset, limit, func(r Record) Record { return r })
+}
+
+// appendRecords appends to dst, each made by wrap, up to limit records of p
+// from offset on, as many as are there now. On an error it returns what it
+// appended before it.
+func appendRecords[T any](dst []T, p *partition.Partition, offset int64, limit int, wrap func(Record) T) ([]T, error) {
 	if limit <= 0 {
-		return nil, nil
+		return dst, nil
 	}
-	out := make([]Record, 0, min(limit, 64))
+	want := len(dst) + limit
 	// Ask for about what limit records of a few hundred bytes take, so a
 	// small Read copies little; a short answer just means another round.
 	chunk := min(readBytes, max(16<<10, limit*256))
-	for len(out) < limit {
+	for len(dst) < want {
 		// A fresh buffer each time: the records returned alias it.
 		batches, err := p.ReadBatches(nil, offset, chunk)
 		if err != nil {
-			return out, err
+			return dst, err
 		}
 		if len(batches) == 0 {
 			break
 		}
+		// Room for every offset the batches hold from offset on (fewer
+		// records where compaction left gaps), rather than growing by
+		// doubling.
+		next := lastNext(batches)
+		dst = slices.Grow(dst, int(max(0, min(int64(want-len(dst)), next-offset))))
 		for r, err := range recordsOf(batches) {
 			if err != nil {
-				return out, err
+				return dst, err
 			}
 			if r.Offset < offset {
 				continue
 			}
-			out = append(out, r)
+			dst = append(dst, wrap(r))
 			offset = r.Offset + 1
-			if len(out) == limit {
+			if len(dst) == want {
 				break
 			}
 		}
-		offset = max(offset, lastNext(batches))
-		if len(out) == limit {
-			break
-		}
+		offset = max(offset, next)
 	}
-	return out, nil
+	return dst, nil
 }
 
 // Records returns an iterator over a partition's records from offset on that
