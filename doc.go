@@ -3,10 +3,22 @@
 // immutable records addressed by dense offsets, stored in segment files that
 // hold Kafka's own RecordBatch v2 bytes with Kafka's offset and time indexes.
 //
-// The storage layers are in place: package [github.com/stratalog/strata/log]
-// is the record-batch format, [github.com/stratalog/strata/index] the
-// memory-mapped indexes and [github.com/stratalog/strata/segment] one segment
-// file with its indexes. The partition log, the engine (Open, topics, Append,
-// Read), consumer groups, retention and compaction build on them; see the
-// README's status table for what works today.
+// # Basics
+//
+// Open a directory (one Store per directory: a second Open fails with
+// ErrLocked), create topics with CreateTopic, append with Append (routed by
+// Kafka's murmur2 partitioner for keyed records, a sticky partition for the
+// others) or AppendTo (one partition), and read with Read, Fetch (which
+// waits for records) or the Records iterator. A Producer batches many small
+// appends as Kafka's producer does; a Consumer reads as a member of a
+// consumer group and commits its offsets. Retention and compaction run in
+// the background and on demand (EnforceRetention, Compact). Close the Store
+// when done.
+//
+// # Caveats
+//
+// Records returned by Read, Fetch and Consumer.Poll are the caller's: their
+// bytes are copies. A record yielded by Records is valid only until the loop
+// body returns. See the README for the durability contract and the files on
+// disk.
 package strata

@@ -15,7 +15,8 @@ const readBytes = 1 << 20
 
 // Read returns up to max records of a partition from offset on, as many as
 // are there now (none at the end offset). The records are the caller's: their
-// keys and values share one buffer per call, not the store's memory. An
+// keys and values share the few buffers the call copied batches into, not
+// the store's memory. An
 // offset outside [start, end] is ErrOffsetOutOfRange, with the range.
 func (s *Store) Read(ctx context.Context, topicName string, part int, offset int64, max int) ([]Record, error) {
 	p, err := s.partition(topicName, part)
