@@ -193,8 +193,8 @@ func (p *Producer) Produce(ctx context.Context, topicName string, r Record, call
 		r.Timestamp = p.s.opts.Now()
 	}
 	ts := r.Timestamp.UnixMilli()
-	fields := fieldsSize(&r)
-	alone := recordSize(fields, 0, 0)
+	fields := log.RecordFieldsSize(&r)
+	alone := log.RecordSize(fields, 0, 0)
 	part := -1
 	if r.Key != nil {
 		part = t.Route(r.Key)
@@ -236,7 +236,7 @@ func (p *Producer) Produce(ctx context.Context, topicName string, r Record, call
 		}
 		b := tb.open[at]
 		limit := min(p.opts.BatchBytes, tb.maxBatch)
-		if b != nil && b.size+recordSize(fields, len(b.a.recs), ts-b.baseTs) > limit {
+		if b != nil && b.size+log.RecordSize(fields, int32(len(b.a.recs)), ts-b.baseTs) > limit {
 			// The record does not fit: send the batch and route again, as
 			// a key-less record now goes to a new sticky partition.
 			p.shipLocked(b)
@@ -245,7 +245,7 @@ func (p *Producer) Produce(ctx context.Context, topicName string, r Record, call
 		if b == nil {
 			b = p.openLocked(tb, at, ts)
 		}
-		size := recordSize(fields, len(b.a.recs), ts-b.baseTs)
+		size := log.RecordSize(fields, int32(len(b.a.recs)), ts-b.baseTs)
 		b.a.add(&r, callback)
 		b.size += size
 		b.keyless = b.keyless || r.Key == nil
@@ -558,31 +558,4 @@ func (a *arena) free() {
 	}
 	a.recs, a.cbs, a.hdrs, a.buf = a.recs[:0], a.cbs[:0], a.hdrs[:0], a.buf[:0]
 	arenas.Put(a)
-}
-
-// fieldsSize is the part of r's encoded size that does not depend on its
-// place in a batch: key, value and headers with their lengths (see the
-// record layout in package log).
-func fieldsSize(r *Record) int {
-	n := bytesSize(r.Key) + bytesSize(r.Value) + log.SizeVarint(int32(len(r.Headers)))
-	for i := range r.Headers {
-		h := &r.Headers[i]
-		n += log.SizeVarint(int32(len(h.Key))) + len(h.Key) + bytesSize(h.Value)
-	}
-	return n
-}
-
-// recordSize is the encoded size of a record with fieldsSize fields at
-// offset delta offDelta and timestamp delta tsDelta: its length varint,
-// attributes, the deltas and the fields.
-func recordSize(fields, offDelta int, tsDelta int64) int {
-	body := 1 + log.SizeVarlong(tsDelta) + log.SizeVarint(int32(offDelta)) + fields
-	return log.SizeVarint(int32(body)) + body
-}
-
-func bytesSize(b []byte) int {
-	if b == nil {
-		return 1
-	}
-	return log.SizeVarint(int32(len(b))) + len(b)
 }

@@ -189,11 +189,31 @@ func (e *encoder) offsetError(i int, offset, prev int64) error {
 // field longer than the format allows (a header takes 2 bytes or more, so
 // too many headers too) makes it exceed maxLength.
 func bodySize(r *Record, offDelta int32, tsDelta int64) int64 {
-	n := int64(1+SizeVarlong(tsDelta)+SizeVarint(offDelta)) + bytesSize(r.Key) + bytesSize(r.Value)
+	return int64(1+SizeVarlong(tsDelta)+SizeVarint(offDelta)) + fieldsSize(r)
+}
+
+// fieldsSize returns the size of the part of r's encoding that does not
+// depend on its place in a batch: key, value and headers with their lengths.
+func fieldsSize(r *Record) int64 {
+	n := bytesSize(r.Key) + bytesSize(r.Value)
 	if len(r.Headers) == 0 {
 		return n + 1
 	}
 	return n + headersSize(r.Headers)
+}
+
+// RecordFieldsSize returns the bytes r's key, value and headers take in a
+// batch, with their lengths: the part of its encoded size that does not
+// depend on its place in the batch. A producer sizing batches computes it
+// once per record and then asks RecordSize for each place it considers.
+func RecordFieldsSize(r *Record) int { return int(fieldsSize(r)) }
+
+// RecordSize returns the encoded size, length prefix included, of a record
+// whose fields take fields bytes (RecordFieldsSize), at offset delta
+// offsetDelta and timestamp delta timestampDelta from its batch's base.
+func RecordSize(fields int, offsetDelta int32, timestampDelta int64) int {
+	body := 1 + SizeVarlong(timestampDelta) + SizeVarint(offsetDelta) + fields
+	return SizeVarint(int32(body)) + body
 }
 
 // headersSize returns the size of the encoding of hs with their count.

@@ -263,3 +263,24 @@ func TestTypeStrings(t *testing.T) {
 	require.Equal(t, []string{"CreateTime", "LogAppendTime", "TimestampType(2)"},
 		[]string{log.CreateTime.String(), log.LogAppendTime.String(), log.TimestampType(2).String()})
 }
+
+// TestRecordSize checks RecordFieldsSize and RecordSize against the encoder:
+// the sizes of a batch's records, each at its offset and timestamp delta,
+// add up to the batch's size after its header.
+func TestRecordSize(t *testing.T) {
+	base := time.UnixMilli(1_700_000_000_000)
+	recs := []log.Record{
+		{Key: []byte("k"), Value: []byte("v"), Timestamp: base},
+		{Value: nil, Timestamp: base.Add(time.Hour)},
+		{Key: []byte{}, Value: make([]byte, 300), Timestamp: base.Add(-time.Minute)},
+		{Key: []byte("h"), Headers: []log.Header{{Key: "a", Value: nil}, {Key: "bb", Value: make([]byte, 200)}}, Timestamp: base},
+	}
+	b, err := log.AppendBatch(nil, recs, log.BatchOptions{})
+	require.NoError(t, err)
+	total := 0
+	for i := range recs {
+		r := &recs[i]
+		total += log.RecordSize(log.RecordFieldsSize(r), int32(i), r.Timestamp.UnixMilli()-base.UnixMilli())
+	}
+	require.Equal(t, len(b)-log.BatchHeaderSize, total)
+}
