@@ -467,7 +467,7 @@ func (p *Producer) run() {
 func (p *Producer) send(b *batch) {
 	a := b.a
 	b.a = nil
-	off, err := p.s.AppendTo(context.Background(), b.tb.name, b.part, a.recs...)
+	off, err := p.append(b.tb, b.part, a.recs)
 
 	p.mu.Lock()
 	p.mu.records -= len(a.recs)
@@ -498,6 +498,20 @@ func (p *Producer) send(b *batch) {
 		p.mu.Unlock()
 	}
 	a.free()
+}
+
+// append appends recs to partition part of the topic tb was made for. A
+// batch queued before its topic was deleted fails with ErrUnknownTopic, even
+// if a topic of that name was created since: it never lands in the new one.
+func (p *Producer) append(tb *topicBatches, part int, recs []Record) (int64, error) {
+	t, err := p.s.topic(tb.name)
+	switch {
+	case err != nil:
+		return 0, err
+	case t != tb.t:
+		return 0, fmt.Errorf("strata: topic %q was deleted after the batch was started: %w", tb.name, ErrUnknownTopic)
+	}
+	return p.s.appendTo(t, part, recs)
 }
 
 // arena holds a batch's records with copies of their bytes. Arenas are

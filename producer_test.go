@@ -479,6 +479,32 @@ func TestProducerAppendErrors(t *testing.T) {
 	require.NoError(t, o.errs[1])
 }
 
+// TestProducerTopicCreatedAgain deletes a topic while a batch for it is
+// open and creates it again: the old batch fails with ErrUnknownTopic and
+// never lands in the new topic, which holds only what was produced to it.
+func TestProducerTopicCreatedAgain(t *testing.T) {
+	s := producerStore(t, strata.TopicConfig{})
+	p := newProducer(t, s, strata.ProducerOptions{Linger: time.Hour})
+	var o outcomes
+	require.NoError(t, p.Produce(t.Context(), "t", kv("old", "1"), o.callback(0)))
+	require.NoError(t, s.DeleteTopic("t"))
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	require.NoError(t, p.Produce(t.Context(), "t", kv("new", "2"), o.callback(1)))
+	require.NoError(t, p.Flush(t.Context()))
+	require.Equal(t, 2, o.len())
+	for i, id := range o.ids {
+		if id == 0 {
+			require.ErrorIs(t, o.errs[i], strata.ErrUnknownTopic)
+		} else {
+			require.NoError(t, o.errs[i])
+		}
+	}
+	recs, err := s.Read(t.Context(), "t", 0, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	require.Equal(t, "new", string(recs[0].Key))
+}
+
 func TestProducerStoreClosed(t *testing.T) {
 	s, err := strata.Open(t.TempDir(), &strata.Options{Sync: strata.SyncNever})
 	require.NoError(t, err)
