@@ -12,9 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestFloorCeil checks the warm-tail search on every field against linear
-// scans, with keys that repeat (as time index offsets do) across the warm
-// boundary.
+// TestFloorCeil checks the search on every field against linear scans, with
+// keys of several shapes: small random steps that repeat (as time index
+// offsets do) across the warm boundary with a jump in the middle, even steps
+// (where the interpolated guess is right), squares (where it is far off), and
+// for int64 keys a span from near MinInt64 to near MaxInt64 (which must not
+// overflow the guess).
 func TestFloorCeil(t *testing.T) {
 	fields := []struct {
 		name string
@@ -28,49 +31,66 @@ func TestFloorCeil(t *testing.T) {
 		{"time value", timeValue, 8, false},
 	}
 	for _, fc := range fields {
-		for _, n := range []int{0, 1, 2, 3, 681, 682, 683, 684, 1024, 1025, 1026, 1500} {
-			t.Run(fmt.Sprintf("%s/entries=%d", fc.name, n), func(t *testing.T) {
-				r := rand.New(rand.NewPCG(uint64(n), 3))
-				data := make([]byte, n*fc.f.size)
-				keys := make([]int64, n)
-				k := int64(-3)
-				for i := range keys {
-					k += r.Int64N(3) // 0: a repeat
-					if i == n/2 && !fc.wide {
-						k = max(k, math.MaxInt32-int64(n)) // near the sign bit
-					}
-					keys[i] = k
-					o := i*fc.f.size + fc.at
-					if fc.wide {
-						binary.BigEndian.PutUint64(data[o:], uint64(k))
-					} else {
-						binary.BigEndian.PutUint32(data[o:], uint32(int32(k)))
-					}
+		for _, shape := range []string{"steps", "even", "squares", "extremes"} {
+			for _, n := range []int{0, 1, 2, 3, 33, 34, 35, 681, 682, 683, 684, 1024, 1025, 1026, 1500} {
+				if shape == "extremes" && !fc.wide {
+					continue
 				}
-				targets := []int64{math.MinInt64, -5, k + 2, math.MaxInt64}
-				for _, key := range keys {
-					targets = append(targets, key-1, key, key+1)
-				}
-				for _, target := range targets {
-					wantFloor, wantCeil := -1, n
-					for i, key := range keys {
-						if key <= target {
-							wantFloor = i
+				t.Run(fmt.Sprintf("%s/%s/entries=%d", fc.name, shape, n), func(t *testing.T) {
+					r := rand.New(rand.NewPCG(uint64(n), 3))
+					data := make([]byte, n*fc.f.size)
+					keys := make([]int64, n)
+					k := int64(-3)
+					for i := range keys {
+						switch shape {
+						case "steps":
+							k += r.Int64N(3) // 0: a repeat
+							if i == n/2 && !fc.wide {
+								k = max(k, math.MaxInt32-int64(n)) // near the sign bit
+							}
+						case "even":
+							k = int64(4*i + 1)
+						case "squares":
+							k = int64(i * i)
+						case "extremes":
+							k = math.MinInt64 + 2 + int64(i)*(math.MaxInt64/int64(n)*2)
+							if i == n-1 {
+								k = math.MaxInt64 - 2
+							}
 						}
-						if key >= target && wantCeil == n {
-							wantCeil = i
+						keys[i] = k
+						o := i*fc.f.size + fc.at
+						if fc.wide {
+							binary.BigEndian.PutUint64(data[o:], uint64(k))
+						} else {
+							binary.BigEndian.PutUint32(data[o:], uint32(int32(k)))
 						}
 					}
-					if got := floor(data, n, fc.f, target); got != wantFloor {
-						t.Fatalf("floor(%d) = %d, want %d", target, got, wantFloor)
+					targets := []int64{math.MinInt64, -5, k + 2, math.MaxInt64}
+					for _, key := range keys {
+						targets = append(targets, key-1, key, key+1)
 					}
-					if got := ceil(data, n, fc.f, target); got != wantCeil {
-						t.Fatalf("ceil(%d) = %d, want %d", target, got, wantCeil)
+					for _, target := range targets {
+						wantFloor, wantCeil := -1, n
+						for i, key := range keys {
+							if key <= target {
+								wantFloor = i
+							}
+							if key >= target && wantCeil == n {
+								wantCeil = i
+							}
+						}
+						if got := floor(data, n, fc.f, target); got != wantFloor {
+							t.Fatalf("floor(%d) = %d, want %d", target, got, wantFloor)
+						}
+						if got := ceil(data, n, fc.f, target); got != wantCeil {
+							t.Fatalf("ceil(%d) = %d, want %d", target, got, wantCeil)
+						}
 					}
-				}
-				require.Equal(t, 0, ceil(data, n, fc.f, math.MinInt64))
-				require.Equal(t, n-1, floor(data, n, fc.f, math.MaxInt64))
-			})
+					require.Equal(t, 0, ceil(data, n, fc.f, math.MinInt64))
+					require.Equal(t, n-1, floor(data, n, fc.f, math.MaxInt64))
+				})
+			}
 		}
 	}
 }
