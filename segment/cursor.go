@@ -117,3 +117,20 @@ func touch(b []byte) byte {
 	}
 	return x
 }
+
+// touchHeaders is touch for a scan over batches that should lie stride
+// bytes apart: it reads the lines of the header fields a scan reads (the
+// first 27 bytes) of each, and every line of the last stride bytes of b.
+//
+//go:noinline
+func touchHeaders(b []byte, stride int) byte {
+	if stride <= 0 {
+		return touch(b)
+	}
+	var x byte
+	last := max(0, len(b)-stride)
+	for i := 0; i < last; i += stride {
+		x ^= b[i] ^ b[min(i+26, len(b)-1)]
+	}
+	return x ^ touch(b[last:])
+}

@@ -136,6 +136,15 @@ func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
 		if upPos := int64(up); pos < upPos && upPos < end {
 			span := upPos - pos
 			if span > 2*int64(s.cfg.IndexIntervalBytes) {
+				// Start fetching what a lookup into the batch at upPos
+				// reads, before waiting for its header.
+				size := end - upPos
+				if slot+2 < entries {
+					if _, p2 := s.offsets.Entry(slot + 2); int64(p2) > upPos && int64(p2) < end {
+						size = int64(p2) - upPos
+					}
+				}
+				_ = s.prefetch(upPos, size, end, offset-entryOffset-1, upOffset-entryOffset)
 				base, last, _, ok := s.peek(upPos, end)
 				if ok && base <= offset {
 					if last != upOffset {
@@ -147,7 +156,17 @@ func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
 				// Where offset lies if the bytes spread evenly over the
 				// offsets, and a margin.
 				guess := pos + span*(offset-entryOffset)/offsets
-				_ = touch(s.data[pos:min(end, upPos+log.BatchHeaderSize, guess+span/8+256)])
+				if stride := span / offsets; stride >= 128 && span%offsets == 0 {
+					// Batches of one size and one record each (the
+					// likely reason the span divides exactly) have their
+					// headers stride bytes apart: fetch those lines, and
+					// all of the batch that should hold offset. Batches
+					// of varied sizes get every line.
+					_ = touchHeaders(s.data[pos:min(end, upPos+log.BatchHeaderSize, guess+stride+64)], int(stride))
+				} else {
+					_ = touch(s.data[pos:min(end, upPos+log.BatchHeaderSize, guess+span/8+256)])
+				}
+				_ = s.marks.has(guess &^ (1<<(markShift+6) - 1)) // and the CRC marks there
 				touched = true
 			}
 		}
@@ -183,6 +202,42 @@ func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
 		pos += size
 	}
 	return -1, -1, nil
+}
+
+// prefetch starts loading, all at once, what a lookup of record k of the
+// batch of n records and size bytes at pos reads next: the batch's header,
+// its CRC mark, the record positions remembered for it, and the cache lines
+// where records k&^(recordStride-1) to k+1 lie if the records are of one
+// size. The loads hardly depend on one another, so their cache and TLB
+// misses overlap, where the lookup alone would wait for one after another
+// (header, mark, positions, records). size, k and n come from the index and
+// may be off (a compacted batch, the last batch, damage): nothing is
+// trusted or checked here, and a wrong guess costs only loads, none past
+// end.
+//
+//go:noinline
+func (s *Segment) prefetch(pos, size, end, k, n int64) byte {
+	if pos < 0 || pos >= end {
+		return 0
+	}
+	x := s.data[pos]
+	if n < 2*recordStride || k < recordStride || k >= n || size < startsMinBatch {
+		return x // no positions are remembered for such a batch
+	}
+	body := size - log.BatchHeaderSize
+	first := pos + log.BatchHeaderSize
+	from := max(first, first+body*(k&^(recordStride-1))/n-64)
+	if to := min(end, pos+size, first+body*(k+2)/n, from+2048); from < to {
+		x ^= touch(s.data[from:to])
+	}
+	if s.marks.has(pos) {
+		x ^= 1
+	}
+	if e := s.starts.get(pos); e != nil {
+		p, _ := e.at(int(k / recordStride))
+		x ^= byte(p)
+	}
+	return x
 }
 
 // peek reads the fields of the batch header at pos that a scan needs — base

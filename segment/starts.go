@@ -3,6 +3,7 @@ package segment
 import (
 	"encoding/binary"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/stratalog/strata/log"
 )
@@ -25,12 +26,35 @@ const (
 	startsBudgetShift = 6
 )
 
+// startsInline is how many record positions a starts holds in itself:
+// those of a batch of up to startsInline*recordStride (184) records are read
+// with one cache miss, not one for the struct and another for a slice. The
+// struct is then 128 bytes.
+const startsInline = 23
+
 // starts is what a segment remembers of one batch: where it is, and where
 // its records 0, recordStride, 2*recordStride… start in it.
 type starts struct {
 	pos    int64
-	starts []uint32
+	n      int32                // positions held
+	inline [startsInline]uint32 // the first of them
+	more   []uint32             // the rest, for larger batches
 }
+
+// at returns the position of record i*recordStride, and false past the
+// positions held.
+func (e *starts) at(i int) (uint32, bool) {
+	switch {
+	case i < 0 || i >= int(e.n):
+		return 0, false
+	case i < startsInline:
+		return e.inline[i], true
+	}
+	return e.more[i-startsInline], true
+}
+
+// cost is what e takes of the table's budget.
+func (e *starts) cost() int64 { return int64(unsafe.Sizeof(*e)) + 4*int64(cap(e.more)) }
 
 // startsTable remembers the record positions of the large batches that
 // lookups landed in the middle of, up to a budget. Slots (one per 4 KiB
@@ -61,7 +85,7 @@ func (t *startsTable) get(pos int64) *starts {
 // over the budget.
 func (t *startsTable) put(e *starts, size int64) {
 	const chunkCost = 8 * startsChunkSlots
-	cost := int64(48 + 4*len(e.starts))
+	cost := e.cost()
 	budget := size >> startsBudgetShift
 	c := t.slots.get(e.pos)
 	if c == nil {
@@ -110,8 +134,8 @@ func (c *Cursor) RecordStart(batch []byte, k int) (at, j int) {
 	}
 	n := int(int32(binary.BigEndian.Uint32(batch[numRecordsField:])))
 	if e := c.starts(batch, k, n); e != nil {
-		if i := k / recordStride; i < len(e.starts) {
-			at, j = int(e.starts[i]), i*recordStride
+		if p, ok := e.at(k / recordStride); ok {
+			at, j = int(p), k/recordStride*recordStride
 		}
 	}
 	if m := min(k-j+2, n-j); m > 2 {
@@ -134,24 +158,31 @@ func (c *Cursor) starts(batch []byte, k, n int) *starts {
 	if e := s.starts.get(c.last); e != nil {
 		return e
 	}
-	t := recordStarts(batch, n)
-	if t == nil {
+	e := recordStarts(c.last, batch, n)
+	if e == nil {
 		return nil
 	}
-	e := &starts{pos: c.last, starts: t}
 	s.starts.put(e, int64(len(s.data)))
 	return e
 }
 
-// recordStarts returns the positions in batch of records 0, recordStride,
-// 2*recordStride…, or nil if the length prefixes of its n records do not
-// add up to its size.
-func recordStarts(batch []byte, n int) []uint32 {
-	t := make([]uint32, 0, (n+recordStride-1)/recordStride)
+// recordStarts returns the positions in batch (which is at pos) of records
+// 0, recordStride, 2*recordStride…, or nil if the length prefixes of its n
+// records do not add up to its size.
+func recordStarts(pos int64, batch []byte, n int) *starts {
+	m := (n + recordStride - 1) / recordStride
+	e := &starts{pos: pos, n: int32(m)}
+	if m > startsInline {
+		e.more = make([]uint32, m-startsInline)
+	}
 	p := log.BatchHeaderSize
 	for i := range n {
 		if i%recordStride == 0 {
-			t = append(t, uint32(p))
+			if i/recordStride < startsInline {
+				e.inline[i/recordStride] = uint32(p)
+			} else {
+				e.more[i/recordStride-startsInline] = uint32(p)
+			}
 		}
 		m, length, err := log.RecordLength(batch[p:])
 		if err != nil {
@@ -162,5 +193,5 @@ func recordStarts(batch []byte, n int) []uint32 {
 	if p != len(batch) {
 		return nil
 	}
-	return t
+	return e
 }

@@ -18,8 +18,8 @@ func TestRecordStart(t *testing.T) {
 	s, err := Create(fx.fsys, fx.dir, 0, Config{MaxBytes: testMaxBytes})
 	require.NoError(t, err)
 	defer s.Close()
-	sizes := []int{100, 2*recordStride - 1, 2 * recordStride, 37, 40}
-	values := []int{300, 300, 300, 300, 50} // the last batch is under 4 KiB
+	sizes := []int{100, 2*recordStride - 1, 2 * recordStride, 37, startsInline * recordStride, startsInline*recordStride + 1, 500, 40}
+	values := []int{300, 300, 300, 300, 50, 50, 50, 50} // the last batch is under 4 KiB
 	var first int64
 	for i, n := range sizes {
 		require.NoError(t, s.Append(encode(t, makeRecords(first, n, values[i], 1))))
@@ -58,9 +58,9 @@ func TestRecordStart(t *testing.T) {
 	require.NoError(t, err)
 	_, batch, err := c.Next()
 	require.NoError(t, err)
-	require.NotNil(t, recordStarts(batch, 100))
-	require.Nil(t, recordStarts(batch, 99), "one record left over")
-	require.Nil(t, recordStarts(batch[:len(batch)-1], 100), "the last record runs past the end")
+	require.NotNil(t, recordStarts(0, batch, 100))
+	require.Nil(t, recordStarts(0, batch, 99), "one record left over")
+	require.Nil(t, recordStarts(0, batch[:len(batch)-1], 100), "the last record runs past the end")
 
 	// Truncate forgets what was remembered.
 	require.NotNil(t, s.starts.get(0))
@@ -73,10 +73,9 @@ func TestRecordStart(t *testing.T) {
 func TestStartsBudget(t *testing.T) {
 	var tb startsTable
 	const size = 64 << 20 // budget 1 MiB
-	table := make([]uint32, 1000)
 	stored := 0
 	for pos := int64(0); pos < size; pos += startsMinBatch {
-		tb.put(&starts{pos: pos, starts: table}, size)
+		tb.put(&starts{pos: pos, n: 1000, more: make([]uint32, 1000-startsInline)}, size) // 4 KiB
 		if tb.get(pos) != nil {
 			stored++
 		}
@@ -89,4 +88,60 @@ func TestStartsBudget(t *testing.T) {
 	tb.reset()
 	require.Nil(t, tb.get(0))
 	require.Zero(t, tb.used.Load())
+}
+
+// TestPrefetchIsOnlyAHint calls prefetch with the guesses a damaged or
+// compacted index could give it, on both file systems (on the OS one the
+// file ends where the log does): none may panic or fault. Lookups through
+// locate, which prefetches (and fetches the lines of small batches by their
+// expected stride), still find every record of every batch, with and
+// without positions remembered.
+func TestPrefetchIsOnlyAHint(t *testing.T) {
+	eachFS(t, func(t *testing.T, fx fixture) {
+		s, err := Create(fx.fsys, fx.dir, 0, Config{MaxBytes: testMaxBytes, WriteCalls: true})
+		require.NoError(t, err)
+		defer s.Close()
+		var first int64
+		for range 5 {
+			require.NoError(t, s.Append(encode(t, makeRecords(first, 100, 100, 1))))
+			first += 100
+		}
+		// Then one-record batches: of one size (whose headers locate
+		// fetches by stride), then of varied sizes.
+		for i := range 400 {
+			size := 100
+			if i >= 200 {
+				size = 50 + i*7919%101
+			}
+			require.NoError(t, s.Append(encode(t, makeRecords(first, 1, size, 1))))
+			first++
+		}
+		end := s.Size()
+		for _, c := range []struct{ pos, size, k, n int64 }{
+			{0, end, 50, 100},
+			{0, 1 << 40, 99, 100},       // size past the end
+			{end - 1, 1 << 20, 50, 100}, // a batch that would run past the end
+			{end, 4096, 50, 100},        // at the end
+			{-1, 4096, 50, 100},
+			{0, end, -1, 100},
+			{0, end, 50, 0},
+			{0, end, 1 << 40, 1<<40 + 1},
+			{0, 4096, 50, 100},
+		} {
+			require.NotPanics(t, func() { _ = s.prefetch(c.pos, c.size, end, c.k, c.n) }, "%+v", c)
+		}
+		for round := range 2 { // then again with the positions remembered
+			for off := range first {
+				c, err := s.CursorAt(off)
+				require.NoError(t, err)
+				h, batch, err := c.Next()
+				require.NoError(t, err)
+				require.LessOrEqual(t, h.BaseOffset, off, "round %d", round)
+				require.GreaterOrEqual(t, h.BaseOffset+int64(h.LastOffsetDelta), off, "round %d", round)
+				at, j := c.RecordStart(batch, int(off-h.BaseOffset))
+				require.LessOrEqual(t, j, int(off-h.BaseOffset))
+				require.Less(t, at, len(batch))
+			}
+		}
+	})
 }
