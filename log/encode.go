@@ -62,17 +62,8 @@ func AppendBatch(dst []byte, recs []Record, opts BatchOptions) ([]byte, error) {
 	if opts.Idempotent {
 		h.ProducerID, h.ProducerEpoch, h.BaseSequence = opts.ProducerID, opts.ProducerEpoch, opts.BaseSequence
 	}
-	var plans [planCache]recordPlan
-	e := encoder{h: &h, assign: true, now: opts.Now, plans: plans[:]}
-	size, maxTs, err := e.measure(recs)
-	if err != nil {
-		return dst, err
-	}
-	h.MaxTimestamp = maxTs
-	if h.TimestampType() == LogAppendTime {
-		h.MaxTimestamp = opts.Now
-	}
-	return e.append(dst, recs, size), nil
+	e := encoder{h: &h, assign: true, now: opts.Now}
+	return e.appendAssigned(dst, recs)
 }
 
 // AppendBatchHeader appends one uncompressed batch holding recs to dst and
@@ -99,17 +90,20 @@ func AppendBatchHeader(dst []byte, h BatchHeader, recs []Record) ([]byte, error)
 	}
 	var plans [planCache]recordPlan
 	e := encoder{h: &h, plans: plans[:]}
-	size, _, err := e.measure(recs)
+	size, _, err := e.measure(recs, 0, 0)
 	if err != nil {
 		return dst, err
 	}
 	return e.append(dst, recs, size), nil
 }
 
-// encoder writes the records of a batch in two passes: measure checks them
-// and sizes the batch, append writes it into a buffer grown once. measure
-// keeps what it works out for each record in plans, so that append only
-// writes; records past the end of plans are worked out again.
+// encoder writes the records of a batch. AppendBatchHeader's takes two
+// passes: measure checks them and sizes the batch, append writes it into a
+// buffer grown once. measure keeps what it works out for each record in
+// plans, so that append only writes; records past the end of plans are
+// worked out again. AppendBatch's, appendAssigned, writes each record as
+// soon as it has worked it out, into the buffer's spare capacity, and falls
+// back on the two passes for the records that do not fit.
 type encoder struct {
 	h *BatchHeader
 	// assign is AppendBatch's mode: offset deltas are record indexes and
@@ -152,14 +146,17 @@ func (e *encoder) plan(i int, r *Record) (pl recordPlan, off, body, ts int64) {
 	return recordPlan{tsDelta: tsDelta, offDelta: int32(off), body: int32(body)}, off, body, ts
 }
 
-// measure checks recs, fills e.plans as far as they go and returns the size
-// of the records' encoding and their largest timestamp. It works out each
-// record as plan does, written out in the loop for speed.
-func (e *encoder) measure(recs []Record) (size, maxTs int64, err error) {
+// measure checks recs[from:], fills e.plans with their plans as far as they
+// go and returns the size of the records' encoding, the first from of them
+// taking written bytes, and the largest timestamp of recs[from:].
+func (e *encoder) measure(recs []Record, from int, written int64) (size, maxTs int64, err error) {
 	h := e.h
 	prev := int64(-1)
-	maxTs = math.MinInt64
-	for i := range recs {
+	if from > 0 && !e.assign {
+		prev = recs[from-1].Offset - h.BaseOffset
+	}
+	size, maxTs = written, math.MinInt64
+	for i := from; i < len(recs); i++ {
 		r := &recs[i]
 		off := int64(i)
 		if !e.assign {
@@ -181,8 +178,8 @@ func (e *encoder) measure(recs []Record) (size, maxTs int64, err error) {
 			return 0, 0, errorf(ErrInvalidBatch, "record %d: %d bytes, at most %d", i, body, maxLength)
 		}
 		maxTs = max(maxTs, ts)
-		if i < len(e.plans) {
-			e.plans[i] = recordPlan{tsDelta: tsDelta, offDelta: int32(off), body: int32(body)}
+		if j := i - from; j < len(e.plans) {
+			e.plans[j] = recordPlan{tsDelta: tsDelta, offDelta: int32(off), body: int32(body)}
 		}
 		size += int64(uvarintSize(uint64(body)<<1)) + body // the zig-zag of a positive int32
 	}
@@ -190,6 +187,68 @@ func (e *encoder) measure(recs []Record) (size, maxTs int64, err error) {
 		return 0, 0, errorf(ErrInvalidBatch, "batch length %d, at most %d", total, maxLength)
 	}
 	return size, maxTs, nil
+}
+
+// appendAssigned is AppendBatch's encoder. While dst's spare capacity has
+// room, it works out each record (as measure does) and writes it at once.
+// A record that does not fit (the batch's header is written last, its room
+// kept at the start) makes it measure the records from there on, which
+// checks them as measure does, grow dst once to the batch's size and write
+// them. With enough capacity, as when a buffer is reused for batches alike,
+// the batch is written in one pass; the bytes and the errors are the same
+// either way. (Records written before one too large for the format leave
+// their bytes in dst's spare capacity, which the caller gets back as it was
+// given.)
+func (e *encoder) appendAssigned(dst []byte, recs []Record) ([]byte, error) {
+	h := e.h
+	start := len(dst)
+	b := dst[start:cap(dst)]
+	if len(b) > lengthOverhead+maxLength {
+		b = b[:lengthOverhead+maxLength] // every record that fits is then small enough
+	}
+	p := BatchHeaderSize
+	maxTs := int64(math.MinInt64)
+	i := 0
+	for ; i < len(recs); i++ {
+		r := &recs[i]
+		ts := recordTime(r, true, e.now)
+		tsDelta := ts - h.BaseTimestamp
+		body := int64(1+SizeVarlong(tsDelta)+SizeVarint(int32(i))) + bytesSize(r.Key) + bytesSize(r.Value)
+		if len(r.Headers) == 0 {
+			body++
+		} else {
+			body += headersSize(r.Headers)
+		}
+		if int64(uvarintSize(uint64(body)<<1))+body > int64(len(b)-p) {
+			break
+		}
+		maxTs = max(maxTs, ts)
+		p = putRecord(b, p, r, recordPlan{tsDelta: tsDelta, offDelta: int32(i), body: int32(body)})
+	}
+	size := int64(p - BatchHeaderSize)
+	if i < len(recs) {
+		var plans [planCache]recordPlan
+		e.plans = plans[:]
+		var restMax int64
+		var err error
+		if size, restMax, err = e.measure(recs, i, size); err != nil {
+			return dst, err
+		}
+		maxTs = max(maxTs, restMax)
+		keep := start // the records written so far, if any, and room for the header
+		if i > 0 {
+			keep += p
+		}
+		end := start + BatchHeaderSize + int(size)
+		dst = slices.Grow(dst[:keep], end-keep)
+		b = dst[start:end]
+		p = e.putRecords(b, p, recs, i)
+	}
+	h.MaxTimestamp = maxTs
+	if h.TimestampType() == LogAppendTime {
+		h.MaxTimestamp = e.now
+	}
+	return e.finish(dst[:start+p], b[:p], len(recs)), nil
 }
 
 // offsetError reports the i-th record's offset out of order or range, prev
@@ -249,24 +308,37 @@ func bytesSize(b []byte) int64 {
 // append writes the header and the records measured at size bytes to dst.
 // It writes in place, by index, into dst grown once to its final length.
 func (e *encoder) append(dst []byte, recs []Record, size int64) []byte {
-	h := e.h
-	h.Magic = Magic
-	h.Length = int32(minLength + size)
-	h.NumRecords = int32(len(recs))
 	start := len(dst)
-	dst = slices.Grow(dst, BatchHeaderSize+int(size))[:start+BatchHeaderSize+int(size)]
+	end := start + BatchHeaderSize + int(size)
+	dst = slices.Grow(dst, end-start)[:end]
 	b := dst[start:]
-	putHeader(b, h)
-	p := BatchHeaderSize
-	for i := range recs {
+	e.putRecords(b, BatchHeaderSize, recs, 0)
+	return e.finish(dst, b, len(recs))
+}
+
+// putRecords writes recs[from:], measured from the start of e.plans, at
+// b[p:] and returns where they end.
+func (e *encoder) putRecords(b []byte, p int, recs []Record, from int) int {
+	for i := from; i < len(recs); i++ {
 		var pl recordPlan
-		if i < len(e.plans) {
-			pl = e.plans[i]
+		if j := i - from; j < len(e.plans) {
+			pl = e.plans[j]
 		} else {
 			pl, _, _, _ = e.plan(i, &recs[i])
 		}
 		p = putRecord(b, p, &recs[i], pl)
 	}
+	return p
+}
+
+// finish writes the header of the batch b, whose n records are written after
+// it, with its CRC, and returns dst, which ends with b.
+func (e *encoder) finish(dst, b []byte, n int) []byte {
+	h := e.h
+	h.Magic = Magic
+	h.Length = int32(len(b) - lengthOverhead)
+	h.NumRecords = int32(n)
+	putHeader(b, h)
 	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
 	return dst
 }

@@ -206,6 +206,14 @@ func TestAppendBatchMatchesReference(t *testing.T) {
 		require.NoError(t, err, "case %d", i)
 		require.Equal(t, &buf[:1][0], &got[0], "case %d: buffer reused", i)
 		require.Equal(t, want, got[3:], "case %d", i)
+		// Into a buffer with room for part of it: grown once, the part
+		// written in place carried over.
+		buf = make([]byte, 3, 3+rng.IntN(len(want)))
+		copy(buf, "abc")
+		got, err = log.AppendBatch(buf, recs, opts)
+		require.NoError(t, err, "case %d", i)
+		require.Equal(t, []byte("abc"), got[:3], "case %d", i)
+		require.Equal(t, want, got[3:], "case %d", i)
 	}
 }
 
