@@ -46,9 +46,15 @@
 // offset of the batch that first reached it), only when the max timestamp
 // grew.
 //
-// Both searches are Kafka's: a binary search that tries the last 8 KiB of
-// entries first (the "warm" tail, where in-sync readers look and whose pages
-// stay in the page cache) before the rest of the file.
+// Both searches find what Kafka's do (the last entry at or below the
+// target), but start differently: from where the target would lie if the
+// keys rose evenly from the first entry to the last. An offset index's keys
+// nearly do, so the guess is checked (the entries either side of a small
+// window around it must bracket the target) and the binary search that
+// follows stays within a few cache lines; a guess that misses only narrows
+// the range. Like Kafka's, the search prefers the last 8 KiB of entries
+// (the "warm" tail, where in-sync readers look and whose pages stay in the
+// page cache) when the answer lies there.
 //
 // # Files and crashes
 //
