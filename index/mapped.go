@@ -39,6 +39,10 @@ type mapped struct {
 	fileBytes int64 // the file's size as last set or found
 	resized   bool  // the file's size changed since the last Sync
 	closed    bool
+	// entry is where Append builds an entry before put copies it in: a
+	// local array would escape (through vfs.File's WriteMap) and cost an
+	// allocation per entry.
+	entry [TimeEntrySize]byte
 }
 
 // open opens the file at path as an index of size-byte entries for the

@@ -126,10 +126,10 @@ func (x *Offset) Append(offset int64, position int32) error {
 	if int64(n) >= x.m.limit.Load() {
 		return errorf(ErrFull, "%s is full with %d entries", x.m.path, n)
 	}
-	var e [OffsetEntrySize]byte
+	e := x.m.entry[:OffsetEntrySize]
 	binary.BigEndian.PutUint32(e[0:4], uint32(offset-x.m.base))
 	binary.BigEndian.PutUint32(e[4:8], uint32(position))
-	return x.m.put(n, e[:])
+	return x.m.put(n, e)
 }
 
 // Lookup returns the entry with the largest offset at most target, or

@@ -129,10 +129,10 @@ func (x *Time) MaybeAppend(timestamp int64, offset int64, skipFullCheck bool) er
 	if int64(n) >= x.m.limit.Load()-reserve {
 		return errorf(ErrFull, "%s is full with %d entries", x.m.path, n)
 	}
-	var e [TimeEntrySize]byte
+	e := x.m.entry[:TimeEntrySize]
 	binary.BigEndian.PutUint64(e[0:8], uint64(timestamp))
 	binary.BigEndian.PutUint32(e[8:12], uint32(offset-x.m.base))
-	return x.m.put(n, e[:])
+	return x.m.put(n, e)
 }
 
 // Lookup returns the entry with the largest timestamp at most ts, or
