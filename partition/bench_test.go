@@ -43,8 +43,8 @@ func encodedSize(b *testing.B, recs []log.Record) int {
 // rawWriter is the baseline of the append benchmarks: write(2) of size
 // bytes at a time to plain files, optionally each followed by fsync. Like
 // segments, a file is written up to DefaultSegmentBytes and then a new one
-// is started (and the old one removed), so both sides leave the same amount
-// of dirty data for the kernel to write back.
+// is started (the old one kept, as segments are), so both sides leave the
+// same amount of dirty data for the kernel to write back.
 func rawWriter(b *testing.B, size int, fsync bool, perOp int) {
 	dir := b.TempDir()
 	open := func(i int) *os.File {
