@@ -252,7 +252,8 @@ func fillPartition(b *testing.B, dir string, records int) {
 
 // BenchmarkRead reads 1 M records of 100 B: sequentially with a Reader
 // (every batch CRC-checked, every record decoded), and at random offsets
-// (see randomLookups), in batches of 100 records and of one.
+// (see randomLookups), in batches of 100 records and of one, beside the
+// cost of one random load from the mapped file (rawRandomLoads).
 func BenchmarkRead(b *testing.B) {
 	const records = 1_000_000
 	dir := b.TempDir()
@@ -283,6 +284,7 @@ func BenchmarkRead(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N*records)/b.Elapsed().Seconds(), "records/s")
 	})
+	b.Run("mode=random/api=raw-mapped-load/records=1M", rawRandomLoads(dir))
 	b.Run("mode=random/api=reader/batch=100/records=1M", randomLookups(p, records, true))
 	b.Run("mode=random/api=readbatches/batch=100/records=1M", randomLookups(p, records, false))
 
@@ -299,6 +301,35 @@ func BenchmarkRead(b *testing.B) {
 	}
 	b.Run("mode=random/api=reader/batch=1/records=1M", randomLookups(ps, records, true))
 	b.Run("mode=random/api=readbatches/batch=1/records=1M", randomLookups(ps, records, false))
+}
+
+// rawRandomLoads is the baseline of the random lookups: one byte loaded at
+// a pseudo-random position of the partition's (only) log file, mapped, each
+// position depending on the byte loaded before, so that the loads cannot
+// overlap. It is what the machine's memory and TLB make a cache miss cost
+// in the same run; any lookup pays at least one.
+func rawRandomLoads(dir string) func(b *testing.B) {
+	return func(b *testing.B) {
+		logs, err := filepath.Glob(filepath.Join(dir, "*.log"))
+		require.NoError(b, err)
+		require.Len(b, logs, 1)
+		f, err := vfs.OS.OpenFile(logs[0], os.O_RDWR, 0)
+		require.NoError(b, err)
+		defer f.Close()
+		st, err := os.Stat(logs[0])
+		require.NoError(b, err)
+		data, err := f.Map(int(st.Size()))
+		require.NoError(b, err)
+		defer f.Unmap(data)
+		b.ReportAllocs()
+		x, sum := uint64(1), uint64(0)
+		for b.Loop() {
+			x = x*6364136223846793005 + 1442695040888963407 + uint64(data[(x>>1)%uint64(len(data))])
+			sum += x
+		}
+		require.NotZero(b, sum)
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
+	}
 }
 
 // randomLookups looks up a pseudo-random offset of p's first records per

@@ -108,10 +108,12 @@ func (s *Segment) check(pos int64, size int) error {
 //
 // The next entry bounds the scan: the batch it points at ends at or after
 // offset. Where that batch starts at or before offset (large batches, one
-// per entry) it is the one, found with a single header read. Otherwise the
-// lines up to about where offset should lie are fetched at once, so that
-// the scan, which reads each header's position from the one before, does
-// not wait for one cache miss after another.
+// per entry) it is the one, found with a single header read, while what the
+// lookup reads after it is fetched (prefetch). Otherwise the lines up to
+// about where offset should lie are fetched at once (only the header lines,
+// when the batches seem to be of one size), so that the scan, which reads
+// each header's position from the one before, does not wait for one cache
+// miss after another.
 func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
 	pos, expect = 0, s.base
 	entryOffset, checkEntry := s.base-1, false
