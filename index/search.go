@@ -68,11 +68,14 @@ func (f field) bound(target int64) (int64, bool) {
 // cache lines, where a plain binary search takes a dependent load (often a
 // cache miss) for each halving of a large index. The guess is checked, never
 // trusted: a window around it is used only if its ends bracket target, and
-// otherwise the side of it that does is searched. Past the guess, the warm
-// tail (the last warmBytes of entries) is preferred when it holds the
-// answer, because most lookups are for recent offsets and the tail's pages
-// stay in the page cache; a plain binary search would touch pages 0, n/2,
-// 3n/4… of a cold file first.
+// otherwise the side of it that does is searched, at the cost of four more
+// loads than a plain binary search. Every lookup reads the first and last
+// entries (two pages of the file, which stay in the page cache) and the
+// entries around the guess; a plain binary search of a cold file would
+// touch pages n/2, 3n/4… first. Where the guess misses and the narrowed
+// range still reaches the warm tail (the last warmBytes of entries, where
+// Kafka's search starts because most lookups are for recent offsets), the
+// tail is searched when it holds the answer.
 func floor(data []byte, n int, f field, target int64) int {
 	b, ok := f.bound(target)
 	if n == 0 || !ok || f.raw(data, f.window) > b {
@@ -107,7 +110,17 @@ func interpolate(data []byte, f field, target int64, lo, hi int, b int64) (int, 
 		return lo, hi // cannot happen with sorted keys; stay safe
 	}
 	// In floating point: keys of a time index can span more than int64.
-	frac := (float64(target) - float64(first)) / (float64(last) - float64(first))
+	// Large keys close together can round to one float64 (0/0), and
+	// rounding can put the guess a little outside [lo, hi]: a guess that is
+	// not a number in range is no guess.
+	span := float64(last) - float64(first)
+	if !(span > 0) {
+		return lo, hi
+	}
+	frac := (float64(target) - float64(first)) / span
+	if !(frac >= 0 && frac <= 1) {
+		return lo, hi
+	}
 	g := lo + int(frac*float64(hi-lo))
 	wlo, whi := max(lo, g-guessSlack), min(hi, g+guessSlack)
 	if f.raw(data, wlo*f.size+f.window) > b {
