@@ -40,3 +40,21 @@ func TestAllocs(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendBatchGrowsOnce: into a buffer too small (none, or room for part
+// of the batch), AppendBatch allocates exactly once, the grown buffer; its
+// own working space stays on the stack.
+func TestAppendBatchGrowsOnce(t *testing.T) {
+	recs := someRecords(100, 100)
+	opts := log.BatchOptions{Now: 1}
+	for _, room := range []int{0, 5000} {
+		allocs := testing.AllocsPerRun(100, func() {
+			_, _ = log.AppendBatch(make([]byte, 0, room), recs, opts)
+		})
+		want := 1.0
+		if room > 0 {
+			want = 2 // the buffer made here, then the grown one
+		}
+		require.Equal(t, want, allocs, "room for %d bytes", room)
+	}
+}

@@ -35,7 +35,8 @@ type BatchOptions struct {
 // record or batch too large for the format fails with [ErrInvalidBatch].
 //
 // AppendBatch grows dst at most once, and not at all when its capacity
-// suffices. It does not retain recs.
+// suffices. It does not retain recs. On error the returned slice is dst as
+// given, though its spare capacity (past len(dst)) may have been written.
 func AppendBatch(dst []byte, recs []Record, opts BatchOptions) ([]byte, error) {
 	if len(recs) == 0 {
 		return dst, ErrEmptyBatch
@@ -147,8 +148,9 @@ func (e *encoder) plan(i int, r *Record) (pl recordPlan, off, body, ts int64) {
 }
 
 // measure checks recs[from:], fills e.plans with their plans as far as they
-// go and returns the size of the records' encoding, the first from of them
-// taking written bytes, and the largest timestamp of recs[from:].
+// go and returns the size of the records' encoding (written bytes for
+// recs[:from], already encoded, plus the size of recs[from:]) and the
+// largest timestamp of recs[from:].
 func (e *encoder) measure(recs []Record, from int, written int64) (size, maxTs int64, err error) {
 	h := e.h
 	prev := int64(-1)
@@ -198,8 +200,9 @@ func (e *encoder) measure(recs []Record, from int, written int64) (size, maxTs i
 // the batch is written in one pass; the bytes and the errors are the same
 // either way. (Records written before one too large for the format leave
 // their bytes in dst's spare capacity, which the caller gets back as it was
-// given.)
-func (e *encoder) appendAssigned(dst []byte, recs []Record) ([]byte, error) {
+// given.) e is taken by value so that the plans array it may be given
+// stays on this call's stack.
+func (e encoder) appendAssigned(dst []byte, recs []Record) ([]byte, error) {
 	h := e.h
 	start := len(dst)
 	b := dst[start:cap(dst)]
