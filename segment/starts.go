@@ -28,8 +28,9 @@ const (
 
 // startsInline is how many record positions a starts holds in itself:
 // those of a batch of up to startsInline*recordStride (184) records are read
-// with one cache miss, not one for the struct and another for a slice. The
-// struct is then 128 bytes.
+// from the struct, without a slice to follow to another cache miss. The
+// struct is then 128 bytes, two cache lines; the first holds the positions
+// of the first 104 records.
 const startsInline = 23
 
 // starts is what a segment remembers of one batch: where it is, and where
@@ -123,8 +124,9 @@ func (t *startsTable) reset() {
 //
 // The first lookup into a batch of at least 2*recordStride records and
 // 4 KiB walks its length prefixes once to learn where every
-// recordStride-th record starts, and the segment remembers that (4 bytes
-// per 8 records) within a budget of 1/64 of its size. A batch whose
+// recordStride-th record starts, and the segment remembers that (128
+// bytes, plus 4 per 8 records past the first 184) within a budget of 1/64
+// of its size. A batch whose
 // prefixes do not add up to its size is not remembered; the caller's own
 // steps report the damage.
 func (c *Cursor) RecordStart(batch []byte, k int) (at, j int) {
@@ -184,11 +186,11 @@ func recordStarts(pos int64, batch []byte, n int) *starts {
 				e.more[i/recordStride-startsInline] = uint32(p)
 			}
 		}
-		m, length, err := log.RecordLength(batch[p:])
+		prefix, length, err := log.RecordLength(batch[p:])
 		if err != nil {
 			return nil
 		}
-		p += m + length
+		p += prefix + length
 	}
 	if p != len(batch) {
 		return nil
