@@ -2,7 +2,6 @@ package log_test
 
 import (
 	"encoding/binary"
-	"errors"
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
@@ -250,31 +249,5 @@ func TestAppendBatchHeaderMatchesReference(t *testing.T) {
 		got, err := log.AppendBatchHeader([]byte("x"), h, recs)
 		require.NoError(t, err, "case %d", i)
 		require.Equal(t, want, got[1:], "case %d", i)
-	}
-}
-
-func TestAppendBatchHeaderOffsetErrors(t *testing.T) {
-	h := log.BatchHeader{BaseOffset: 100, LastOffsetDelta: 9}
-	tests := []struct {
-		name    string
-		offsets []int64
-	}{
-		{"below the base", []int64{99}},
-		{"past the last offset", []int64{100, 110}},
-		{"repeated", []int64{100, 101, 101}},
-		{"falling", []int64{100, 105, 103}},
-		{"far past", []int64{100, 1 << 40}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			recs := make([]log.Record, len(tt.offsets))
-			for i, o := range tt.offsets {
-				recs[i].Offset = o
-			}
-			dst := []byte("kept")
-			got, err := log.AppendBatchHeader(dst, h, recs)
-			require.True(t, errors.Is(err, log.ErrInvalidBatch), "%v", err)
-			require.Equal(t, dst, got)
-		})
 	}
 }

@@ -222,6 +222,7 @@ func TestEncodeRejects(t *testing.T) {
 		{"offset past last", h, []int64{10, 15}, log.ErrInvalidBatch},
 		{"offsets repeat", h, []int64{11, 11}, log.ErrInvalidBatch},
 		{"offsets decrease", h, []int64{12, 11}, log.ErrInvalidBatch},
+		{"offset far past last", h, []int64{10, 1 << 40}, log.ErrInvalidBatch},
 		{"negative last offset delta", log.BatchHeader{LastOffsetDelta: -1}, nil, log.ErrInvalidBatch},
 		{"compressed", log.BatchHeader{Attributes: int16(log.Zstd)}, []int64{0}, log.ErrUnsupportedCompression},
 	}
