@@ -137,17 +137,17 @@ func BenchmarkAppend(b *testing.B) {
 		recs := benchRecords(n)
 		size := encodedSize(b, recs)
 		b.Run(fmt.Sprintf("impl=partition/records=%d/size=100B", n), func(b *testing.B) {
-			benchAppend(b, benchConfig(SyncNever), recs, size)
+			benchAppend(b, benchConfig(SyncNever), recs, size, false)
 		})
 		if n == 1 {
 			b.Run(fmt.Sprintf("impl=partition-writecalls/records=%d/size=100B", n), func(b *testing.B) {
 				cfg := benchConfig(SyncNever)
 				cfg.WriteCalls = true
-				benchAppend(b, cfg, recs, size)
+				benchAppend(b, cfg, recs, size, false)
 			})
 		} else {
 			b.Run(fmt.Sprintf("impl=partition-preencoded/records=%d/size=100B", n), func(b *testing.B) {
-				benchAppendEncoded(b, benchConfig(SyncNever), recs, size)
+				benchAppend(b, benchConfig(SyncNever), recs, size, true)
 			})
 		}
 		b.Run(fmt.Sprintf("impl=raw-write/records=%d/size=100B", n), func(b *testing.B) {
@@ -162,25 +162,9 @@ func BenchmarkAppend(b *testing.B) {
 }
 
 // benchAppend appends recs (size bytes encoded) per call to a partition
-// opened with cfg.
-func benchAppend(b *testing.B, cfg Config, recs []log.Record, size int) {
-	p, err := Open(vfs.OS, b.TempDir(), cfg, false)
-	require.NoError(b, err)
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := p.Append(recs); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N*len(recs))/b.Elapsed().Seconds(), "records/s")
-	require.NoError(b, p.Close())
-}
-
-// benchAppendEncoded appends one batch of recs, encoded once before the
-// loop, per call with AppendEncoded: the partition's append without the
-// encoding.
-func benchAppendEncoded(b *testing.B, cfg Config, recs []log.Record, size int) {
+// opened with cfg; preencoded encodes them once before the loop and appends
+// that batch with AppendEncoded, which leaves out the encoding.
+func benchAppend(b *testing.B, cfg Config, recs []log.Record, size int, preencoded bool) {
 	p, err := Open(vfs.OS, b.TempDir(), cfg, false)
 	require.NoError(b, err)
 	batch, err := p.Encode(nil, recs)
@@ -188,7 +172,12 @@ func benchAppendEncoded(b *testing.B, cfg Config, recs []log.Record, size int) {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := p.AppendEncoded(batch); err != nil {
+		if preencoded {
+			_, err = p.AppendEncoded(batch)
+		} else {
+			_, err = p.Append(recs)
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 	}
