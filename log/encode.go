@@ -133,18 +133,15 @@ func recordTime(r *Record, assign bool, now int64) int64 {
 	return r.Timestamp.UnixMilli()
 }
 
-// plan works out the i-th record r: its plan; its offset delta and body
-// size again in 64 bits, for measure to check before the plan's int32s clip
-// them; and its timestamp.
-func (e *encoder) plan(i int, r *Record) (pl recordPlan, off, body, ts int64) {
-	off = int64(i)
+// plan works out the plan of the i-th record r, which measure has checked:
+// putRecords uses it for the records past those measure kept plans for.
+func (e *encoder) plan(i int, r *Record) recordPlan {
+	off := int64(i)
 	if !e.assign {
 		off = r.Offset - e.h.BaseOffset
 	}
-	ts = recordTime(r, e.assign, e.now)
-	tsDelta := ts - e.h.BaseTimestamp
-	body = bodySize(r, int32(off), tsDelta)
-	return recordPlan{tsDelta: tsDelta, offDelta: int32(off), body: int32(body)}, off, body, ts
+	tsDelta := recordTime(r, e.assign, e.now) - e.h.BaseTimestamp
+	return recordPlan{tsDelta: tsDelta, offDelta: int32(off), body: int32(bodySize(r, int32(off), tsDelta))}
 }
 
 // measure checks recs[from:], fills e.plans with their plans as far as they
@@ -170,6 +167,7 @@ func (e *encoder) measure(recs []Record, from int, written int64) (size, maxTs i
 		}
 		ts := recordTime(r, e.assign, e.now)
 		tsDelta := ts - h.BaseTimestamp
+		// bodySize, written out: the compiler does not inline it here.
 		body := int64(1+SizeVarlong(tsDelta)+SizeVarint(int32(off))) + bytesSize(r.Key) + bytesSize(r.Value)
 		if len(r.Headers) == 0 {
 			body++
@@ -216,6 +214,7 @@ func (e encoder) appendAssigned(dst []byte, recs []Record) ([]byte, error) {
 		r := &recs[i]
 		ts := recordTime(r, true, e.now)
 		tsDelta := ts - h.BaseTimestamp
+		// bodySize, written out: the compiler does not inline it here.
 		body := int64(1+SizeVarlong(tsDelta)+SizeVarint(int32(i))) + bytesSize(r.Key) + bytesSize(r.Value)
 		if len(r.Headers) == 0 {
 			body++
@@ -327,7 +326,7 @@ func (e *encoder) putRecords(b []byte, p int, recs []Record, from int) int {
 		if j := i - from; j < len(e.plans) {
 			pl = e.plans[j]
 		} else {
-			pl, _, _, _ = e.plan(i, &recs[i])
+			pl = e.plan(i, &recs[i])
 		}
 		p = putRecord(b, p, &recs[i], pl)
 	}
