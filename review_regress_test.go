@@ -107,6 +107,36 @@ func TestDeleteTopicDeletesItsOffsetsAndData(t *testing.T) {
 	require.NoError(t, s.Close())
 }
 
+// TestDeleteTopicDeletesOffsetsOfActiveGroups: a group whose consumer
+// subscribes to a deleted topic loses its offsets for it too (they were
+// kept, with only a warning, because the admin rule of DeleteOffsets
+// refused), so that the topic created again is read from its start.
+func TestDeleteTopicDeletesOffsetsOfActiveGroups(t *testing.T) {
+	s := stratatest.Open(t, nil)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	for i := range 5 {
+		_, err := s.Append(ctx, "t", rec("k", fmt.Sprint(i)))
+		require.NoError(t, err)
+	}
+	c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{AutoOffsetReset: strata.ResetEarliest})
+	require.NoError(t, err)
+	defer c.Close()
+	got := 0
+	for got < 5 {
+		msgs, err := c.Poll(ctx)
+		require.NoError(t, err)
+		got += len(msgs)
+	}
+	require.NoError(t, c.Commit(ctx))
+	off, ok := s.Committed("g", "t", 0)
+	require.True(t, ok)
+	require.Equal(t, int64(5), off.Offset)
+
+	require.NoError(t, s.DeleteTopic("t"))
+	_, ok = s.Committed("g", "t", 0)
+	require.False(t, ok, "the offsets of a group with a subscribed member go too")
+}
+
 func TestInternalTopicProtected(t *testing.T) {
 	s := stratatest.Open(t, nil)
 	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))

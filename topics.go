@@ -83,21 +83,11 @@ func (s *Store) DeleteTopic(name string) error {
 
 // deleteTopicOffsets deletes every group's committed offsets for a deleted
 // topic, as Kafka does, so that a topic created again under the name starts
-// from its beginning for them.
+// from its beginning for them, even for groups whose members subscribe to
+// it.
 func (s *Store) deleteTopicOffsets(name string) {
-	for _, g := range s.groups.Groups() {
-		var parts []TopicPartition
-		for tp := range s.groups.Offsets(g) {
-			if tp.Topic == name {
-				parts = append(parts, tp)
-			}
-		}
-		if len(parts) == 0 {
-			continue
-		}
-		if err := s.groups.DeleteOffsets(g, parts...); err != nil {
-			s.opts.Logger.Warn("strata: could not delete the offsets of a deleted topic", "group", g, "topic", name, "err", err)
-		}
+	if err := s.groups.DeleteTopic(name); err != nil {
+		s.opts.Logger.Warn("strata: could not delete the offsets of a deleted topic", "topic", name, "err", err)
 	}
 }
 

@@ -2,6 +2,7 @@ package group
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -262,18 +263,51 @@ func (c *Coordinator) DeleteOffsets(group string, parts ...TopicPartition) error
 		}
 		parts = slices.Collect(maps.Keys(g.offsets))
 	}
-	var tombstones []Commit
 	for _, tp := range parts {
 		if _, ok := g.offsets[tp]; !ok {
 			continue
 		}
 		for _, m := range g.members {
-			if _, ok := slices.BinarySearch(m.topics, tp.Topic); ok {
+			if m.subscribes(tp.Topic) {
 				return fmt.Errorf("group: deleting the offset of %s of group %q, whose member %q subscribes to %s: %w",
 					tp, group, m.id, tp.Topic, ErrGroupActive)
 			}
 		}
-		tombstones = append(tombstones, Commit{Group: group, Topic: tp.Topic, Partition: tp.Partition, Deleted: true})
+	}
+	return c.deleteLocked(g, parts)
+}
+
+// DeleteTopic deletes every group's committed offsets for topic, which no
+// longer exists, whatever the groups' members subscribe to: Kafka drops the
+// offsets of deleted partitions so that a topic created again under the
+// name is read from its start. DeleteOffsets, the admin operation, refuses
+// while a member subscribes to the topic.
+func (c *Coordinator) DeleteTopic(topic string) error {
+	var errs []error
+	for _, g := range c.all() {
+		g.mu.Lock()
+		c.expireLocked(g)
+		var parts []TopicPartition
+		for tp := range g.offsets {
+			if tp.Topic == topic {
+				parts = append(parts, tp)
+			}
+		}
+		errs = append(errs, c.deleteLocked(g, parts))
+		g.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+// deleteLocked writes tombstones for the offsets of parts that g (locked)
+// has, then forgets them.
+func (c *Coordinator) deleteLocked(g *groupState, parts []TopicPartition) error {
+	group := g.name
+	var tombstones []Commit
+	for _, tp := range parts {
+		if _, ok := g.offsets[tp]; ok {
+			tombstones = append(tombstones, Commit{Group: group, Topic: tp.Topic, Partition: tp.Partition, Deleted: true})
+		}
 	}
 	if len(tombstones) == 0 {
 		return nil
