@@ -58,9 +58,8 @@ type Consumer struct {
 
 	mu       sync.Mutex
 	ref      group.MemberRef
-	pos      map[TopicPartition]int64 // next offset to fetch, per owned partition
+	pos      map[TopicPartition]int64 // next offset to fetch (after what Poll returned), per owned partition
 	pending  map[TopicPartition]bool  // owned, but no start position yet
-	consumed map[TopicPartition]int64 // next offset after what Poll returned
 	order    []TopicPartition         // owned partitions, for fair polling
 	next     int                      // where the next Poll starts in order
 	closed   bool
@@ -91,7 +90,7 @@ func (s *Store) Consumer(groupName string, topics []string, opts ConsumerOptions
 	}
 	return &Consumer{
 		s: s, group: groupName, topics: slices.Clone(topics), opts: opts, ref: ref,
-		pos: map[TopicPartition]int64{}, consumed: map[TopicPartition]int64{},
+		pos:     map[TopicPartition]int64{},
 		pending: map[TopicPartition]bool{}, lastAuto: s.opts.Now(),
 	}, nil
 }
@@ -149,7 +148,7 @@ func (c *Consumer) sync() error {
 	if errors.Is(err, group.ErrFenced) || errors.Is(err, group.ErrUnknownMember) {
 		// Evicted: everything we held is someone else's now. Start over.
 		c.mu.Lock()
-		c.pos, c.consumed, c.order = map[TopicPartition]int64{}, map[TopicPartition]int64{}, nil
+		c.pos, c.order = map[TopicPartition]int64{}, nil
 		c.pending = map[TopicPartition]bool{}
 		c.mu.Unlock()
 		ref, jerr := c.s.groups.Join(c.group, c.topics)
@@ -182,7 +181,6 @@ func (c *Consumer) sync() error {
 		c.mu.Lock()
 		for _, tp := range res.Revoke {
 			delete(c.pos, tp)
-			delete(c.consumed, tp)
 			delete(c.pending, tp)
 		}
 		c.mu.Unlock()
@@ -212,7 +210,7 @@ func (c *Consumer) sync() error {
 			posErr = err
 		} else {
 			delete(c.pending, tp)
-			c.pos[tp], c.consumed[tp] = pos, pos
+			c.pos[tp] = pos
 			ready = append(ready, tp)
 		}
 		c.mu.Unlock()
@@ -286,7 +284,7 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 				return nil, fmt.Errorf("strata: group %q: %w", c.group, rerr)
 			}
 			c.mu.Lock()
-			c.pos[tp], c.consumed[tp] = np, np
+			c.pos[tp] = np
 			c.mu.Unlock()
 			continue
 		}
@@ -299,7 +297,7 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 		if len(out) > n {
 			next := out[len(out)-1].Offset + 1
 			c.mu.Lock()
-			c.pos[tp], c.consumed[tp] = next, next
+			c.pos[tp] = next
 			c.next = (start + i + 1) % len(order)
 			c.mu.Unlock()
 		}
@@ -398,7 +396,7 @@ func (c *Consumer) commitConsumed(parts []TopicPartition) error {
 	commits := map[TopicPartition]OffsetAndMetadata{}
 	c.mu.Lock()
 	for _, tp := range parts {
-		if off, ok := c.consumed[tp]; ok {
+		if off, ok := c.pos[tp]; ok {
 			commits[tp] = OffsetAndMetadata{Offset: off, CommitTime: now}
 		}
 	}

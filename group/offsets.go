@@ -1,12 +1,10 @@
 package group
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -102,7 +100,7 @@ func (c *Coordinator) Commit(group string, ref MemberRef, offsets map[TopicParti
 	for tp := range offsets {
 		parts = append(parts, tp)
 	}
-	slices.SortFunc(parts, comparePartitions)
+	slices.SortFunc(parts, TopicPartition.Compare)
 	commits := make([]Commit, 0, len(offsets))
 	for _, tp := range parts {
 		om := offsets[tp]
@@ -145,15 +143,6 @@ func (c *Coordinator) Commit(group string, ref MemberRef, offsets map[TopicParti
 		g.offsets[cm.TopicPartition()] = cm.OffsetAndMetadata()
 	}
 	return nil
-}
-
-// comparePartitions is TopicPartition.Compare with a fast path for the
-// common case of one topic.
-func comparePartitions(a, b TopicPartition) int {
-	if a.Topic == b.Topic {
-		return cmp.Compare(a.Partition, b.Partition)
-	}
-	return strings.Compare(a.Topic, b.Topic)
 }
 
 // toMillis truncates t to whole milliseconds, in UTC, as the record
