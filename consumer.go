@@ -28,8 +28,9 @@ type ConsumerOptions struct {
 	// processed there (c.Commit), or lose it to redelivery.
 	OnRevoked func(c *Consumer, parts []TopicPartition)
 	// AutoCommitInterval, if positive, commits what Poll returned at most
-	// this often, at the start of a Poll and at Close — after the records
-	// were handed out, not after they were processed. Default off: the
+	// this often, at the start of a Poll, and also when partitions are
+	// revoked and at Close — after the records were handed out, not after
+	// they were processed. Default off: the
 	// documented pattern is process, then Commit (at least once).
 	AutoCommitInterval time.Duration
 	// PollWait is how long Poll waits for records before it checks in with

@@ -7,7 +7,8 @@
 //
 // The workers take turns from one goroutine, and the store runs on a clock
 // the example moves by hand (session timeouts included), so the output is
-// the same on every run and nothing sleeps.
+// the same on every run; only an empty Poll waits, a few milliseconds of
+// real time.
 //
 //	go run ./examples/consumergroup
 package main
