@@ -55,7 +55,7 @@ func (b *partBatch) start(h log.BatchHeader, batch []byte, offset int64, cur *se
 		// it starts (large batches), and fetches the lines up to it.
 		d := int64(0)
 		if want < int64(h.NumRecords) {
-			if at, j := cur.RecordStart(batch, int(want)); j > 0 {
+			if at, j := cur.RecordStart(batch, h, int(want)); j > 0 {
 				b.rest, b.left, b.prev, d = batch[at:], h.NumRecords-int32(j), int64(j-1), int64(j)
 			}
 		}
@@ -68,7 +68,7 @@ func (b *partBatch) start(h log.BatchHeader, batch []byte, offset int64, cur *se
 		return nil
 	}
 	for b.left > 0 {
-		body, err := b.peek()
+		body, size, err := b.peek()
 		if err != nil {
 			return err
 		}
@@ -83,33 +83,37 @@ func (b *partBatch) start(h log.BatchHeader, batch []byte, offset int64, cur *se
 			return fmt.Errorf("%w: offset delta %d after %d", log.ErrCorrupt, delta, b.prev)
 		}
 		b.prev = delta
-		if _, err := b.skip(); err != nil {
-			return err
-		}
+		b.advance(size)
 	}
 	return nil
 }
 
-// peek returns the next record's body: the bytes after its length prefix.
-func (b *partBatch) peek() ([]byte, error) {
+// peek returns the next record's body (the bytes after its length prefix)
+// and its size, length prefix included.
+func (b *partBatch) peek() (body []byte, size int, err error) {
 	n, length, err := log.RecordLength(b.rest)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return b.rest[n : n+length], nil
+	return b.rest[n : n+length], n + length, nil
+}
+
+// advance steps over the next record, of size bytes, and returns them.
+func (b *partBatch) advance(size int) []byte {
+	rec := b.rest[:size]
+	b.rest = b.rest[size:]
+	b.left--
+	return rec
 }
 
 // skip steps over the next record and returns its bytes, length prefix
 // included.
 func (b *partBatch) skip() ([]byte, error) {
-	n, length, err := log.RecordLength(b.rest)
+	_, size, err := b.peek()
 	if err != nil {
 		return nil, err
 	}
-	rec := b.rest[:n+length]
-	b.rest = b.rest[n+length:]
-	b.left--
-	return rec, nil
+	return b.advance(size), nil
 }
 
 // next decodes the next record into rec, skipping those below want, and

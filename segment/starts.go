@@ -1,7 +1,6 @@
 package segment
 
 import (
-	"encoding/binary"
 	"sync/atomic"
 	"unsafe"
 
@@ -113,7 +112,7 @@ func (t *startsTable) reset() {
 }
 
 // RecordStart helps a lookup reach record k (counting from 0) of batch, the
-// batch the last call to Next returned: it returns the position in batch of
+// batch the last call to Next returned with its header h: it returns the position in batch of
 // record j, the last record at or before k whose position the segment
 // remembers, and j. The caller steps over records j to k-1 by their length
 // prefixes. With nothing remembered it returns the first record's position
@@ -129,12 +128,12 @@ func (t *startsTable) reset() {
 // of its size. A batch whose
 // prefixes do not add up to its size is not remembered; the caller's own
 // steps report the damage.
-func (c *Cursor) RecordStart(batch []byte, k int) (at, j int) {
+func (c *Cursor) RecordStart(batch []byte, h log.BatchHeader, k int) (at, j int) {
 	at = log.BatchHeaderSize
 	if c == nil || c.s == nil || len(batch) < log.BatchHeaderSize {
 		return at, 0
 	}
-	n := int(int32(binary.BigEndian.Uint32(batch[numRecordsField:])))
+	n := int(h.NumRecords)
 	if e := c.starts(batch, k, n); e != nil {
 		if p, ok := e.at(k / recordStride); ok {
 			at, j = int(p), k/recordStride*recordStride
@@ -145,9 +144,6 @@ func (c *Cursor) RecordStart(batch []byte, k int) (at, j int) {
 	}
 	return at, j
 }
-
-// numRecordsField is the position of a batch header's record count.
-const numRecordsField = log.BatchHeaderSize - 4
 
 // starts returns the record positions remembered for batch, the batch Next
 // returned last, of n records, learning them first if it is worth it, or

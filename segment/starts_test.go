@@ -30,7 +30,7 @@ func TestRecordStart(t *testing.T) {
 	for _, n := range sizes {
 		c, err := s.CursorAt(first)
 		require.NoError(t, err)
-		_, batch, err := c.Next()
+		h, batch, err := c.Next()
 		require.NoError(t, err)
 		// Where each record starts, by walking the length prefixes.
 		var starts []int
@@ -42,7 +42,7 @@ func TestRecordStart(t *testing.T) {
 		}
 		require.Len(t, starts, n)
 		for k := range n {
-			at, j := c.RecordStart(batch, k)
+			at, j := c.RecordStart(batch, h, k)
 			wantJ := 0
 			if n >= 2*recordStride && len(batch) >= startsMinBatch {
 				wantJ = k / recordStride * recordStride
@@ -138,7 +138,7 @@ func TestPrefetchIsOnlyAHint(t *testing.T) {
 				require.NoError(t, err)
 				require.LessOrEqual(t, h.BaseOffset, off, "round %d", round)
 				require.GreaterOrEqual(t, h.BaseOffset+int64(h.LastOffsetDelta), off, "round %d", round)
-				at, j := c.RecordStart(batch, int(off-h.BaseOffset))
+				at, j := c.RecordStart(batch, h, int(off-h.BaseOffset))
 				require.LessOrEqual(t, j, int(off-h.BaseOffset))
 				require.Less(t, at, len(batch))
 			}
