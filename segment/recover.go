@@ -51,8 +51,9 @@ func (s *Segment) Recover() (Recovery, error) {
 	next := s.base
 	var valid int64
 	for valid < fileSize {
-		if zeros(s.data[valid:min(fileSize, valid+log.BatchHeaderSize)]) {
-			// The zeros that growing the file ahead of appends left. If
+		if firstNonZero(s.data[valid:min(fileSize, valid+log.BatchHeaderSize)]) < 0 {
+			// No batch starts with zeros (its length is at least 49):
+			// these are what growing the file ahead of appends left. If
 			// bytes follow them (pages written back out of order before a
 			// power cut, or damage), they are cut as damage, and said so.
 			if nz := firstNonZero(s.data[valid:fileSize]); nz >= 0 {
@@ -87,7 +88,7 @@ func (s *Segment) Recover() (Recovery, error) {
 
 	rec.Bytes = valid
 	rec.Truncated = fileSize - valid - rec.ZeroTail
-	s.allocated = min(s.allocated, valid)
+	s.allocated = min(s.allocated, valid) // what holds if the truncation fails
 	if valid < fileSize {
 		if err := s.log.Truncate(valid); err != nil {
 			return rec, fmt.Errorf("segment: truncating %s to %d: %w", s.path, valid, err)
@@ -142,14 +143,3 @@ func firstNonZero(b []byte) int {
 	return -1
 }
 
-// zeros reports whether b holds only zero bytes: no batch starts with them
-// (its length field is at least 49), so they are the unused part of a
-// preallocated file.
-func zeros(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
-}
