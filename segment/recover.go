@@ -142,4 +142,3 @@ func firstNonZero(b []byte) int {
 	}
 	return -1
 }
-
