@@ -43,40 +43,43 @@ func BuildMap(m *OffsetMap, segs []*segment.Segment, firstDirty, uncleanable int
 		if s.Base() >= uncleanable {
 			break
 		}
-		data, err := s.View(firstDirty, int(s.Size()))
+		c, err := s.CursorAt(firstDirty)
 		if err != nil {
 			return firstDirty, fmt.Errorf("compaction: mapping %s: %w", s.Path(), err)
 		}
-		for p := 0; p < len(data); {
-			h, err := log.ReadHeader(data[p:]) // View checked it
+		for {
+			h, b, err := c.Next()
 			if err != nil {
 				return firstDirty, fmt.Errorf("compaction: mapping %s: %w", s.Path(), err)
+			}
+			if b == nil {
+				break
 			}
 			if h.BaseOffset >= uncleanable {
 				return uncleanable, nil
 			}
-			if !h.IsControl() {
-				it, err := log.NewRecordIter(data[p:])
-				if err != nil {
-					return firstDirty, fmt.Errorf("compaction: mapping %s at offset %d: %w", s.Path(), h.BaseOffset, err)
+			if h.IsControl() {
+				continue
+			}
+			it, err := log.NewRecordIterHeader(b, h)
+			if err != nil {
+				return firstDirty, fmt.Errorf("compaction: mapping %s at offset %d: %w", s.Path(), h.BaseOffset, err)
+			}
+			for it.Next(&r) {
+				if r.Key == nil || r.Offset < firstDirty || r.Offset >= uncleanable {
+					continue
 				}
-				for it.Next(&r) {
-					if r.Key == nil || r.Offset < firstDirty || r.Offset >= uncleanable {
-						continue
+				if !m.Put(r.Key, r.Offset) {
+					if r.Offset == firstDirty {
+						return firstDirty, fmt.Errorf("compaction: key of %d bytes at offset %d, map budget %d bytes: %w",
+							len(r.Key), r.Offset, m.Budget(), ErrMapTooSmall)
 					}
-					if !m.Put(r.Key, r.Offset) {
-						if r.Offset == firstDirty {
-							return firstDirty, fmt.Errorf("compaction: key of %d bytes at offset %d, map budget %d bytes: %w",
-								len(r.Key), r.Offset, m.Budget(), ErrMapTooSmall)
-						}
-						return r.Offset, nil
-					}
-				}
-				if err := it.Err(); err != nil {
-					return firstDirty, fmt.Errorf("compaction: mapping %s at offset %d: %w", s.Path(), h.BaseOffset, err)
+					return r.Offset, nil
 				}
 			}
-			p += h.Size()
+			if err := it.Err(); err != nil {
+				return firstDirty, fmt.Errorf("compaction: mapping %s at offset %d: %w", s.Path(), h.BaseOffset, err)
+			}
 		}
 	}
 	return uncleanable, nil

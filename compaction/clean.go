@@ -179,21 +179,22 @@ func (c *cleaner) segment(s *segment.Segment) error {
 	if s.Size() == 0 {
 		return nil
 	}
-	data, err := s.View(s.Base(), int(s.Size()))
+	cur, err := s.CursorAt(s.Base())
 	if err != nil {
 		return fmt.Errorf("compaction: reading %s: %w", s.Path(), err)
 	}
-	for p := 0; p < len(data); {
-		h, err := log.ReadHeader(data[p:]) // View checked it
+	for {
+		h, b, err := cur.Next()
 		if err != nil {
-			return fmt.Errorf("compaction: reading %s at byte %d: %w", s.Path(), p, err)
+			return fmt.Errorf("compaction: reading %s: %w", s.Path(), err)
 		}
-		if err := c.batch(h, data[p:p+h.Size()]); err != nil {
+		if b == nil {
+			return nil
+		}
+		if err := c.batch(h, b); err != nil {
 			return fmt.Errorf("compaction: cleaning %s at offset %d: %w", s.Path(), h.BaseOffset, err)
 		}
-		p += h.Size()
 	}
-	return nil
 }
 
 // batch cleans one batch into c.buf.
@@ -205,7 +206,7 @@ func (c *cleaner) batch(h log.BatchHeader, b []byte) error {
 		c.st.RecordsWritten += int64(h.NumRecords)
 		return c.copy(b)
 	}
-	it, err := log.NewRecordIter(b)
+	it, err := log.NewRecordIterHeader(b, h)
 	if err != nil {
 		return err
 	}
