@@ -1,8 +1,9 @@
 // Package compaction is the core of Strata's log cleaner: it rewrites the
 // sealed segments of a compacted log keeping the latest record of every
 // key, as Kafka's LogCleaner does (KAFKA.md §6). It holds no segments of its
-// own, runs no goroutine, reads no clock and renames no file: the partition
-// decides when to clean, owns the segments, and swaps the cleaned ones in
+// own, runs no goroutine and reads no clock, and renames no file but to
+// discard the output of a failed cleaning: the partition decides when to
+// clean, owns the segments, and swaps the cleaned ones in
 // crash-safely (.cleaned → .swap → old to .deleted → final names, KAFKA.md
 // §6.4 step 4).
 //
@@ -37,8 +38,10 @@
 // leaves gaps, and batches keep their base and last offsets even when their
 // first or last records go, so readers advance by a batch's last offset,
 // not its last record's (KAFKA.md §6.5). A batch left empty is dropped,
-// except the one that ends just before end and, if the partition says so,
-// a producer's last batch: these stay as 61-byte empty batches.
+// except the one that ends just before end and a producer's last batch
+// when the caller names it (Round.ProducerLastOffsets; Strata's partitions
+// keep no producer state and name none): these stay as 61-byte empty
+// batches.
 //
 // # Tombstones
 //

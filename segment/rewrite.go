@@ -54,8 +54,7 @@ func (s *Segment) Rewrite(offset int64, extra []byte) (*Segment, error) {
 		_ = n.Delete() // best effort: Open removes .cleaned leftovers too
 		return nil, fmt.Errorf("segment: rewriting %s: %w", s.path, err)
 	}
-	n.closeFiles()
-	n.closed = true
+	_ = n.Close() // sealed and synced: nothing left to fail
 	if err := RenameTemp(s.fsys, s.dir, s.base, CleanedSuffix, SwapSuffix); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -79,9 +80,8 @@ func run() error {
 			n++
 		}
 	}
-	if _, err := s.Append(ctx, "profiles", strata.Record{Value: []byte("no key")}); err != nil {
-		fmt.Println("a record without a key is refused:", err != nil)
-	}
+	_, err = s.Append(ctx, "profiles", strata.Record{Value: []byte("no key")})
+	fmt.Println("a record without a key is refused:", errors.Is(err, strata.ErrNoKey))
 	describe(s, fmt.Sprintf("after %d updates", n))
 
 	fmt.Println("\n== Compact: the latest record per key stays, offsets do not change")
