@@ -88,6 +88,11 @@ func TestDeleteTopicDeletesItsOffsetsAndData(t *testing.T) {
 	require.NoError(t, s.DeleteTopic("t"))
 	_, ok := s.Committed("g", "t", 0)
 	require.False(t, ok, "a deleted topic's offsets go too")
+	require.NoError(t, s.CreateTopic("src", strata.TopicConfig{}))
+	for i := range 3 {
+		_, err := s.Append(ctx, "src", rec("k", fmt.Sprint("stale", i)))
+		require.NoError(t, err)
+	}
 	require.NoError(t, s.Close())
 
 	// A crash in the middle of an earlier DeleteTopic left a directory
@@ -95,15 +100,29 @@ func TestDeleteTopicDeletesItsOffsetsAndData(t *testing.T) {
 	old := filepath.Join(dir, "x-0")
 	require.NoError(t, os.MkdirAll(old, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(old, "00000000000000000000.log"), []byte("stale"), 0o644))
+	// … and, from a deleted topic y of three partitions whose deletion a
+	// crash stopped after y-0 and y-1 went, y-2 (a copy of real data):
+	// a gap before it.
+	gap := filepath.Join(dir, "y-2")
+	require.NoError(t, os.CopyFS(gap, os.DirFS(filepath.Join(dir, "src-0"))))
+	// A directory of another topic whose name extends this one's is kept.
+	other := filepath.Join(dir, "y-2-0")
+	require.NoError(t, os.MkdirAll(other, 0o755))
 	s, err = strata.Open(dir, nil)
 	require.NoError(t, err)
 	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
 	require.NoError(t, s.CreateTopic("x", strata.TopicConfig{}))
-	for _, name := range []string{"t", "x"} {
+	require.NoError(t, s.CreateTopic("y", strata.TopicConfig{Partitions: 3}))
+	for _, name := range []string{"t", "x", "y"} {
 		end, err := s.ListOffsets(name, 0, strata.Latest)
 		require.NoError(t, err)
 		require.Zero(t, end, "%s starts empty", name)
 	}
+	end, err := s.ListOffsets("y", 2, strata.Latest)
+	require.NoError(t, err)
+	require.Zero(t, end, "y-2, past a gap, starts empty too")
+	_, err = os.Stat(other)
+	require.NoError(t, err, "another topic's directory stays")
 	require.NoError(t, s.Close())
 }
 

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stratalog/strata/log"
@@ -40,13 +41,21 @@ func (s *Store) createTopic(name string, cfg TopicConfig) error {
 	if _, ok := old[name]; ok {
 		return fmt.Errorf("strata: topic %q: %w", name, ErrTopicExists)
 	}
-	// Directories of that name belong to no topic (a DeleteTopic a crash
-	// interrupted): their data must not come back under the new topic.
-	for i := range topic.MaxPartitions {
-		dir := filepath.Join(s.dir, topic.PartitionDir(name, i))
-		if _, err := s.fsys.Stat(dir); err != nil {
-			break
+	// Partition directories of that name belong to no topic (a DeleteTopic
+	// a crash interrupted, which may have removed some of them and not
+	// others): their data must not come back under the new topic. Only
+	// this topic's partitions are named name-<digits>: another topic's
+	// ("name-1" has "name-1-0") ends in a second -<digits>.
+	entries, err := s.fsys.ReadDir(s.dir)
+	if err != nil {
+		return fmt.Errorf("strata: reading %s: %w", s.dir, err)
+	}
+	for _, e := range entries {
+		n, ok := strings.CutPrefix(e, name+"-")
+		if !ok || n == "" || strings.Trim(n, "0123456789") != "" {
+			continue
 		}
+		dir := filepath.Join(s.dir, e)
 		if err := s.fsys.RemoveAll(dir); err != nil {
 			return fmt.Errorf("strata: removing stale %s: %w", dir, err)
 		}
