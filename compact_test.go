@@ -3,6 +3,7 @@ package strata_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -23,6 +24,8 @@ func TestCompactTopic(t *testing.T) {
 	}
 	before, err := s.DescribeTopic("profiles")
 	require.NoError(t, err)
+	require.Equal(t, 24*time.Hour, before.Config.DeleteRetention, "the cleaner's default, filled in")
+	require.Equal(t, -1.0, before.Config.MinCleanableDirtyRatio, "as given")
 	st, err := s.Compact(ctx, "profiles")
 	require.NoError(t, err)
 	require.Positive(t, st.RecordsRead)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stratalog/strata/compaction"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/partition"
 )
@@ -92,6 +93,14 @@ func (c Config) WithDefaults() (Config, error) {
 	}
 	if c.CleanupPolicy == "" {
 		c.CleanupPolicy = CleanupDelete
+	}
+	// The cleaner's defaults, so that the config describes the topic as it
+	// runs (negative values pass, and the cleaner takes them as zero).
+	if c.MinCleanableDirtyRatio == 0 {
+		c.MinCleanableDirtyRatio = compaction.DefaultMinCleanableDirtyRatio
+	}
+	if c.DeleteRetention == 0 {
+		c.DeleteRetention = compaction.DefaultDeleteRetention
 	}
 	switch {
 	case c.Partitions < 1 || c.Partitions > MaxPartitions:
