@@ -17,7 +17,7 @@ import (
 
 const modulePath = "github.com/stratalog/strata"
 
-// layers is DESIGN.md's layer table: a package may import only module
+// layers is the layer table (README's Layers, after the design's): a package may import only module
 // packages on lower rows. internal/vfs sits below index because the index's
 // memory mapping goes through the file-system seam.
 var layers = map[string]int{
@@ -37,7 +37,7 @@ var layers = map[string]int{
 // sinks are folders whose packages nothing may import.
 var sinks = []string{"examples", "bench", "cmd"}
 
-// TestLayers enforces the import direction of DESIGN.md: every module package
+// TestLayers enforces the import direction of README's Layers: every module package
 // has a row, imports only rows below its own, never imports a sink, and never
 // imports the standard library's log package (the module's own log package
 // shares its name; logging goes through log/slog).
@@ -80,7 +80,7 @@ func layerViolations(imports map[string][]string) []string {
 		}
 		row, ok := layers[pkg]
 		if !ok {
-			bad = append(bad, fmt.Sprintf("package %q has no row in the layer table (layers_test.go, DESIGN.md)", display(pkg)))
+			bad = append(bad, fmt.Sprintf("package %q has no row in the layer table (layers_test.go, README Layers)", display(pkg)))
 			continue
 		}
 		for _, dep := range deps {
