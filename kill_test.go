@@ -23,8 +23,8 @@ const killDirEnv = "STRATA_KILL9_STORE"
 // committed offsets: a child process appends a record and commits the
 // offset after it, under SyncAlways, printing each acknowledged commit; it
 // is killed with SIGKILL 20 ms × the round after its first commit, and the
-// reopened store has
-// every acknowledged commit (and the records it points past).
+// reopened store has every acknowledged commit (and the records it points
+// past).
 func TestKill9Commits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
