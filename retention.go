@@ -73,16 +73,18 @@ func (s *Store) startBackground() {
 		defer stopClean()
 		for {
 			var err error
+			job := "retention"
 			select {
 			case <-s.stop:
 				return
 			case <-retain:
 				_, err = s.EnforceRetention(context.Background())
 			case <-clean:
+				job = "cleaning"
 				_, err = s.compactAll(context.Background())
 			}
 			if err != nil && !errors.Is(err, ErrClosed) {
-				s.opts.Logger.Error("strata: background work failed", "err", err)
+				s.opts.Logger.Error("strata: background "+job+" failed", "err", err)
 			}
 		}
 	}()

@@ -43,7 +43,7 @@ type Store struct {
 
 	groups *group.Coordinator // consumer groups and their committed offsets
 
-	stop chan struct{} // closed by Close: stops the retention goroutine
+	stop chan struct{} // closed by Close: stops the background goroutine (retention and cleaning)
 	done chan struct{} // closed when it has stopped
 }
 
