@@ -30,41 +30,63 @@ func (p *Partition) ReadBatches(buf []byte, offset int64, maxBytes int) ([]byte,
 // mapping of the segment they come from, which the returned reference keeps
 // open until the caller releases it. No batches means no reference.
 func (p *Partition) viewBatches(offset int64, maxBytes int) ([]byte, *segRef, error) {
+	var out []byte
+	var held *segRef
+	_, err := p.fromSegment(offset, func(_ *state, _ int, r *segRef) (bool, error) {
+		var err error
+		out, err = r.seg.View(offset, maxBytes)
+		held = r
+		return len(out) > 0, err
+	})
+	if err != nil || len(out) == 0 {
+		return nil, nil, err
+	}
+	p.stats.reads.Add(1)
+	p.stats.readBytes.Add(int64(len(out)))
+	return out, held, nil
+}
+
+// fromSegment offers try the segments of a snapshot from the one whose
+// base is the last at or below offset on, each with a reference taken,
+// until try keeps one (true: the reference is then the caller's) or fails
+// (the reference is released and the error returned, naming the
+// partition). A segment dropped meanwhile makes it start over on a fresh
+// snapshot. It reports false, with no error, when offset is the end offset
+// or no segment was kept, and ErrOutOfRange when offset is outside
+// [StartOffset, EndOffset].
+func (p *Partition) fromSegment(offset int64, try func(st *state, i int, r *segRef) (bool, error)) (bool, error) {
 	for {
 		if err := p.checkOpen(); err != nil {
-			return nil, nil, err // Close released the segments
+			return false, err // Close released the segments
 		}
 		st := p.state.Load()
 		start, end := p.readable(st)
 		if offset < start || offset > end {
-			return nil, nil, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", offset, p.name, start, end, ErrOutOfRange)
+			return false, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", offset, p.name, start, end, ErrOutOfRange)
 		}
 		if offset == end {
-			return nil, nil, nil
+			return false, nil
 		}
 		i := sort.Search(len(st.segs), func(i int) bool { return st.segs[i].seg.Base() > offset }) - 1
 		retry := false
 		for i = max(i, 0); i < len(st.segs); i++ {
 			r := st.segs[i]
 			if !r.acquire() {
-				retry = true
+				retry = true // dropped meanwhile: reload the snapshot
 				break
 			}
-			out, err := r.seg.View(offset, maxBytes)
-			if err != nil || len(out) == 0 {
-				_ = r.release()
-			}
+			keep, err := try(st, i, r)
 			if err != nil {
-				return nil, nil, fmt.Errorf("partition: reading %s at %d: %w", p.name, offset, err)
+				_ = r.release()
+				return false, fmt.Errorf("partition: reading %s at %d: %w", p.name, offset, err)
 			}
-			if len(out) > 0 {
-				p.stats.reads.Add(1)
-				p.stats.readBytes.Add(int64(len(out)))
-				return out, r, nil
+			if keep {
+				return true, nil
 			}
+			_ = r.release()
 		}
 		if !retry && p.state.Load() == st {
-			return nil, nil, nil
+			return false, nil
 		}
 	}
 }

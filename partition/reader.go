@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"sort"
 
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/segment"
@@ -200,43 +199,18 @@ func (r *Reader) nextBatch() (log.BatchHeader, []byte, error) {
 // position finds the segment holding r.next, takes a reference on it and
 // positions the cursor there; false means r.next is the end offset.
 func (r *Reader) position() (bool, error) {
-	p := r.p
 	offset := r.next
-	for {
-		if err := p.checkOpen(); err != nil {
-			return false, err // Close released the segments
+	return r.p.fromSegment(offset, func(st *state, i int, ref *segRef) (bool, error) {
+		if i < len(st.segs)-1 && ref.seg.NextOffset() <= offset {
+			return false, nil // sealed, and nothing in it reaches offset (a gap)
 		}
-		st := p.state.Load()
-		start, end := p.readable(st)
-		if offset < start || offset > end {
-			return false, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", offset, p.name, start, end, ErrOutOfRange)
+		cur, err := ref.seg.CursorAt(offset)
+		if err != nil {
+			return false, err
 		}
-		if offset == end {
-			return false, nil
-		}
-		i := sort.Search(len(st.segs), func(i int) bool { return st.segs[i].seg.Base() > offset }) - 1
-		retry := false
-		for i = max(i, 0); i < len(st.segs); i++ {
-			ref := st.segs[i]
-			if i < len(st.segs)-1 && ref.seg.NextOffset() <= offset {
-				continue // sealed, and nothing in it reaches offset (a gap)
-			}
-			if !ref.acquire() {
-				retry = true // dropped meanwhile: reload the snapshot
-				break
-			}
-			cur, err := ref.seg.CursorAt(offset)
-			if err != nil {
-				_ = ref.release()
-				return false, fmt.Errorf("partition: reading %s at %d: %w", p.name, offset, err)
-			}
-			r.st, r.ref, r.cur = st, ref, cur
-			return true, nil
-		}
-		if !retry && p.state.Load() == st {
-			return false, nil
-		}
-	}
+		r.st, r.ref, r.cur = st, ref, cur
+		return true, nil
+	})
 }
 
 // NextWait is Next that waits for a record when the reader is at the end of
