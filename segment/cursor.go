@@ -103,6 +103,20 @@ func (c *Cursor) Next() (log.BatchHeader, []byte, error) {
 	return h, batch, nil
 }
 
+// nextSize returns the size of the next batch as its header gives it, and
+// false if no header is published there. A header that is not plausible
+// gives 0, for Next to report.
+func (c *Cursor) nextSize() (int64, bool) {
+	if c.pos+log.BatchHeaderSize > c.end {
+		c.load()
+		if c.pos+log.BatchHeaderSize > c.end {
+			return 0, false
+		}
+	}
+	_, _, size, _ := c.s.peek(c.pos, c.end)
+	return size, true
+}
+
 // touch reads one byte of every cache line of b and returns their xor. The
 // loads do not depend on one another, so the CPU fetches the lines in
 // parallel; a scan that then hops from header to header (each position

@@ -36,44 +36,29 @@ func (s *Segment) Read(buf []byte, offset int64, maxBytes int) ([]byte, error) {
 // mapping, so they are valid only while the segment stays open — the caller
 // must hold it (the partition's reference count) until it is done with them.
 func (s *Segment) View(offset int64, maxBytes int) ([]byte, error) {
-	if s.closed {
-		return nil, ErrClosed
-	}
-	next := s.next.Load() // before size: the writer stores size first
-	end := s.size.Load()
-	if offset >= next || end == 0 {
-		return nil, nil
-	}
-	at, expect, err := s.locate(max(offset, s.base), end)
-	if err != nil || at < 0 {
+	c, err := s.CursorAt(offset)
+	if err != nil {
 		return nil, err
 	}
-	n := int64(0)
-	for at+n+log.BatchHeaderSize <= end {
-		h, err := s.headerAt(at+n, end)
+	start := c.pos
+	for {
+		if c.pos > start {
+			// The budget is checked before the next batch is: one past
+			// it is neither returned nor CRC-checked.
+			size, ok := c.nextSize()
+			if !ok || c.pos-start+size > int64(maxBytes) {
+				break
+			}
+		}
+		_, b, err := c.Next()
 		if err != nil {
 			return nil, err
 		}
-		if n > 0 && n+int64(h.Size()) > int64(maxBytes) {
-			break // the budget ends inside this batch
-		}
-		if h.BaseOffset >= next {
-			// Written after next was loaded: not published yet. Returning
-			// it would let a reader run ahead of NextOffset.
+		if b == nil {
 			break
 		}
-		if expect >= 0 {
-			if err := s.checkFollows(h.BaseOffset, expect, at+n); err != nil {
-				return nil, err
-			}
-		}
-		if err := s.check(at+n, h.Size()); err != nil {
-			return nil, err
-		}
-		expect = h.NextOffset()
-		n += int64(h.Size())
 	}
-	return s.data[at : at+n], nil
+	return s.data[start:c.pos], nil
 }
 
 // check verifies the CRC of the batch of size bytes at pos unless it lies in
