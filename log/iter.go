@@ -67,6 +67,28 @@ func NewRecordIterHeader(batch []byte, h BatchHeader) (RecordIter, error) {
 	return recordIter(batch, h), nil
 }
 
+// NewRecordIterAt is NewRecordIterHeader for a caller that has stepped over
+// the first read records of batch by their length prefixes (its CRC
+// vouching for their bytes) and wants the rest: the iterator starts at byte
+// pos of the batch, after a record of offset delta prev (-1 if read is 0),
+// and checks the records from there on, their offset deltas rising from
+// prev, and that the batch's NumRecords fill it exactly, as an iterator
+// from the first record would. Values that cannot describe such a point
+// are ErrCorrupt.
+func NewRecordIterAt(batch []byte, h BatchHeader, pos int, read int32, prev int64) (RecordIter, error) {
+	it, err := NewRecordIterHeader(batch, h)
+	if err != nil {
+		return RecordIter{}, err
+	}
+	if pos < BatchHeaderSize || pos > h.Size() || read < 0 || read > h.NumRecords ||
+		prev < -1 || prev > int64(h.LastOffsetDelta) || (read == 0) != (pos == BatchHeaderSize) || (read == 0) != (prev == -1) {
+		return RecordIter{}, errorf(ErrCorrupt, "no record %d at byte %d after offset delta %d in a batch of %d records and %d bytes",
+			read, pos, prev, h.NumRecords, h.Size())
+	}
+	it.pos, it.n, it.prev = pos, read, prev
+	return it, nil
+}
+
 // recordIter returns an iterator over the records of batch, whose header h
 // is checked and whose h.Size() bytes are present.
 func recordIter(batch []byte, h BatchHeader) RecordIter {

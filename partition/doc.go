@@ -51,9 +51,7 @@
 // Truncate) is closed, unmapped and unlinked only when its last reader lets
 // go. ReadBatches copies whole batches out of the segment's memory mapping
 // into the caller's buffer. A Reader iterates records in the mapping itself,
-// batch by batch, without allocating and, from the start of a batch,
-// without copying (a batch entered in its middle by a lookup is decoded a
-// record at a time from a small buffer), holding its segment until it
+// batch by batch, without copying or allocating, holding its segment until it
 // moves on or is closed; it is also the fast way to look a record up by
 // offset (SetOffset, then Next): the offset index finds the batch, and the
 // records before the one wanted are stepped over by their length prefixes

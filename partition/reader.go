@@ -37,9 +37,8 @@ type Reader struct {
 	cur  segment.Cursor
 	seek bool // next moved: cur must be positioned again
 
-	it      log.RecordIter // the batch being iterated from its first record
+	it      log.RecordIter // the batch being read
 	inBatch bool
-	part    partBatch // the batch being read from a record in its middle
 }
 
 // NewReader returns a Reader positioned at offset. An offset outside
@@ -58,7 +57,6 @@ func (r *Reader) Offset() int64 { return r.next }
 func (r *Reader) SetOffset(offset int64) {
 	r.next = offset
 	r.inBatch = false
-	r.part.reset()
 	r.seek = true
 }
 
@@ -69,7 +67,6 @@ func (r *Reader) Close() { r.drop() }
 // drop forgets the batch in hand and releases its segment.
 func (r *Reader) drop() {
 	r.inBatch = false
-	r.part.reset()
 	if r.ref != nil {
 		_ = r.ref.release()
 		r.ref, r.st, r.cur = nil, nil, segment.Cursor{}
@@ -78,10 +75,9 @@ func (r *Reader) drop() {
 
 // Next reads the next record into rec and reports whether there was one;
 // false with a nil error means the reader is at the end of the partition (see
-// NextWait). The record's Key, Value and header values alias memory the
-// reader holds (the segment's mapping, or for the rest of a batch entered in
-// its middle, a buffer of the reader's): they are valid until the next call
-// to Next, SetOffset or Close. Records before the reader's offset in the first
+// NextWait). The record's Key, Value and header values alias the segment's
+// mapping, which the reader holds: they are valid until the next call to
+// Next, SetOffset or Close. Records before the reader's offset in the first
 // batch are skipped. Errors: ErrOutOfRange when the offset is past the end
 // or fell below the start offset (retention or DeleteRecords moved it; a
 // reader notices at its next batch), ErrClosed (at the next batch), and
@@ -105,35 +101,22 @@ func (r *Reader) Next(rec *log.Record) (bool, error) {
 			r.next = max(r.next, r.it.Header().NextOffset())
 			r.inBatch = false
 		}
-		if r.part.active() {
-			ok, err := r.part.next(rec, r.next)
-			if err != nil {
-				return false, r.corrupt(err)
-			}
-			if ok {
-				r.next = rec.Offset + 1
-				return true, nil
-			}
-			r.next = max(r.next, r.part.h.NextOffset())
-			r.part.reset()
-		}
 		h, batch, err := r.nextBatch()
 		if err != nil || batch == nil {
 			return false, err
 		}
 		if h.BaseOffset >= r.next {
 			r.it, err = log.NewRecordIterHeader(batch, h)
-			if err != nil {
-				return false, r.corrupt(err)
-			}
-			r.inBatch = true
-			continue
+		} else {
+			// The batch begins before the offset wanted (a lookup, or the
+			// first batch read): step over the earlier records without
+			// decoding them.
+			r.it, err = skipTo(h, batch, r.next, &r.cur)
 		}
-		// The batch begins before the offset wanted (a lookup, or the first
-		// batch read): step over the earlier records without decoding them.
-		if err := r.part.start(h, batch, r.next, &r.cur); err != nil {
+		if err != nil {
 			return false, r.corrupt(err)
 		}
+		r.inBatch = true
 	}
 }
 

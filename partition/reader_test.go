@@ -218,10 +218,10 @@ func TestReaderLookupAllocatesNothing(t *testing.T) {
 	require.Zero(t, allocs)
 }
 
-// TestPartBatchRejectsDamage: stepping over records by their length
-// prefixes and decoding the rest one at a time still catches records that
-// do not fill their batch exactly, and lengths that run past it.
-func TestPartBatchRejectsDamage(t *testing.T) {
+// TestSkipToRejectsDamage: stepping over records by their length
+// prefixes and decoding the rest still catches records that do not fill
+// their batch exactly, and lengths that run past it.
+func TestSkipToRejectsDamage(t *testing.T) {
 	recs := make([]log.Record, 4) // 13 bytes each
 	for i := range recs {
 		recs[i] = log.Record{Key: []byte("k"), Value: []byte{1, 2, 3, 4, byte(i)}}
@@ -254,13 +254,14 @@ func TestPartBatchRejectsDamage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := tt.damage(bytes.Clone(good))
-			var pb partBatch
+			// The segment hands over a batch as long as its header says.
+			hb := h
+			hb.Length = int32(len(b) - 12)
 			var x log.Record
-			err := pb.start(h, b, 2, nil)
+			it, err := skipTo(hb, b, 2, nil)
 			for err == nil {
-				var ok bool
-				ok, err = pb.next(&x, 2)
-				if !ok {
+				if !it.Next(&x) {
+					err = it.Err()
 					break
 				}
 			}
@@ -269,18 +270,18 @@ func TestPartBatchRejectsDamage(t *testing.T) {
 	}
 
 	t.Run("undamaged", func(t *testing.T) {
-		var pb partBatch
 		var x log.Record
-		require.NoError(t, pb.start(h, good, 2, nil))
+		it, err := skipTo(h, good, 2, nil)
+		require.NoError(t, err)
 		for i := int64(2); i < 4; i++ {
-			ok, err := pb.next(&x, 2)
-			require.NoError(t, err)
+			ok := it.Next(&x)
+			require.NoError(t, it.Err())
 			require.True(t, ok)
 			require.Equal(t, i, x.Offset)
 			require.Equal(t, recs[i].Value, x.Value)
 		}
-		ok, err := pb.next(&x, 2)
-		require.NoError(t, err)
+		ok := it.Next(&x)
+		require.NoError(t, it.Err())
 		require.False(t, ok)
 	})
 }
