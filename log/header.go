@@ -204,6 +204,25 @@ func SetPartitionLeaderEpoch(b []byte, epoch int32) {
 	binary.BigEndian.PutUint32(b[offLeaderEpoch:offLeaderEpoch+4], uint32(epoch))
 }
 
+// PeekHeader reads the fields of the batch header at the start of b that a
+// scan over batches needs (base offset, last offset, size in bytes),
+// checking only that they are plausible: b holds a header, magic 2, a
+// length covering a header, a non-negative last offset delta. ok is false
+// otherwise. It is the fast step of a scan; ReadHeader is the full check.
+func PeekHeader(b []byte) (base, last, size int64, ok bool) {
+	if len(b) < BatchHeaderSize {
+		return 0, 0, 0, false
+	}
+	be := binary.BigEndian
+	length := int64(int32(be.Uint32(b[offLength:])))
+	delta := int64(int32(be.Uint32(b[offLastDelta:])))
+	if b[offMagic] != Magic || length < minLength || delta < 0 {
+		return 0, 0, 0, false
+	}
+	base = int64(be.Uint64(b))
+	return base, base + delta, lengthOverhead + length, true
+}
+
 // SetLogAppendTime stamps the whole batch b (a header and its records, as
 // its length says; b must hold them) with the append time ts, as a broker
 // does for a topic under LogAppendTime: the timestamp-type attribute and
@@ -211,7 +230,7 @@ func SetPartitionLeaderEpoch(b []byte, epoch int32) {
 // covers both fields, is recomputed.
 func SetLogAppendTime(b []byte, ts int64) {
 	be := binary.BigEndian
-	size := 12 + int(int32(be.Uint32(b[offLength:])))
+	size := lengthOverhead + int(int32(be.Uint32(b[offLength:])))
 	be.PutUint16(b[offAttributes:], be.Uint16(b[offAttributes:])|uint16(AttrLogAppendTime))
 	be.PutUint64(b[offMaxTimestamp:], uint64(ts))
 	be.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:size], castagnoli))

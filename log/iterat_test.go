@@ -1,6 +1,7 @@
 package log_test
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -67,4 +68,28 @@ func TestNewRecordIterAt(t *testing.T) {
 	var r log.Record
 	require.False(t, it.Next(&r))
 	require.ErrorIs(t, it.Err(), log.ErrCorrupt)
+}
+
+// TestPeekHeader agrees with ReadHeader on a good header and refuses what
+// cannot be one.
+func TestPeekHeader(t *testing.T) {
+	batch, err := log.AppendBatch(nil, someRecords(5, 10), log.BatchOptions{BaseOffset: 40, Now: 1})
+	require.NoError(t, err)
+	h, err := log.ReadHeader(batch)
+	require.NoError(t, err)
+	base, last, size, ok := log.PeekHeader(batch)
+	require.True(t, ok)
+	require.Equal(t, h.BaseOffset, base)
+	require.Equal(t, h.LastOffset(), last)
+	require.Equal(t, int64(h.Size()), size)
+
+	for name, damage := range map[string]func(b []byte) []byte{
+		"short":          func(b []byte) []byte { return b[:log.BatchHeaderSize-1] },
+		"magic":          func(b []byte) []byte { b[16] = 1; return b },
+		"length":         func(b []byte) []byte { b[8], b[9], b[10], b[11] = 0, 0, 0, 48; return b },
+		"negative delta": func(b []byte) []byte { b[23] = 0x80; return b },
+	} {
+		_, _, _, ok := log.PeekHeader(damage(bytes.Clone(batch)))
+		require.False(t, ok, name)
+	}
 }

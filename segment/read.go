@@ -1,7 +1,6 @@
 package segment
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/stratalog/strata/index"
@@ -235,13 +234,9 @@ func (s *Segment) peek(pos, end int64) (base, last, size int64, ok bool) {
 	if end-pos < log.BatchHeaderSize {
 		return 0, 0, 0, false
 	}
-	b := s.data[pos : pos+log.BatchHeaderSize]
-	length := int64(int32(binary.BigEndian.Uint32(b[8:12])))
-	delta := int64(int32(binary.BigEndian.Uint32(b[23:27])))
-	size = 12 + length
-	if b[16] != log.Magic || length < log.BatchHeaderSize-12 || pos+size > end || delta < 0 {
+	base, last, size, ok = log.PeekHeader(s.data[pos : pos+log.BatchHeaderSize])
+	if !ok || pos+size > end {
 		return 0, 0, 0, false
 	}
-	base = int64(binary.BigEndian.Uint64(b[0:8]))
-	return base, base + delta, size, true
+	return base, last, size, true
 }
