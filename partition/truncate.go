@@ -40,7 +40,8 @@ func (p *Partition) DeleteRecords(offset int64) error {
 // becomes offset: later segments are deleted and the one holding offset is
 // rewritten without them (a batch that straddles offset is rewritten with
 // its records below offset, keeping their timestamps and headers). The
-// result is fsynced. Truncating below StartOffset or past EndOffset is
+// result is fsynced; a crash midway leaves a prefix of the log that ends
+// at offset or later. Truncating below StartOffset or past EndOffset is
 // ErrOutOfRange.
 //
 // Readers are never disturbed: the rewritten segment goes to new files that
@@ -82,6 +83,20 @@ func (p *Partition) Truncate(offset int64) error {
 	if err := writeCheckpoint(p.fsys, p.dir, recoveryPointFile, old.seg.Base()); err != nil {
 		return p.failLocked(fmt.Errorf("truncating: %w", err))
 	}
+	// The later segments go first, durably: a crash from here on leaves a
+	// prefix of the log (this segment whole, or rewritten), never their
+	// records behind a hole, which Open would keep in a compacted
+	// partition (whose segments may be apart).
+	for _, r := range segs[i+1:] {
+		if err := r.seg.MarkDeleted(); err != nil {
+			return p.failLocked(fmt.Errorf("truncating: %w", err))
+		}
+	}
+	if len(segs) > i+1 {
+		if err := p.fsys.SyncDir(p.dir); err != nil {
+			return p.failLocked(fmt.Errorf("truncating: %w", err))
+		}
+	}
 	next, err := old.seg.Rewrite(offset, extra)
 	if err != nil {
 		return p.failLocked(fmt.Errorf("truncating: %w", err))
@@ -92,12 +107,10 @@ func (p *Partition) Truncate(offset int64) error {
 	p.end.Store(next.NextOffset())
 	p.synced.Store(next.NextOffset())
 	// The old segment's names now belong to the new one: close it when its
-	// readers let go, without deleting anything. Later segments go.
+	// readers let go, without deleting anything. The later segments'
+	// files are unlinked when theirs let go.
 	_ = old.release()
 	for _, r := range segs[i+1:] {
-		if err := r.seg.MarkDeleted(); err != nil {
-			return p.failLocked(fmt.Errorf("truncating: %w", err))
-		}
 		r.remove.Store(true)
 		_ = r.release()
 	}
