@@ -44,10 +44,7 @@ type Position struct {
 // the process); under SyncAlways, after an fsync. ctx is checked before
 // anything is written.
 func (s *Store) Append(ctx context.Context, topicName string, records ...Record) ([]Position, error) {
-	if topic.IsInternal(topicName) {
-		return nil, fmt.Errorf("strata: append to %q: %w", topicName, ErrReservedTopic)
-	}
-	t, err := s.topic(topicName)
+	t, err := s.userTopic("append", topicName)
 	if err != nil {
 		return nil, err
 	}
@@ -128,10 +125,7 @@ func (s *Store) appendGroups(t *topic.Topic, records []Record, pos []Position) e
 // AppendTo appends records to one partition of a topic, as one batch, and
 // returns the offset of the first; the others follow densely. See Append.
 func (s *Store) AppendTo(ctx context.Context, topicName string, part int, records ...Record) (int64, error) {
-	if topic.IsInternal(topicName) {
-		return 0, fmt.Errorf("strata: append to %q: %w", topicName, ErrReservedTopic)
-	}
-	t, err := s.topic(topicName)
+	t, err := s.userTopic("append", topicName)
 	if err != nil {
 		return 0, err
 	}

@@ -181,10 +181,7 @@ func (p *Producer) Produce(ctx context.Context, topicName string, r Record, call
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if topic.IsInternal(topicName) {
-		return fmt.Errorf("strata: produce to %q: %w", topicName, ErrReservedTopic)
-	}
-	t, err := p.s.topic(topicName)
+	t, err := p.s.userTopic("produce", topicName)
 	if err != nil {
 		return err
 	}

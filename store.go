@@ -288,6 +288,15 @@ func (s *Store) topic(name string) (*topic.Topic, error) {
 	return t, nil
 }
 
+// userTopic is topic for a user's write (what verb says, as "append"): an
+// internal topic is ErrReservedTopic.
+func (s *Store) userTopic(verb, name string) (*topic.Topic, error) {
+	if topic.IsInternal(name) {
+		return nil, fmt.Errorf("strata: %s to %q: %w", verb, name, ErrReservedTopic)
+	}
+	return s.topic(name)
+}
+
 // Topics returns the names of the topics, sorted, without the internal
 // ones (such as __consumer_offsets), as Kafka lists them by default.
 func (s *Store) Topics() []string {
