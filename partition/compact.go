@@ -117,9 +117,7 @@ func (p *Partition) swap(src []*segRef, outs []*segment.Segment) error {
 	discard := func() {
 		for _, b := range bases {
 			for _, suffix := range []string{segment.CleanedSuffix, segment.SwapSuffix} {
-				for _, kind := range []string{segment.LogSuffix, segment.IndexSuffix, segment.TimeIndexSuffix} {
-					_ = p.fsys.Remove(filepath.Join(p.dir, segment.FileName(b, kind)+suffix))
-				}
+				_ = segment.RemoveFiles(p.fsys, p.dir, b, suffix)
 			}
 		}
 	}

@@ -310,11 +310,8 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBas
 // are not open.
 func (p *Partition) dropSegments(bases []int64) error {
 	for _, base := range bases {
-		for _, suffix := range []string{segment.LogSuffix, segment.IndexSuffix, segment.TimeIndexSuffix} {
-			name := filepath.Join(p.dir, segment.FileName(base, suffix))
-			if err := p.fsys.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("partition: removing %s: %w", name, err)
-			}
+		if err := segment.RemoveFiles(p.fsys, p.dir, base, ""); err != nil {
+			return fmt.Errorf("partition: %w", err)
 		}
 		p.cfg.Logger.Warn("partition: deleted a segment after an earlier one lost bytes", "dir", p.dir, "base", base)
 	}

@@ -69,13 +69,23 @@ func (s *Segment) Rewrite(offset int64, extra []byte) (*Segment, error) {
 // rewrite output in progress), replacing stale files of those names. Seal,
 // Sync and close it, then rename it into place with RenameTemp.
 func CreateTemp(fsys vfs.FS, dir string, base int64, suffix string, cfg Config) (*Segment, error) {
-	for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
-		err := fsys.Remove(filepath.Join(dir, FileName(base, kind)+suffix))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("segment: removing a stale %s file: %w", suffix, err)
-		}
+	if err := RemoveFiles(fsys, dir, base, suffix); err != nil {
+		return nil, err
 	}
 	return openNamed(fsys, dir, base, suffix, cfg, true, true)
+}
+
+// RemoveFiles removes the three files of the segment at base in dir whose
+// names end in suffix after their usual one ("" for the final names);
+// files that are not there are no error. The directory is not synced.
+func RemoveFiles(fsys vfs.FS, dir string, base int64, suffix string) error {
+	for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+		name := filepath.Join(dir, FileName(base, kind)+suffix)
+		if err := fsys.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("segment: removing %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // RenameTemp renames a segment's files from the temporary suffix from to to

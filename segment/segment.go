@@ -134,11 +134,8 @@ func Create(fsys vfs.FS, dir string, base int64, cfg Config) (*Segment, error) {
 	if base < 0 {
 		return nil, fmt.Errorf("segment: base offset %d is negative: %w", base, ErrInvalidBatch)
 	}
-	for _, suffix := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
-		err := fsys.Remove(filepath.Join(dir, FileName(base, suffix)))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("segment: removing stale file: %w", err)
-		}
+	if err := RemoveFiles(fsys, dir, base, ""); err != nil {
+		return nil, err
 	}
 	s, err := open(fsys, dir, base, cfg, true, true)
 	if err != nil {
