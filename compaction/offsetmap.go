@@ -101,14 +101,18 @@ func NewOffsetMap(budgetBytes int, hash func([]byte) uint64) *OffsetMap {
 // updated. key may be empty (an empty key is a key); the map copies it.
 func (m *OffsetMap) Put(key []byte, offset int64) bool {
 	h := m.sum(key)
-	if i, found := m.find(h, key); found {
+	i, found := m.find(h, key)
+	if found {
 		m.slots[i].offset = offset
 		return true
 	}
-	if !m.room(len(key)) {
+	ok, grown := m.room(len(key))
+	if !ok {
 		return false
 	}
-	i, _ := m.find(h, key) // the table may have grown: probe again
+	if grown {
+		i, _ = m.find(h, key) // the slot found is in the old table: probe again
+	}
 	pos := len(m.arena)
 	if pos+len(key) > cap(m.arena) {
 		// Grow the arena by doubling, but never past what the budget
@@ -203,13 +207,13 @@ func (m *OffsetMap) find(h uint64, key []byte) (slot int, found bool) {
 }
 
 // room makes room for one more key of keyLen bytes, growing the table if
-// it must, and reports whether there is.
-func (m *OffsetMap) room(keyLen int) bool {
+// it must, and reports whether there is and whether the table grew.
+func (m *OffsetMap) room(keyLen int) (ok, grown bool) {
 	if m.Bytes()+keyLen > m.budget {
-		return false
+		return false, false
 	}
 	if m.count+1 <= int(LoadFactor*float64(len(m.slots))) {
-		return true
+		return true, false
 	}
 	// The table is as full as it may be: double it, but leave room for the
 	// keys its slots will hold, going by the average key length so far.
@@ -217,10 +221,10 @@ func (m *OffsetMap) room(keyLen int) bool {
 	limit := int(float64(m.budget) / (SlotBytes + LoadFactor*avg))
 	n := min(max(2*len(m.slots), minSlots), limit)
 	if m.count+1 > int(LoadFactor*float64(n)) || n*SlotBytes+len(m.arena)+keyLen > m.budget {
-		return false
+		return false, false
 	}
 	m.rehash(n)
-	return true
+	return true, true
 }
 
 // rehash moves the keys into a new table of n slots.
