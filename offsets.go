@@ -195,9 +195,16 @@ func (s *Store) Lag(ctx context.Context, groupName, topicName string) ([]Partiti
 		}
 		pl.Lag = group.Lag(from, pl.EndOffset)
 		if pl.Lag > 0 {
-			if recs, err := s.Read(ctx, topicName, i, from, 1); err == nil && len(recs) > 0 {
-				pl.OldestUnconsumed = recs[0].Timestamp
+			if err := ctx.Err(); err != nil {
+				return nil, err
 			}
+			// The oldest unconsumed record, read in place.
+			rd := p.NewReader(from)
+			var r Record
+			if ok, err := rd.Next(&r); err == nil && ok {
+				pl.OldestUnconsumed = r.Timestamp
+			}
+			rd.Close()
 		}
 		out = append(out, pl)
 	}
