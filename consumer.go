@@ -462,7 +462,7 @@ func (c *Consumer) Close() error {
 	if c.opts.AutoCommitInterval > 0 {
 		err = c.commitConsumed(owned)
 	}
-	if lerr := c.s.groups.Leave(c.group, c.ref.MemberID); lerr != nil && !errors.Is(lerr, group.ErrFenced) && !errors.Is(lerr, group.ErrUnknownMember) {
+	if lerr := c.s.groups.Leave(c.group, id); lerr != nil && !errors.Is(lerr, group.ErrFenced) && !errors.Is(lerr, group.ErrUnknownMember) {
 		err = errors.Join(err, lerr)
 	}
 	return err
