@@ -20,6 +20,14 @@ const (
 	CleanupCompactDelete CleanupPolicy = "compact,delete" // both
 )
 
+// Compacts reports whether the policy keeps the latest record per key
+// (compact, or compact,delete).
+func (p CleanupPolicy) Compacts() bool { return p == CleanupCompact || p == CleanupCompactDelete }
+
+// Deletes reports whether the policy deletes by retention time and size
+// (delete, or compact,delete).
+func (p CleanupPolicy) Deletes() bool { return p == CleanupDelete || p == CleanupCompactDelete }
+
 // ErrInvalidConfig means a topic configuration field is out of range.
 var ErrInvalidConfig = errors.New("topic: invalid config")
 
@@ -109,7 +117,7 @@ func (c Config) WithDefaults() (Config, error) {
 		return c, fmt.Errorf("topic: retention %v is negative (use -1 for forever): %w", c.Retention, ErrInvalidConfig)
 	case c.RetentionBytes < -1:
 		return c, fmt.Errorf("topic: retention bytes %d below -1: %w", c.RetentionBytes, ErrInvalidConfig)
-	case c.CleanupPolicy != CleanupDelete && c.CleanupPolicy != CleanupCompact && c.CleanupPolicy != CleanupCompactDelete:
+	case !c.CleanupPolicy.Compacts() && !c.CleanupPolicy.Deletes():
 		return c, fmt.Errorf("topic: cleanup policy %q is not delete, compact or compact,delete: %w", c.CleanupPolicy, ErrInvalidConfig)
 	}
 	pc, err := c.partitionConfig(partition.Config{}).Check()
@@ -137,6 +145,6 @@ func (c Config) partitionConfig(base partition.Config) partition.Config {
 	base.TimestampType = c.TimestampType
 	base.Sync = c.Sync
 	base.Preallocate = c.Preallocate
-	base.Compacted = c.CleanupPolicy == CleanupCompact || c.CleanupPolicy == CleanupCompactDelete
+	base.Compacted = c.CleanupPolicy.Compacts()
 	return base
 }

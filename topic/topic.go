@@ -99,7 +99,7 @@ func (t *Topic) Close() error {
 // time and size apply unless the cleanup policy is compact only; the start
 // offset is filled in by each partition.
 func (t *Topic) RetentionPolicy() retention.Policy {
-	p := retention.Policy{RetentionMs: -1, RetentionBytes: t.cfg.RetentionBytes, DeleteByTimeAndSize: t.cfg.CleanupPolicy != CleanupCompact}
+	p := retention.Policy{RetentionMs: -1, RetentionBytes: t.cfg.RetentionBytes, DeleteByTimeAndSize: t.cfg.CleanupPolicy.Deletes()}
 	if t.cfg.Retention >= 0 {
 		p.RetentionMs = t.cfg.Retention.Milliseconds()
 	}
@@ -122,7 +122,7 @@ func (t *Topic) EnforceRetention(now time.Time) (int, error) {
 
 // Compacted reports whether the topic's cleanup policy includes compact.
 func (t *Topic) Compacted() bool {
-	return t.cfg.CleanupPolicy == CleanupCompact || t.cfg.CleanupPolicy == CleanupCompactDelete
+	return t.cfg.CleanupPolicy.Compacts()
 }
 
 // Compact cleans every partition of a compacted topic that is due (see
