@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -159,7 +158,7 @@ type registry struct {
 
 func (s *Store) readRegistry() (map[string]topic.Config, error) {
 	path := filepath.Join(s.dir, topicsFile)
-	data, err := readFile(s.fsys, path)
+	data, err := vfs.ReadFile(s.fsys, path)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]topic.Config{}, nil
 	}
@@ -176,24 +175,6 @@ func (s *Store) readRegistry() (map[string]topic.Config, error) {
 	return r.Topics, nil
 }
 
-// readFile reads a whole small file.
-func readFile(fsys vfs.FS, path string) ([]byte, error) {
-	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return nil, err
-	}
-	data := make([]byte, size)
-	if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return data, nil
-}
-
 // writeRegistry replaces topics.json atomically: a temporary file, fsync,
 // rename, fsync of the directory.
 func (s *Store) writeRegistry(topics map[string]*topic.Topic) error {
@@ -206,24 +187,7 @@ func (s *Store) writeRegistry(topics map[string]*topic.Topic) error {
 		return err
 	}
 	path := filepath.Join(s.dir, topicsFile)
-	tmp := path + ".tmp"
-	f, err := s.fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err == nil {
-		_, err = f.WriteAt(data, 0)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err == nil {
-		err = s.fsys.Rename(tmp, path)
-	}
-	if err == nil {
-		err = s.fsys.SyncDir(s.dir)
-	}
-	if err != nil {
+	if err := vfs.WriteFileAtomic(s.fsys, path, data); err != nil {
 		return fmt.Errorf("strata: writing %s: %w", path, err)
 	}
 	return nil

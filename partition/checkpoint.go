@@ -27,19 +27,16 @@ const (
 // none.
 func readCheckpoint(fsys vfs.FS, dir, name string, missing int64) (int64, error) {
 	path := filepath.Join(dir, name)
-	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+	data, err := vfs.ReadFile(fsys, path)
 	if errors.Is(err, os.ErrNotExist) {
 		return missing, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("partition: opening %s: %w", path, err)
+		return 0, fmt.Errorf("partition: reading %s: %w", path, err)
 	}
-	defer f.Close()
-	var buf [32]byte
-	n, _ := f.ReadAt(buf[:], 0)
-	off, err := strconv.ParseInt(strings.TrimSpace(string(buf[:n])), 10, 64)
+	off, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
 	if err != nil || off < 0 {
-		return 0, fmt.Errorf("partition: %s holds %q, not an offset: %w", path, buf[:n], ErrCorruptCheckpoint)
+		return 0, fmt.Errorf("partition: %s holds %.32q, not an offset: %w", path, data, ErrCorruptCheckpoint)
 	}
 	return off, nil
 }
@@ -48,25 +45,7 @@ func readCheckpoint(fsys vfs.FS, dir, name string, missing int64) (int64, error)
 // fsync, rename, fsync of the directory.
 func writeCheckpoint(fsys vfs.FS, dir, name string, off int64) error {
 	path := filepath.Join(dir, name)
-	tmp := path + ".tmp"
-	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("partition: writing %s: %w", tmp, err)
-	}
-	_, err = f.WriteAt(strconv.AppendInt(nil, off, 10), 0)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fsys.Rename(tmp, path)
-	}
-	if err == nil {
-		err = fsys.SyncDir(dir)
-	}
-	if err != nil {
+	if err := vfs.WriteFileAtomic(fsys, path, strconv.AppendInt(nil, off, 10)); err != nil {
 		return fmt.Errorf("partition: writing %s: %w", path, err)
 	}
 	return nil

@@ -1,0 +1,34 @@
+package vfs
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestWriteFileAtomic: a crash at any operation of WriteFileAtomic leaves
+// the old contents or the new ones, whole, and ReadFile reads them back.
+func TestWriteFileAtomic(t *testing.T) {
+	for k := 0; ; k++ {
+		m := NewMem()
+		require.NoError(t, m.MkdirAll("d", 0o755))
+		require.NoError(t, WriteFileAtomic(m, "d/f", []byte("old contents")))
+		m.SetInjector(FailAfter(k, OpWrite, OpSync, OpRename, OpSyncDir, OpCreate))
+		err := WriteFileAtomic(m, "d/f", []byte("new"))
+		after := m.Crash()
+		got, rerr := ReadFile(after, "d/f")
+		require.NoError(t, rerr, "k=%d", k)
+		if err == nil {
+			require.Equal(t, "new", string(got), "k=%d: a write that returned is durable", k)
+			return
+		}
+		require.Contains(t, []string{"old contents", "new"}, string(got), "k=%d", k)
+	}
+}
+
+func TestReadFileMissing(t *testing.T) {
+	_, err := ReadFile(NewMem(), "nope")
+	require.True(t, errors.Is(err, os.ErrNotExist))
+}
