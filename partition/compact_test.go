@@ -185,16 +185,10 @@ func TestCrashDuringCompaction(t *testing.T) {
 		return p, m, clock, written
 	}
 	p, m, clock, _ := build()
-	before := 0
-	for _, op := range ops {
-		before += m.Count(op)
-	}
+	before := opsIn(m, ops)
 	_, err := p.Compact(clock.Now(), eager)
 	require.NoError(t, err)
-	total := -before
-	for _, op := range ops {
-		total += m.Count(op)
-	}
+	total := opsIn(m, ops) - before
 	require.Positive(t, total)
 
 	for k := 0; k <= total; k++ {

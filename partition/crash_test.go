@@ -75,10 +75,7 @@ func crashAtEveryOperation(t *testing.T, cfg Config) {
 		require.Len(t, p.Segments(), 1)
 		require.Greater(t, p.Stats().Bytes, int64(8<<10), "the segment spans pages")
 	}
-	total := 0
-	for _, op := range crashOps {
-		total += m.Count(op)
-	}
+	total := opsIn(m, crashOps)
 
 	for k := 0; k <= total; k++ {
 		for _, torn := range []string{"none", "prefix", "pages"} {

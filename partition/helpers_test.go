@@ -114,3 +114,13 @@ func newRand(seed int) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 42
 func testLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, nil))
 }
+
+// opsIn returns how many of ops m has done: the crash tests count the
+// operations of one run to crash at each in the next.
+func opsIn(m *vfs.Mem, ops []vfs.Op) int {
+	n := 0
+	for _, op := range ops {
+		n += m.Count(op)
+	}
+	return n
+}

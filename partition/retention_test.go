@@ -227,17 +227,10 @@ func TestCrashDuringRetention(t *testing.T) {
 		return p, m, clock
 	}
 	p, m, clock := build()
-	before := 0
-	for _, op := range ops {
-		before += m.Count(op)
-	}
+	before := opsIn(m, ops)
 	_, err := p.EnforceRetention(clock.Now().Add(10*time.Hour), byTime)
 	require.NoError(t, err)
-	total := 0
-	for _, op := range ops {
-		total += m.Count(op)
-	}
-	total -= before
+	total := opsIn(m, ops) - before
 	require.Positive(t, total)
 
 	for k := 0; k <= total; k++ {

@@ -30,15 +30,9 @@ func TestCrashDuringTruncate(t *testing.T) {
 		}
 		const to = 40 // inside an early segment
 		p, m, _, _ := build()
-		before := 0
-		for _, op := range ops {
-			before += m.Count(op)
-		}
+		before := opsIn(m, ops)
 		require.NoError(t, p.Truncate(to))
-		total := -before
-		for _, op := range ops {
-			total += m.Count(op)
-		}
+		total := opsIn(m, ops) - before
 		require.Positive(t, total)
 
 		for k := 0; k <= total; k++ {
