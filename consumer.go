@@ -65,6 +65,7 @@ type Consumer struct {
 	next     int                      // where the next Poll starts in order
 	closed   bool
 	lastAuto time.Time
+	deferred error // a partition's read error, for the next Poll: it came with other partitions' records
 }
 
 // Consumer joins group as a new consumer subscribed to topics. The topics
@@ -116,7 +117,20 @@ func (c *Consumer) Assignment() []TopicPartition {
 // up are revoked (OnRevoked runs, then they are released) and new ones
 // assigned (OnAssigned runs; reading starts at the committed offset or per
 // AutoOffsetReset). The records' bytes are the caller's.
+//
+// A partition that cannot be read (a damaged batch, ErrCorrupt) does not
+// hold the others up: Poll returns what the others have, and reports the
+// error when it returns no records, or at the next call after one that
+// returned records. The error recurs at every Poll that reaches the
+// damaged batch; records before it are delivered first.
 func (c *Consumer) Poll(ctx context.Context) ([]Message, error) {
+	c.mu.Lock()
+	err := c.deferred
+	c.deferred = nil
+	c.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	for {
 		if err := c.sync(); err != nil {
 			return nil, err
@@ -239,7 +253,7 @@ func (c *Consumer) startPosition(tp TopicPartition) (int64, error) {
 		return 0, err
 	}
 	om, ok := c.s.groups.Committed(c.group, tp.Topic, tp.Partition)
-	pos, err := c.opts.AutoOffsetReset.Position(tp, om.Offset, ok, p.StartOffset(), p.EndOffset())
+	pos, err := c.opts.AutoOffsetReset.Position(tp, om.Offset, ok, p.StartOffset(), p.HighWatermark())
 	if err != nil {
 		return 0, fmt.Errorf("strata: group %q: %w", c.group, err)
 	}
@@ -259,6 +273,7 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 	start := c.next
 	c.mu.Unlock()
 	var out []Message
+	var failed error // from partitions that could not be read
 	for i := range order {
 		tp := order[(start+i)%len(order)]
 		c.mu.Lock()
@@ -277,7 +292,7 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 		}
 		if errors.Is(err, ErrOffsetOutOfRange) {
 			// Retention moved the start past our position: reset.
-			np, rerr := c.opts.AutoOffsetReset.Position(tp, pos, false, p.StartOffset(), p.EndOffset())
+			np, rerr := c.opts.AutoOffsetReset.Position(tp, pos, false, p.StartOffset(), p.HighWatermark())
 			if rerr != nil {
 				if len(out) > 0 {
 					return out, nil
@@ -290,10 +305,10 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 			continue
 		}
 		if err != nil {
-			if len(out) > 0 {
-				return out, nil // deliver what moved positions; the error recurs
-			}
-			return nil, err
+			// The other partitions are read on; the error is reported once
+			// what they gave is delivered, and recurs while it lasts.
+			failed = errors.Join(failed, err)
+			continue
 		}
 		if len(out) > n {
 			next := out[len(out)-1].Offset + 1
@@ -306,6 +321,12 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 			break
 		}
 	}
+	if failed != nil && len(out) == 0 {
+		return nil, failed
+	}
+	c.mu.Lock()
+	c.deferred = failed
+	c.mu.Unlock()
 	return out, nil
 }
 

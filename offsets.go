@@ -143,7 +143,7 @@ func (s *Store) checkCommit(topicName string, part int, offset int64) error {
 	if err != nil {
 		return err
 	}
-	if start, end := p.StartOffset(), p.EndOffset(); offset < start || offset > end {
+	if start, end := p.StartOffset(), p.HighWatermark(); offset < start || offset > end {
 		return fmt.Errorf("strata: commit of offset %d for %s-%d out of range [%d, %d]: %w", offset, topicName, part, start, end, ErrOffsetOutOfRange)
 	}
 	return nil
@@ -165,7 +165,7 @@ func (s *Store) Groups() []string { return s.groups.Groups() }
 // PartitionLag is how far a group is behind on one partition.
 type PartitionLag struct {
 	Partition int
-	EndOffset int64
+	EndOffset int64 // end of what readers see (see ListOffsets)
 	// Committed is the group's committed offset, -1 if it has none.
 	Committed int64
 	// Lag is EndOffset − Committed (from the start offset when nothing is
@@ -187,7 +187,7 @@ func (s *Store) Lag(ctx context.Context, groupName, topicName string) ([]Partiti
 	}
 	out := make([]PartitionLag, 0, t.NumPartitions())
 	for i, p := range t.Partitions() {
-		pl := PartitionLag{Partition: i, EndOffset: p.EndOffset(), Committed: -1}
+		pl := PartitionLag{Partition: i, EndOffset: p.HighWatermark(), Committed: -1}
 		from := p.StartOffset()
 		if om, ok := s.groups.Committed(groupName, topicName, i); ok {
 			pl.Committed = om.Offset

@@ -14,10 +14,12 @@ import (
 const readBytes = 1 << 20
 
 // Read returns up to max records of a partition from offset on, as many as
-// are there now (none at the end offset). The records are the caller's: their
-// keys and values share the few buffers the call copied batches into, not
-// the store's memory. An
-// offset outside [start, end] is ErrOffsetOutOfRange, with the range.
+// readers see now (none at the end offset). The records are the caller's:
+// their keys and values share the few buffers the call copied batches into,
+// not the store's memory. An offset outside [start, end] is
+// ErrOffsetOutOfRange, with the range. A read returns the intact records
+// before a damaged batch without an error; the read that starts at the
+// damaged batch fails (ErrCorrupt, with the file and position).
 func (s *Store) Read(ctx context.Context, topicName string, part int, offset int64, max int) ([]Record, error) {
 	p, err := s.partition(topicName, part)
 	if err != nil {
@@ -63,12 +65,25 @@ func readRecords(p *partition.Partition, offset int64, limit int) ([]Record, err
 }
 
 // appendRecords appends to dst, each made by wrap, up to limit records of p
-// from offset on, as many as are there now. On an error it returns what it
-// appended before it.
+// from offset on, as many as readers see now. An error after it appended
+// records (damage further on) ends the read without an error: the records
+// before the damage are returned, and the next read, which starts at the
+// damage, reports it.
 func appendRecords[T any](dst []T, p *partition.Partition, offset int64, limit int, wrap func(Record) T) ([]T, error) {
 	if limit <= 0 {
 		return dst, nil
 	}
+	n := len(dst)
+	dst, err := appendRecordsTo(dst, p, offset, limit, wrap)
+	if err != nil && len(dst) > n {
+		return dst, nil
+	}
+	return dst, err
+}
+
+// appendRecordsTo is appendRecords; on an error it returns what it appended
+// before it.
+func appendRecordsTo[T any](dst []T, p *partition.Partition, offset int64, limit int, wrap func(Record) T) ([]T, error) {
 	want := len(dst) + limit
 	// Ask for about what limit records of a few hundred bytes take, so a
 	// small Read copies little; a short answer just means another round.
@@ -126,7 +141,12 @@ type OffsetSpec struct{ ts int64 }
 var (
 	// Earliest is the start offset: the first retained record's.
 	Earliest = OffsetSpec{-2}
-	// Latest is the end offset: the one the next record gets.
+	// Latest is the end offset, Kafka's high watermark: the end of what
+	// readers see, the offset the next record gets once every append so
+	// far is visible. Records become visible when their Append returns:
+	// once written to the OS, or, under SyncAlways, once fsynced. Every read
+	// and every commit uses this same boundary, so a record that was read
+	// is always below Latest, and committing its offset + 1 is in range.
 	Latest = OffsetSpec{-1}
 )
 
@@ -145,7 +165,7 @@ func (s *Store) ListOffsets(topicName string, part int, spec OffsetSpec) (int64,
 	case Earliest:
 		return p.StartOffset(), nil
 	case Latest:
-		return p.EndOffset(), nil
+		return p.HighWatermark(), nil
 	}
 	off, _, found, err := p.OffsetForTimestamp(spec.ts)
 	if err != nil || !found {

@@ -71,7 +71,7 @@ func (s *Store) ResetOffsets(groupName, topicName string, spec ResetSpec, dryRun
 	offsets := map[TopicPartition]OffsetAndMetadata{}
 	now := s.opts.Now()
 	for i, p := range t.Partitions() {
-		start, end := p.StartOffset(), p.EndOffset()
+		start, end := p.StartOffset(), p.HighWatermark()
 		ch := OffsetChange{Partition: i, From: -1}
 		om, ok := s.groups.Committed(groupName, topicName, i)
 		if ok {

@@ -20,7 +20,7 @@ type PartitionStats struct {
 	Segments        int
 	Bytes           int64 // bytes of .log files
 	StartOffset     int64
-	EndOffset       int64
+	EndOffset       int64 // end of what readers see (see ListOffsets)
 }
 
 // Stats returns every partition's figures.
@@ -47,6 +47,6 @@ func partitionStats(p *partition.Partition) PartitionStats {
 		Segments:        st.Segments,
 		Bytes:           st.Bytes,
 		StartOffset:     p.StartOffset(),
-		EndOffset:       p.EndOffset(),
+		EndOffset:       p.HighWatermark(),
 	}
 }

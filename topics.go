@@ -147,7 +147,7 @@ type TopicDescription struct {
 type PartitionDescription struct {
 	Partition   int
 	StartOffset int64 // first retained offset
-	EndOffset   int64 // next offset to be assigned
+	EndOffset   int64 // end of what readers see: the next offset to be assigned, once the last append is visible (see ListOffsets)
 	Segments    int
 	Bytes       int64 // bytes of segment files (.log)
 	// OldestTimestamp and NewestTimestamp are the timestamp of the record
@@ -166,7 +166,7 @@ func (s *Store) DescribeTopic(name string) (TopicDescription, error) {
 	}
 	d := TopicDescription{Name: name, Config: t.Config()}
 	for i, p := range t.Partitions() {
-		pd := PartitionDescription{Partition: i, StartOffset: p.StartOffset(), EndOffset: p.EndOffset()}
+		pd := PartitionDescription{Partition: i, StartOffset: p.StartOffset(), EndOffset: p.HighWatermark()}
 		newest := int64(-1)
 		for _, seg := range p.Segments() {
 			pd.Segments++

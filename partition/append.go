@@ -175,11 +175,14 @@ func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader) (int64, error
 	p.stats.appends.Add(1)
 	p.stats.appendedRecords.Add(int64(h.LastOffsetDelta) + 1)
 	p.stats.appendedBytes.Add(int64(len(batch)))
-	p.appended.broadcast()
 	if p.cfg.Sync.Mode == SyncModeAlways {
+		// Readers see the batch once it is durable (HighWatermark): the
+		// fsync wakes them.
 		if err := p.syncTo(h.NextOffset() - h.BaseOffset + base); err != nil {
 			return 0, err
 		}
+	} else {
+		p.appended.broadcast()
 	}
 	return base, nil
 }

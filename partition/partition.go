@@ -34,7 +34,7 @@ type Partition struct {
 	end   atomic.Int64 // next offset to assign
 	done  atomic.Bool  // closed: reads fail too
 
-	appended signal // woken after every append
+	appended signal // woken whenever the high watermark moves
 
 	cleanMu sync.Mutex // one compaction at a time
 
@@ -112,12 +112,41 @@ func (p *Partition) Dir() string { return p.dir }
 func (p *Partition) StartOffset() int64 { return p.start.Load() }
 
 // EndOffset returns the next offset Append will assign (Kafka's log end
-// offset). The partition holds [StartOffset, EndOffset).
+// offset). The partition holds [StartOffset, EndOffset); readers see
+// [StartOffset, HighWatermark).
 func (p *Partition) EndOffset() int64 { return p.end.Load() }
+
+// HighWatermark returns the end of what readers see, as Kafka's high
+// watermark bounds what consumers fetch: every read path (Reader,
+// ReadBatches, Records, Wait, OffsetForTimestamp) returns only records
+// below it, so that a reader never acts on a record the partition does not
+// admit to. Under SyncAlways it is the synced offset: a record becomes
+// visible once it is durable, when its Append returns. Under SyncNever and
+// SyncEvery it is EndOffset: a record becomes visible once it is written
+// to the OS. It only moves forward, except through Truncate.
+func (p *Partition) HighWatermark() int64 {
+	if p.cfg.Sync.Mode == SyncModeAlways {
+		return min(p.synced.Load(), p.end.Load())
+	}
+	return p.end.Load()
+}
 
 // SyncedOffset returns the offset below which every record is known to be
 // on stable storage.
 func (p *Partition) SyncedOffset() int64 { return p.synced.Load() }
+
+// publishSynced moves the synced offset up to off, waking readers waiting
+// for records when that moves the high watermark (SyncAlways). The caller
+// holds syncMu (or is the partition's only user: Open, Truncate, Close).
+func (p *Partition) publishSynced(off int64) {
+	if p.synced.Load() >= off {
+		return
+	}
+	p.synced.Store(off)
+	if p.cfg.Sync.Mode == SyncModeAlways {
+		p.appended.broadcast()
+	}
+}
 
 // Config returns the partition's configuration with defaults filled in.
 func (p *Partition) Config() Config { return p.cfg }
@@ -182,7 +211,7 @@ func (p *Partition) Close() error {
 			err = writeCheckpoint(p.fsys, p.dir, recoveryPointFile, active.NextOffset())
 		}
 		if err == nil {
-			p.synced.Store(p.end.Load())
+			p.publishSynced(p.end.Load())
 		}
 	}
 	for _, r := range p.state.Load().segs {

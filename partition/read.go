@@ -7,15 +7,18 @@ import (
 )
 
 // ReadBatches appends to buf[:0] whole batches from offset on, up to about
-// maxBytes (always at least one batch), and returns them. The first batch
-// may start before offset: skip its earlier records (a Reader does). Reading
-// at EndOffset returns no bytes; an offset outside [StartOffset, EndOffset]
-// is ErrOutOfRange, with the valid range in the message.
+// maxBytes (always at least one batch), and returns them. The first batch may
+// start before offset: skip its earlier records (a Reader does). Only
+// batches below the high watermark are returned: reading at HighWatermark
+// returns no bytes; an offset outside [StartOffset, HighWatermark] is
+// ErrOutOfRange, with the valid range in the message.
 //
 // Every batch is checked (header rules, offsets that follow one another,
 // and its CRC the first time the process reads it, unless the process
-// appended it); the bytes are a copy, valid until buf is reused. ReadBatches never takes the appenders' lock and allocates nothing
-// when buf is large enough.
+// appended it); the bytes are a copy, valid until buf is reused. A read
+// returns the intact batches before a damaged one without an error; the
+// read that starts at the damaged batch fails. ReadBatches never takes the
+// appenders' lock and allocates nothing when buf is large enough.
 func (p *Partition) ReadBatches(buf []byte, offset int64, maxBytes int) ([]byte, error) {
 	batches, ref, err := p.viewBatches(offset, maxBytes)
 	if err != nil || ref == nil {
@@ -32,9 +35,9 @@ func (p *Partition) ReadBatches(buf []byte, offset int64, maxBytes int) ([]byte,
 func (p *Partition) viewBatches(offset int64, maxBytes int) ([]byte, *segRef, error) {
 	var out []byte
 	var held *segRef
-	_, err := p.fromSegment(offset, func(_ *state, _ int, r *segRef) (bool, error) {
+	_, err := p.fromSegment(offset, func(_ *state, _ int, r *segRef, hw int64) (bool, error) {
 		var err error
-		out, err = r.seg.View(offset, maxBytes)
+		out, err = r.seg.View(offset, maxBytes, hw)
 		held = r
 		return len(out) > 0, err
 	})
@@ -47,20 +50,19 @@ func (p *Partition) viewBatches(offset int64, maxBytes int) ([]byte, *segRef, er
 }
 
 // fromSegment offers try the segments of a snapshot from the one whose
-// base is the last at or below offset on, each with a reference taken,
-// until try keeps one (true: the reference is then the caller's) or fails
-// (the reference is released and the error returned, naming the
-// partition). A segment dropped meanwhile makes it start over on a fresh
-// snapshot. It reports false, with no error, when offset is the end offset
-// or no segment was kept, and ErrOutOfRange when offset is outside
-// [StartOffset, EndOffset].
-func (p *Partition) fromSegment(offset int64, try func(st *state, i int, r *segRef) (bool, error)) (bool, error) {
+// base is the last at or below offset on, each with a reference taken and
+// the high watermark the snapshot was taken under, until try keeps one
+// (true: the reference is then the caller's) or fails (the reference is
+// released and the error returned, naming the partition). A segment dropped
+// meanwhile makes it start over on a fresh snapshot. It reports false, with
+// no error, when offset is the high watermark or no segment was kept, and
+// ErrOutOfRange when offset is outside [StartOffset, HighWatermark].
+func (p *Partition) fromSegment(offset int64, try func(st *state, i int, r *segRef, hw int64) (bool, error)) (bool, error) {
 	for {
 		if err := p.checkOpen(); err != nil {
 			return false, err // Close released the segments
 		}
-		st := p.state.Load()
-		start, end := p.readable(st)
+		st, start, end := p.readable()
 		if offset < start || offset > end {
 			return false, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", offset, p.name, start, end, ErrOutOfRange)
 		}
@@ -75,7 +77,7 @@ func (p *Partition) fromSegment(offset int64, try func(st *state, i int, r *segR
 				retry = true // dropped meanwhile: reload the snapshot
 				break
 			}
-			keep, err := try(st, i, r)
+			keep, err := try(st, i, r, end)
 			if err != nil {
 				_ = r.release()
 				return false, fmt.Errorf("partition: reading %s at %d: %w", p.name, offset, err)
@@ -91,12 +93,12 @@ func (p *Partition) fromSegment(offset int64, try func(st *state, i int, r *segR
 	}
 }
 
-// Wait blocks until the partition holds offset (EndOffset > offset), the
+// Wait blocks until readers see offset (HighWatermark > offset), the
 // partition is closed (ErrClosed) or ctx ends (ctx.Err()).
 func (p *Partition) Wait(ctx context.Context, offset int64) error {
 	for {
 		ch := p.appended.wait()
-		if p.end.Load() > offset {
+		if p.HighWatermark() > offset {
 			return nil
 		}
 		if err := p.checkOpen(); err != nil {
@@ -111,16 +113,15 @@ func (p *Partition) Wait(ctx context.Context, offset int64) error {
 }
 
 // OffsetForTimestamp returns the first offset, in offset order from the
-// start offset, whose record timestamp is at least ts (ms), with that
-// timestamp, as Kafka's ListOffsets by time does; found is false when no
-// record is that late.
+// start offset and below the high watermark, whose record timestamp is at
+// least ts (ms), with that timestamp, as Kafka's ListOffsets by time does;
+// found is false when no record is that late.
 func (p *Partition) OffsetForTimestamp(ts int64) (offset, timestamp int64, found bool, err error) {
 	for {
 		if err := p.checkOpen(); err != nil {
 			return -1, -1, false, err
 		}
-		st := p.state.Load()
-		start := p.start.Load()
+		st, start, hw := p.readable()
 		retry := false
 		for _, r := range st.segs {
 			if r.seg.NextOffset() <= start || r.seg.MaxTimestamp() < ts {
@@ -130,7 +131,7 @@ func (p *Partition) OffsetForTimestamp(ts int64) (offset, timestamp int64, found
 				retry = true
 				break
 			}
-			off, t, ok, err := r.seg.FindOffsetByTimestamp(ts, start)
+			off, t, ok, err := r.seg.FindOffsetByTimestamp(ts, start, hw)
 			_ = r.release()
 			if err != nil || ok {
 				return off, t, ok, err
@@ -142,16 +143,17 @@ func (p *Partition) OffsetForTimestamp(ts int64) (offset, timestamp int64, found
 	}
 }
 
-// readable returns the offsets a reader may read in the snapshot st:
-// [start, end), bounded by the first segment and by what the active segment
-// has published.
-func (p *Partition) readable(st *state) (start, end int64) {
-	start, end = p.start.Load(), p.end.Load()
-	if n := len(st.segs); n > 0 {
+// readable returns a snapshot of the segments and the offsets a reader may
+// read in it: [start, hw), from the start offset (and the first segment) to
+// the high watermark. The high watermark is loaded first, so every batch
+// below it is in the snapshot's segments (a roll adds the new segment
+// before anything appended to it can become visible).
+func (p *Partition) readable() (st *state, start, hw int64) {
+	hw = p.HighWatermark()
+	st = p.state.Load()
+	start = p.start.Load()
+	if len(st.segs) > 0 {
 		start = max(start, st.segs[0].seg.Base())
-		// The active segment publishes a batch just before the partition's
-		// end offset moves past it; a reader may already have read it.
-		end = max(end, st.segs[n-1].seg.NextOffset())
 	}
-	return start, end
+	return st, start, hw
 }

@@ -74,8 +74,8 @@ func (r *Reader) drop() {
 }
 
 // Next reads the next record into rec and reports whether there was one;
-// false with a nil error means the reader is at the end of the partition (see
-// NextWait). The record's Key, Value and header values alias the segment's
+// false with a nil error means the reader is at the end of what the
+// partition lets readers see, its high watermark (see NextWait). The record's Key, Value and header values alias the segment's
 // mapping, which the reader holds: they are valid until the next call to
 // Next, SetOffset or Close. Records before the reader's offset in the first
 // batch are skipped. Errors: ErrOutOfRange when the offset is past the end
@@ -136,6 +136,9 @@ func (r *Reader) nextBatch() (log.BatchHeader, []byte, error) {
 			r.drop()
 			return log.BatchHeader{}, nil, err
 		}
+		// The high watermark before the state: every batch below it is in
+		// the segments of a state loaded after it.
+		hw := p.HighWatermark()
 		if r.ref != nil && (p.state.Load() != r.st ||
 			(r.seek && (r.next < r.ref.seg.Base() || r.next >= r.ref.seg.NextOffset()))) {
 			r.drop()
@@ -156,8 +159,9 @@ func (r *Reader) nextBatch() (log.BatchHeader, []byte, error) {
 		r.seek = false
 		if start := p.start.Load(); r.next < start {
 			r.drop()
-			return log.BatchHeader{}, nil, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", r.next, p.name, start, p.end.Load(), ErrOutOfRange)
+			return log.BatchHeader{}, nil, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", r.next, p.name, start, hw, ErrOutOfRange)
 		}
+		r.cur.SetLimit(hw)
 		h, batch, err := r.cur.Next()
 		if err != nil {
 			r.drop()
@@ -166,9 +170,10 @@ func (r *Reader) nextBatch() (log.BatchHeader, []byte, error) {
 		if batch != nil {
 			return h, batch, nil
 		}
-		// The end of what this segment has published.
+		// The end of what this segment has published, or of what the
+		// partition lets readers see.
 		segs := r.st.segs
-		if segs[len(segs)-1] == r.ref {
+		if r.cur.AtLimit() || segs[len(segs)-1] == r.ref {
 			r.drop() // the end of the partition
 			return log.BatchHeader{}, nil, nil
 		}
@@ -183,7 +188,7 @@ func (r *Reader) nextBatch() (log.BatchHeader, []byte, error) {
 // positions the cursor there; false means r.next is the end offset.
 func (r *Reader) position() (bool, error) {
 	offset := r.next
-	return r.p.fromSegment(offset, func(st *state, i int, ref *segRef) (bool, error) {
+	return r.p.fromSegment(offset, func(st *state, i int, ref *segRef, _ int64) (bool, error) {
 		if i < len(st.segs)-1 && ref.seg.NextOffset() <= offset {
 			return false, nil // sealed, and nothing in it reaches offset (a gap)
 		}

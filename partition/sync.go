@@ -93,9 +93,7 @@ func (p *Partition) syncOnce() error {
 	if err != nil {
 		return p.fail(fmt.Errorf("fsync failed, unsynced records may be lost: %w", err))
 	}
-	if p.synced.Load() < covered {
-		p.synced.Store(covered)
-	}
+	p.publishSynced(covered)
 	return nil
 }
 
@@ -131,9 +129,7 @@ func (p *Partition) flushSealed(pending []*segRef, rp int64) error {
 	if err != nil {
 		return p.fail(fmt.Errorf("fsync of a rolled segment failed: %w", err))
 	}
-	if p.synced.Load() < rp {
-		p.synced.Store(rp)
-	}
+	p.publishSynced(rp)
 	return nil
 }
 

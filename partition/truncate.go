@@ -14,15 +14,15 @@ import (
 // DeleteRecords does: reads below it fail with ErrOutOfRange from then on,
 // and the whole segments below it are removed later by retention. The new
 // start offset is checkpointed (written atomically and fsynced) before it
-// takes effect. Moving it backwards is a no-op; past EndOffset is
-// ErrOutOfRange.
+// takes effect. Moving it backwards is a no-op; past HighWatermark (what
+// readers see) is ErrOutOfRange.
 func (p *Partition) DeleteRecords(offset int64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mu.closed {
 		return fmt.Errorf("partition: %s: %w", p.name, ErrClosed)
 	}
-	start, end := p.start.Load(), p.end.Load()
+	start, end := p.start.Load(), p.HighWatermark()
 	if offset > end {
 		return fmt.Errorf("partition: start offset %d for %s out of range [%d, %d]: %w", offset, p.name, start, end, ErrOutOfRange)
 	}
@@ -106,6 +106,7 @@ func (p *Partition) Truncate(offset int64) error {
 	p.mu.active = ref
 	p.end.Store(next.NextOffset())
 	p.synced.Store(next.NextOffset())
+	p.appended.broadcast()
 	// The old segment's names now belong to the new one: close it when its
 	// readers let go, without deleting anything. The later segments'
 	// files are unlinked when theirs let go.

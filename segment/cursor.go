@@ -1,6 +1,8 @@
 package segment
 
 import (
+	"math"
+
 	"github.com/stratalog/strata/log"
 )
 
@@ -14,13 +16,19 @@ import (
 // open, so the caller must hold it (the partition's reference count) until
 // it is done with them. A Cursor is a small value; copy it freely, but use
 // each copy from one goroutine at a time. The zero Cursor returns nothing.
+//
+// A cursor can be bounded by an offset (SetLimit): the partition's high
+// watermark, so that readers never see a batch the partition has not made
+// visible yet, although the segment holds it.
 type Cursor struct {
-	s      *Segment
-	pos    int64 // position of the next batch
-	last   int64 // position of the batch Next returned last, -1 if none
-	expect int64 // offset the next batch must start at (at or past, with gaps); -1 unknown
-	end    int64 // size published when last loaded
-	next   int64 // next offset published when last loaded
+	s       *Segment
+	pos     int64 // position of the next batch
+	last    int64 // position of the batch Next returned last, -1 if none
+	expect  int64 // offset the next batch must start at (at or past, with gaps); -1 unknown
+	end     int64 // size published when last loaded
+	next    int64 // next offset published when last loaded
+	limit   int64 // batches with offsets at or past this are not returned
+	limited bool  // the last Next stopped at the limit
 }
 
 // CursorAt returns a Cursor at the first batch whose last offset is at least
@@ -33,7 +41,7 @@ func (s *Segment) CursorAt(offset int64) (Cursor, error) {
 	if s.closed {
 		return Cursor{}, ErrClosed
 	}
-	c := Cursor{s: s, expect: -1, last: -1}
+	c := Cursor{s: s, expect: -1, last: -1, limit: math.MaxInt64}
 	c.load()
 	if offset >= c.next || c.end == 0 {
 		// Nothing published reaches offset: wait after the published
@@ -61,12 +69,24 @@ func (c *Cursor) load() {
 	c.end = c.s.size.Load()
 }
 
+// SetLimit bounds the cursor: Next returns only batches whose last offset
+// is below limit, and stops (AtLimit) at the first that is not. A cursor
+// starts without a bound.
+func (c *Cursor) SetLimit(limit int64) { c.limit = limit }
+
+// AtLimit reports whether the last call to Next returned no batch because
+// the next one reaches the limit, rather than because the segment has
+// published nothing more.
+func (c *Cursor) AtLimit() bool { return c.limited }
+
 // Next returns the next batch, checked, and the header it was checked
 // with. It returns nil (and no error) at the end of the batches the segment
-// has published; a later call returns the batches appended meanwhile. The
-// batch aliases the segment's mapping (see Cursor).
+// has published, or at the first batch that reaches the limit (see
+// SetLimit); a later call returns the batches appended or made visible
+// meanwhile. The batch aliases the segment's mapping (see Cursor).
 func (c *Cursor) Next() (log.BatchHeader, []byte, error) {
 	s := c.s
+	c.limited = false
 	if s == nil {
 		return log.BatchHeader{}, nil, nil
 	}
@@ -86,6 +106,10 @@ func (c *Cursor) Next() (log.BatchHeader, []byte, error) {
 		if h.BaseOffset >= c.next {
 			return log.BatchHeader{}, nil, nil
 		}
+	}
+	if h.LastOffset() >= c.limit {
+		c.limited = true
+		return log.BatchHeader{}, nil, nil
 	}
 	if c.expect >= 0 {
 		if err := s.checkFollows(h.BaseOffset, c.expect, c.pos); err != nil {

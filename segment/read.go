@@ -2,6 +2,7 @@ package segment
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/stratalog/strata/index"
 	"github.com/stratalog/strata/log"
@@ -18,27 +19,33 @@ import (
 // another each time, its CRC-32C once per process (batches this process
 // appended or recovered, or a read already checked, are trusted). Damage is
 // ErrCorrupt with the file and position; nothing found damaged is returned.
+// A read returns the intact batches before a damaged one without an error:
+// the error comes from the read that starts at the damaged batch.
 //
 // The batches are copied out of the segment's mapping into buf (grown if its
 // capacity is short), so they stay valid after the segment is closed. Read
 // is safe to call while the segment is appended to or sealed, makes no
 // system call, and allocates nothing when buf is large enough.
 func (s *Segment) Read(buf []byte, offset int64, maxBytes int) ([]byte, error) {
-	batches, err := s.View(offset, maxBytes)
+	batches, err := s.View(offset, maxBytes, math.MaxInt64)
 	if err != nil {
 		return nil, err
 	}
 	return append(buf[:0], batches...), nil
 }
 
-// View is Read without the copy: the batches alias the segment's memory
-// mapping, so they are valid only while the segment stays open — the caller
-// must hold it (the partition's reference count) until it is done with them.
-func (s *Segment) View(offset int64, maxBytes int) ([]byte, error) {
+// View is Read without the copy, and bounded by limit: the batches alias the
+// segment's memory mapping, so they are valid only while the segment stays
+// open — the caller must hold it (the partition's reference count) until it
+// is done with them — and only batches whose last offset is below limit
+// are returned (the partition's high watermark; math.MaxInt64 for no
+// bound).
+func (s *Segment) View(offset int64, maxBytes int, limit int64) ([]byte, error) {
 	c, err := s.CursorAt(offset)
 	if err != nil {
 		return nil, err
 	}
+	c.SetLimit(limit)
 	start := c.pos
 	for {
 		if c.pos > start {
@@ -51,6 +58,9 @@ func (s *Segment) View(offset int64, maxBytes int) ([]byte, error) {
 		}
 		_, b, err := c.Next()
 		if err != nil {
+			if c.pos > start {
+				break // the intact batches before the damage
+			}
 			return nil, err
 		}
 		if b == nil {

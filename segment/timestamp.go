@@ -5,11 +5,12 @@ import (
 )
 
 // FindOffsetByTimestamp returns the first record in offset order, at or
-// after startOffset, whose timestamp is at least ts (ms), as Kafka's
-// ListOffsets does (KAFKA.md §7): the time index narrows the search, then
-// batches whose max timestamp reaches ts are searched record by record.
-// found is false when no such record is in the segment.
-func (s *Segment) FindOffsetByTimestamp(ts, startOffset int64) (offset, timestamp int64, found bool, err error) {
+// after startOffset and in a batch below limit (see View), whose timestamp
+// is at least ts (ms), as Kafka's ListOffsets does (KAFKA.md §7): the time
+// index narrows the search, then batches whose max timestamp reaches ts are
+// searched record by record. found is false when no such record is in the
+// segment.
+func (s *Segment) FindOffsetByTimestamp(ts, startOffset, limit int64) (offset, timestamp int64, found bool, err error) {
 	if s.maxTS.Load() < ts {
 		return -1, -1, false, nil
 	}
@@ -17,7 +18,7 @@ func (s *Segment) FindOffsetByTimestamp(ts, startOffset int64) (offset, timestam
 	from = max(from, startOffset)
 	var rec log.Record
 	for {
-		batches, err := s.View(from, 64<<10)
+		batches, err := s.View(from, 64<<10, limit)
 		if err != nil || len(batches) == 0 {
 			return -1, -1, false, err
 		}
