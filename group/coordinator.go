@@ -39,6 +39,12 @@ type Options struct {
 	// calls back into the Coordinator nor waits for a lock held by anyone
 	// calling the Coordinator.
 	Partitions func(topic string) int
+	// TopicID returns the current id of a topic, zero if it has none or
+	// does not exist. Default: nil, meaning topics have no ids. Commit
+	// stamps it on each offset, and Committed and Offsets return only the
+	// offsets of a topic's current id (see OffsetAndMetadata.TopicID). It
+	// is called with a group's lock held, as Partitions is.
+	TopicID func(topic string) [16]byte
 	// MetadataMaxBytes is the longest metadata string a commit may carry,
 	// in bytes. Default: 4096 (Kafka's offset.metadata.max.bytes). Values
 	// above 32767, the most the record format holds, are lowered to it.

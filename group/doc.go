@@ -43,13 +43,23 @@
 //
 // The leader epoch is always written as -1 (none: Strata has no replicas)
 // and the commit timestamp is in milliseconds since the Unix epoch.
+//
+// A commit that carries the id of its topic (OffsetAndMetadata.TopicID) is
+// written as Kafka 4.1 writes it, in the flexible version 4: as version 3,
+// but the metadata is a compact string (an unsigned varint of its length
+// plus one, then the bytes), and tagged fields follow — a count, then per
+// field an unsigned varint tag, size and that many bytes — with the 16
+// bytes of the topic id as tag 0 (Kafka's TopicId, KAFKA-19141):
+//
+//	... | varint | metadata | int64     | 01    | 00  | 10   | 16 bytes |
+//	... | len+1  | bytes    | commit ts | count | tag | size | topic id |
+//
 // DecodeCommit also reads the other value versions Kafka has written:
 //
 //	v0, v2  offset, metadata, commit timestamp
 //	v1      offset, metadata, commit timestamp, int64 expire timestamp (ignored)
 //	v3      offset, leader epoch, metadata, commit timestamp
-//	v4      as v3, but the metadata is a compact string (unsigned varint
-//	        length+1) and tagged fields (ignored) follow
+//	v4      as above; tagged fields other than the topic id are skipped
 //
 // For example, group "g", topic "t", partition 3, offset 42, metadata "m",
 // committed at 1700000000000 ms:

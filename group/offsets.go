@@ -20,6 +20,14 @@ type OffsetAndMetadata struct {
 	// (the record format's precision) and UTC. Commit stamps the
 	// Coordinator's clock when it is zero.
 	CommitTime time.Time
+	// TopicID is the id of the topic the offset was committed for, as
+	// Kafka 4.1 records it (KAFKA-19141): Commit stamps the topic's
+	// current id (Options.TopicID) when it is zero, and an offset whose id
+	// is not the topic's current one belongs to an earlier topic of the
+	// same name, which Committed and Offsets do not return. Zero in
+	// commits written without one (older stores, Kafka before 4.1): such
+	// an offset is taken for the topic of its name.
+	TopicID [16]byte
 }
 
 // Commit is one record of __consumer_offsets: the committed offset of a
@@ -32,6 +40,7 @@ type Commit struct {
 	Offset     int64     // committed offset (next record to consume); 0 in a tombstone
 	Metadata   string    // committed metadata; empty in a tombstone
 	CommitTime time.Time // when committed, whole milliseconds, UTC; zero in a tombstone
+	TopicID    [16]byte  // the id of the topic committed for; zero if unknown and in a tombstone
 	Deleted    bool      // a tombstone: the group's offset for the partition is deleted
 }
 
@@ -42,7 +51,7 @@ func (c Commit) TopicPartition() TopicPartition {
 
 // OffsetAndMetadata returns the offset c commits.
 func (c Commit) OffsetAndMetadata() OffsetAndMetadata {
-	return OffsetAndMetadata{Offset: c.Offset, Metadata: c.Metadata, CommitTime: c.CommitTime}
+	return OffsetAndMetadata{Offset: c.Offset, Metadata: c.Metadata, CommitTime: c.CommitTime, TopicID: c.TopicID}
 }
 
 // OffsetLog persists commits. The store implements it by appending the
@@ -114,8 +123,11 @@ func (c *Coordinator) Commit(group string, ref MemberRef, offsets map[TopicParti
 		if err := c.checkPartition(tp, simple); err != nil {
 			return err
 		}
+		if om.TopicID == ([16]byte{}) {
+			om.TopicID = c.topicID(tp.Topic)
+		}
 		commits = append(commits, Commit{Group: group, Topic: tp.Topic, Partition: tp.Partition,
-			Offset: om.Offset, Metadata: om.Metadata, CommitTime: om.CommitTime})
+			Offset: om.Offset, Metadata: om.Metadata, CommitTime: om.CommitTime, TopicID: om.TopicID})
 	}
 
 	g := c.lockGroup(group, true)
@@ -206,7 +218,8 @@ func (c *Coordinator) Replay(commits ...Commit) {
 }
 
 // Committed returns group's committed offset for a partition, and whether
-// there is one.
+// there is one. An offset committed for an earlier topic of the name (its
+// TopicID is not the topic's current id) is none.
 func (c *Coordinator) Committed(group, topic string, partition int) (OffsetAndMetadata, bool) {
 	g := c.lockGroup(group, false)
 	if g == nil {
@@ -214,18 +227,66 @@ func (c *Coordinator) Committed(group, topic string, partition int) (OffsetAndMe
 	}
 	defer g.mu.Unlock()
 	om, ok := g.offsets[TopicPartition{Topic: topic, Partition: partition}]
-	return om, ok
+	if !ok || !c.current(topic, om) {
+		return OffsetAndMetadata{}, false
+	}
+	return om, true
 }
 
-// Offsets returns a copy of all of group's committed offsets; an empty map
-// for a group without any.
+// Offsets returns a copy of all of group's committed offsets, without
+// those committed for earlier topics of their names; an empty map for a
+// group without any.
 func (c *Coordinator) Offsets(group string) map[TopicPartition]OffsetAndMetadata {
 	g := c.lockGroup(group, false)
 	if g == nil {
 		return map[TopicPartition]OffsetAndMetadata{}
 	}
 	defer g.mu.Unlock()
-	return maps.Clone(g.offsets)
+	out := maps.Clone(g.offsets)
+	maps.DeleteFunc(out, func(tp TopicPartition, om OffsetAndMetadata) bool { return !c.current(tp.Topic, om) })
+	return out
+}
+
+// topicID returns the current id of topic, zero if unknown.
+func (c *Coordinator) topicID(topic string) [16]byte {
+	if c.opts.TopicID == nil {
+		return [16]byte{}
+	}
+	return c.opts.TopicID(topic)
+}
+
+// current reports whether om was committed for the topic of its name that
+// exists now: it carries that topic's id, or no id.
+func (c *Coordinator) current(topic string, om OffsetAndMetadata) bool {
+	return om.TopicID == ([16]byte{}) || om.TopicID == c.topicID(topic)
+}
+
+// DeleteStaleOffsets deletes, in every group, the committed offsets that
+// belong to no partition that exists: of a topic that does not exist (per
+// Options.Partitions), of a partition past its count, or committed for an
+// earlier topic of the name (per Options.TopicID). A store calls it once
+// it has replayed its offsets, so that a DeleteTopic a crash interrupted
+// before its tombstones leaves nothing behind. It returns how many offsets
+// it deleted.
+func (c *Coordinator) DeleteStaleOffsets() (int, error) {
+	n := 0
+	var errs []error
+	for _, g := range c.all() {
+		g.mu.Lock()
+		var parts []TopicPartition
+		for tp, om := range g.offsets {
+			if (c.opts.Partitions != nil && tp.Partition >= c.partitions(tp.Topic)) || !c.current(tp.Topic, om) {
+				parts = append(parts, tp)
+			}
+		}
+		err := c.deleteLocked(g, parts)
+		if err == nil {
+			n += len(parts)
+		}
+		errs = append(errs, err)
+		g.mu.Unlock()
+	}
+	return n, errors.Join(errs...)
 }
 
 // DeleteOffsets deletes group's committed offsets for parts, or all of

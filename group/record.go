@@ -12,9 +12,14 @@ import (
 
 // Record versions written by the encoders.
 const (
-	keyVersion   = 1 // OffsetCommitKey
-	valueVersion = 3 // OffsetCommitValue with a leader epoch
+	keyVersion     = 1 // OffsetCommitKey
+	valueVersion   = 3 // OffsetCommitValue with a leader epoch
+	valueVersionID = 4 // the flexible version, for a value with a topic id (a tagged field)
 )
+
+// topicIDTag is the tag of OffsetCommitValue's TopicId field (Kafka 4.1,
+// KAFKA-19141).
+const topicIDTag = 0
 
 // maxStringLen is the longest string the format can hold: its length is
 // an int16.
@@ -34,16 +39,33 @@ func AppendKey(dst []byte, group, topic string, partition int) []byte {
 	return binary.BigEndian.AppendUint32(dst, uint32(partition))
 }
 
-// AppendValue appends the __consumer_offsets value of om, version 3, to
-// dst and returns the extended slice. The commit time is stored in whole
-// milliseconds; the leader epoch as -1. It panics if om.Metadata is longer
-// than 32767 bytes; the [Coordinator] checks it before it encodes.
+// AppendValue appends the __consumer_offsets value of om to dst and
+// returns the extended slice: version 3, or, when om has a TopicID,
+// version 4 with the id in its tagged field 0, as Kafka 4.1 writes it. The
+// commit time is stored in whole milliseconds; the leader epoch as -1. It
+// panics if om.Metadata is longer than 32767 bytes; the [Coordinator]
+// checks it before it encodes.
 func AppendValue(dst []byte, om OffsetAndMetadata) []byte {
-	dst = binary.BigEndian.AppendUint16(dst, valueVersion)
+	if om.TopicID == ([16]byte{}) {
+		dst = binary.BigEndian.AppendUint16(dst, valueVersion)
+		dst = binary.BigEndian.AppendUint64(dst, uint64(om.Offset))
+		dst = binary.BigEndian.AppendUint32(dst, math.MaxUint32) // leader epoch -1
+		dst = appendString(dst, om.Metadata)
+		return binary.BigEndian.AppendUint64(dst, uint64(om.CommitTime.UnixMilli()))
+	}
+	if len(om.Metadata) > maxStringLen {
+		panic(fmt.Sprintf("group: string of %d bytes does not fit the record format", len(om.Metadata)))
+	}
+	dst = binary.BigEndian.AppendUint16(dst, valueVersionID)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(om.Offset))
 	dst = binary.BigEndian.AppendUint32(dst, math.MaxUint32) // leader epoch -1
-	dst = appendString(dst, om.Metadata)
-	return binary.BigEndian.AppendUint64(dst, uint64(om.CommitTime.UnixMilli()))
+	dst = binary.AppendUvarint(dst, uint64(len(om.Metadata))+1)
+	dst = append(dst, om.Metadata...)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(om.CommitTime.UnixMilli()))
+	dst = binary.AppendUvarint(dst, 1) // one tagged field
+	dst = binary.AppendUvarint(dst, topicIDTag)
+	dst = binary.AppendUvarint(dst, uint64(len(om.TopicID)))
+	return append(dst, om.TopicID[:]...)
 }
 
 // EncodeCommit returns the record for c: its key and, unless c is a
@@ -55,7 +77,7 @@ func EncodeCommit(c Commit) (key, value []byte) {
 	if c.Deleted {
 		return key, nil
 	}
-	value = AppendValue(make([]byte, 0, 24+len(c.Metadata)), c.OffsetAndMetadata())
+	value = AppendValue(make([]byte, 0, 45+len(c.Metadata)), c.OffsetAndMetadata())
 	return key, value
 }
 
@@ -124,7 +146,16 @@ func decodeValue(c *Commit, value []byte) error {
 	case 1:
 		r.int64() // expire timestamp
 	case 4:
-		r.taggedFields()
+		r.taggedFields(func(tag int, field []byte) bool {
+			if tag != topicIDTag {
+				return true // a field of a later Kafka: skipped
+			}
+			if len(field) != len(c.TopicID) {
+				return false
+			}
+			copy(c.TopicID[:], field)
+			return true
+		})
 	}
 	switch {
 	case version < 0 || version > 4:
@@ -204,11 +235,15 @@ func (r *reader) compactString() string {
 	return string(r.take(r.uvarint() - 1))
 }
 
-// taggedFields skips a tagged-field section: a count, then for each field
-// a tag, a size and that many bytes.
-func (r *reader) taggedFields() {
+// taggedFields reads a tagged-field section: a count, then for each field
+// a tag, a size and that many bytes, which it hands to field; a field that
+// field refuses (false) makes the record bad.
+func (r *reader) taggedFields(field func(tag int, b []byte) bool) {
 	for n := r.uvarint(); n > 0 && !r.bad; n-- {
-		r.uvarint() // tag
-		r.take(r.uvarint())
+		tag := r.uvarint()
+		b := r.take(r.uvarint())
+		if !r.bad && !field(tag, b) {
+			r.bad = true
+		}
 	}
 }
