@@ -59,10 +59,11 @@ type Consumer struct {
 
 	mu       sync.Mutex
 	ref      group.MemberRef
-	pos      map[TopicPartition]int64 // next offset to fetch (after what Poll returned), per owned partition
-	pending  map[TopicPartition]bool  // owned, but no start position yet
-	order    []TopicPartition         // owned partitions, for fair polling
-	next     int                      // where the next Poll starts in order
+	pos      map[TopicPartition]int64   // next offset to fetch (after what Poll returned), per owned partition
+	ids      map[TopicPartition]TopicID // the id of the topic pos was found in, per owned partition
+	pending  map[TopicPartition]bool    // owned, but no start position yet
+	order    []TopicPartition           // owned partitions, for fair polling
+	next     int                        // where the next Poll starts in order
 	closed   bool
 	lastAuto time.Time
 	deferred error // a partition's read error, for the next Poll: it came with other partitions' records
@@ -92,7 +93,7 @@ func (s *Store) Consumer(groupName string, topics []string, opts ConsumerOptions
 	}
 	return &Consumer{
 		s: s, group: groupName, topics: slices.Clone(topics), opts: opts, ref: ref,
-		pos:     map[TopicPartition]int64{},
+		pos: map[TopicPartition]int64{}, ids: map[TopicPartition]TopicID{},
 		pending: map[TopicPartition]bool{}, lastAuto: s.opts.Now(),
 	}, nil
 }
@@ -163,7 +164,7 @@ func (c *Consumer) sync() error {
 	if errors.Is(err, group.ErrFenced) || errors.Is(err, group.ErrUnknownMember) {
 		// Evicted: everything we held is someone else's now. Start over.
 		c.mu.Lock()
-		c.pos, c.order = map[TopicPartition]int64{}, nil
+		c.pos, c.ids, c.order = map[TopicPartition]int64{}, map[TopicPartition]TopicID{}, nil
 		c.pending = map[TopicPartition]bool{}
 		c.mu.Unlock()
 		ref, jerr := c.s.groups.Join(c.group, c.topics)
@@ -196,6 +197,7 @@ func (c *Consumer) sync() error {
 		c.mu.Lock()
 		for _, tp := range res.Revoke {
 			delete(c.pos, tp)
+			delete(c.ids, tp)
 			delete(c.pending, tp)
 		}
 		c.mu.Unlock()
@@ -218,14 +220,14 @@ func (c *Consumer) sync() error {
 	var ready []TopicPartition
 	var posErr error
 	for _, tp := range todo {
-		pos, err := c.startPosition(tp)
+		pos, id, err := c.startPosition(tp)
 		c.mu.Lock()
 		if err != nil {
 			c.pending[tp] = true
 			posErr = err
 		} else {
 			delete(c.pending, tp)
-			c.pos[tp] = pos
+			c.pos[tp], c.ids[tp] = pos, id
 			ready = append(ready, tp)
 		}
 		c.mu.Unlock()
@@ -246,18 +248,18 @@ func (c *Consumer) sync() error {
 }
 
 // startPosition is where reading tp starts: the committed offset, or
-// AutoOffsetReset's choice.
-func (c *Consumer) startPosition(tp TopicPartition) (int64, error) {
-	p, err := c.s.partition(tp.Topic, tp.Partition)
+// AutoOffsetReset's choice; and the id of the topic that holds it.
+func (c *Consumer) startPosition(tp TopicPartition) (int64, TopicID, error) {
+	t, p, err := c.s.topicPartition(tp.Topic, tp.Partition)
 	if err != nil {
-		return 0, err
+		return 0, TopicID{}, err
 	}
 	om, ok := c.s.groups.Committed(c.group, tp.Topic, tp.Partition)
 	pos, err := c.opts.AutoOffsetReset.Position(tp, om.Offset, ok, p.StartOffset(), p.HighWatermark())
 	if err != nil {
-		return 0, fmt.Errorf("strata: group %q: %w", c.group, err)
+		return 0, TopicID{}, fmt.Errorf("strata: group %q: %w", c.group, err)
 	}
-	return pos, nil
+	return pos, t.ID(), nil
 }
 
 // fetch reads what is there now from the owned partitions, fairly: each
@@ -277,10 +279,19 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 	for i := range order {
 		tp := order[(start+i)%len(order)]
 		c.mu.Lock()
-		pos := c.pos[tp]
+		pos, id := c.pos[tp], c.ids[tp]
 		c.mu.Unlock()
 		n := len(out)
-		p, err := c.s.partition(tp.Topic, tp.Partition)
+		t, p, err := c.s.topicPartition(tp.Topic, tp.Partition)
+		if err == nil && t.ID() != id {
+			// The topic was deleted and created again: the position was
+			// in the old one. Start again, as in a partition just assigned.
+			if pos, id, err = c.startPosition(tp); err == nil {
+				c.mu.Lock()
+				c.pos[tp], c.ids[tp] = pos, id
+				c.mu.Unlock()
+			}
+		}
 		if err == nil {
 			// The records go straight into out, with room made for them once.
 			out, err = appendRecords(out, p, pos, c.opts.MaxPollRecords-n, func(r Record) Message {
@@ -409,23 +420,28 @@ func (c *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition
 	return nil
 }
 
-// commitConsumed commits the consumed positions of parts. The positions
-// come from reads, so they are not range-checked again: one partition whose
-// start moved past an unread position (retention) must not keep the others
-// from committing. Partitions of topics deleted meanwhile are skipped.
+// commitConsumed commits the consumed positions of parts, each with the id
+// of the topic it was read from. The positions come from reads, so they are
+// not range-checked again: one partition whose start moved past an unread
+// position (retention) must not keep the others from committing.
+// Partitions of topics deleted (or deleted and created again) meanwhile
+// are skipped. A closed store is ErrClosed.
 func (c *Consumer) commitConsumed(parts []TopicPartition) error {
+	if c.s.closed.Load() {
+		return fmt.Errorf("strata: commit of group %q: %w", c.group, ErrClosed)
+	}
 	now := c.s.opts.Now()
 	commits := map[TopicPartition]OffsetAndMetadata{}
 	c.mu.Lock()
 	for _, tp := range parts {
 		if off, ok := c.pos[tp]; ok {
-			commits[tp] = OffsetAndMetadata{Offset: off, CommitTime: now}
+			commits[tp] = OffsetAndMetadata{Offset: off, CommitTime: now, TopicID: c.ids[tp]}
 		}
 	}
 	ref := c.ref
 	c.mu.Unlock()
-	for tp := range commits {
-		if _, err := c.s.partition(tp.Topic, tp.Partition); err != nil {
+	for tp, om := range commits {
+		if t, _, err := c.s.topicPartition(tp.Topic, tp.Partition); err != nil || t.ID() != om.TopicID {
 			delete(commits, tp)
 		}
 	}

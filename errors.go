@@ -2,7 +2,10 @@ package strata
 
 import (
 	"errors"
+	"syscall"
 
+	"github.com/stratalog/strata/group"
+	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/topic"
 )
@@ -48,4 +51,30 @@ var (
 	// message.timestamp.after.max.ms): such a record would hold back
 	// time-based retention.
 	ErrTimestampTooFarAhead = partition.ErrTimestampTooFarAhead
+	// ErrCorrupt means data on disk is damaged: a batch whose CRC or
+	// structure is wrong, a damaged segment or index file, a checkpoint or
+	// topics.json that does not hold what it should. The error names the
+	// file and, for segments, the byte position. Reads return the intact
+	// records before a damaged batch and this error when they reach it.
+	ErrCorrupt = log.ErrCorrupt
+	// ErrDiskFull means the file system is full (ENOSPC). A failed write
+	// changes nothing: free space and try again.
+	ErrDiskFull error = syscall.ENOSPC
+	// ErrInvalidGroup means a group id is empty or longer than 32767 bytes.
+	ErrInvalidGroup = group.ErrInvalidGroup
+	// ErrMetadataTooLarge means a commit's metadata is longer than 4096
+	// bytes (Kafka's offset.metadata.max.bytes).
+	ErrMetadataTooLarge = group.ErrMetadataTooLarge
+	// ErrNotOwner means a consumer committed offsets of a partition the
+	// group has not assigned to it.
+	ErrNotOwner = group.ErrNotOwner
 )
+
+// corruptError is an error of the store's own about damaged data: it
+// matches ErrCorrupt.
+type corruptError struct{ msg string }
+
+func (e *corruptError) Error() string { return e.msg }
+
+// Is reports whether target is ErrCorrupt.
+func (e *corruptError) Is(target error) bool { return target == ErrCorrupt }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/stratalog/strata/group"
@@ -76,9 +77,51 @@ func (l offsetLog) Append(commits []group.Commit) error {
 }
 
 // initGroups starts the group coordinator and replays into it the committed
-// offsets of the internal offsets topic, once there is one.
+// offsets of the internal offsets topic, once there is one; then it deletes
+// the offsets of topics and partitions that no longer exist (a DeleteTopic
+// a crash interrupted before its tombstones).
+//
+// Damage in the offsets topic stops the replay, and the topic is then
+// recovered as a crash would have it recovered, whatever the shutdown:
+// every batch checked, the log cut at the first damaged one (the commits
+// after it are lost, and the log says how many offsets went), and the
+// replay runs again on what is left. The groups resume from their last
+// commit before the damage.
 func (s *Store) initGroups() error {
-	s.groups = group.NewCoordinator(offsetLog{s}, &group.Options{
+	s.groups = s.newCoordinator()
+	t, ok := (*s.topics.Load())[ConsumerOffsetsTopic]
+	if !ok {
+		return nil
+	}
+	err := s.replayOffsets(t)
+	if errors.Is(err, ErrCorrupt) {
+		before := t.Partitions()[0].EndOffset()
+		s.opts.Logger.Error("strata: "+ConsumerOffsetsTopic+" is damaged; recovering it and replaying it again", "err", err)
+		if t, err = s.reopenRecovered(t); err != nil {
+			return err
+		}
+		s.opts.Logger.Error("strata: recovered "+ConsumerOffsetsTopic+": commits after the damage are lost; groups resume from their last commit before it",
+			"end_before", before, "end_after", t.Partitions()[0].EndOffset())
+		s.groups = s.newCoordinator()
+		err = s.replayOffsets(t)
+	}
+	if err != nil {
+		return err
+	}
+	n, err := s.groups.DeleteStaleOffsets()
+	if n > 0 {
+		s.opts.Logger.Warn("strata: deleted the committed offsets of topics that no longer exist", "offsets", n)
+	}
+	if err != nil {
+		return fmt.Errorf("strata: deleting the offsets of deleted topics: %w", err)
+	}
+	return nil
+}
+
+// newCoordinator returns a group coordinator over the store's topics, with
+// no offsets.
+func (s *Store) newCoordinator() *group.Coordinator {
+	return group.NewCoordinator(offsetLog{s}, &group.Options{
 		Now:            s.opts.Now,
 		SessionTimeout: s.opts.SessionTimeout,
 		Assignor:       s.opts.Assignor,
@@ -89,14 +132,19 @@ func (s *Store) initGroups() error {
 			}
 			return t.NumPartitions()
 		},
+		TopicID: func(name string) [16]byte {
+			if t, ok := (*s.topics.Load())[name]; ok {
+				return t.ID()
+			}
+			return [16]byte{}
+		},
 	})
-	if _, ok := (*s.topics.Load())[ConsumerOffsetsTopic]; !ok {
-		return nil
-	}
-	p, err := s.partition(ConsumerOffsetsTopic, 0)
-	if err != nil {
-		return err
-	}
+}
+
+// replayOffsets replays the commits of the offsets topic t into the
+// coordinator, up to the first damaged batch (ErrCorrupt).
+func (s *Store) replayOffsets(t *topic.Topic) error {
+	p := t.Partitions()[0]
 	rd := p.NewReader(p.StartOffset())
 	defer rd.Close()
 	var r Record
@@ -118,6 +166,22 @@ func (s *Store) initGroups() error {
 		}
 		s.groups.Replay(c)
 	}
+}
+
+// reopenRecovered closes t and opens it again with every segment recovered
+// (partition.Config.RecoverAll).
+func (s *Store) reopenRecovered(t *topic.Topic) (*topic.Topic, error) {
+	_ = t.Close()
+	base := s.partitionBase()
+	base.RecoverAll = true
+	n, err := topic.Open(s.fsys, s.dir, t.Name(), t.ID(), t.Config(), base, false)
+	if err != nil {
+		return nil, fmt.Errorf("strata: recovering %s: %w", t.Name(), err)
+	}
+	next := maps.Clone(*s.topics.Load())
+	next[t.Name()] = n
+	s.topics.Store(&next)
+	return n, nil
 }
 
 // Commit commits offset — the next offset to read, last processed + 1 — for

@@ -86,6 +86,13 @@ func SyncEvery(d time.Duration) SyncPolicy { return partition.SyncEvery(d) }
 // (1 partition, 7 days retention, 1 GiB segments, 1 MiB batches).
 type TopicConfig = topic.Config
 
+// TopicID is a topic's id: 16 random bytes, printed as Kafka prints its
+// topic ids (22 characters of URL-safe base64). A topic created again under
+// the name of a deleted one gets a new id, and committed offsets carry the
+// id of the topic they were committed for, so it never inherits the old
+// topic's positions.
+type TopicID = topic.ID
+
 // CleanupPolicy is how a topic's old records go: CleanupDelete,
 // CleanupCompact or CleanupCompactDelete.
 type CleanupPolicy = topic.CleanupPolicy

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stratalog/strata/partition"
+	"github.com/stratalog/strata/topic"
 )
 
 // readBytes is how much Read asks of a partition at a time.
@@ -176,13 +177,20 @@ func (s *Store) ListOffsets(topicName string, part int, spec OffsetSpec) (int64,
 
 // partition returns a topic's partition, or the error saying why not.
 func (s *Store) partition(topicName string, part int) (*partition.Partition, error) {
+	_, p, err := s.topicPartition(topicName, part)
+	return p, err
+}
+
+// topicPartition returns a topic and its partition, or the error saying why
+// not.
+func (s *Store) topicPartition(topicName string, part int) (*topic.Topic, *partition.Partition, error) {
 	t, err := s.topic(topicName)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p, err := t.Partition(part)
 	if err != nil {
-		return nil, fmt.Errorf("strata: %w", err)
+		return nil, nil, fmt.Errorf("strata: %w", err)
 	}
-	return p, nil
+	return t, p, nil
 }

@@ -1,7 +1,6 @@
 package strata
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -109,20 +108,42 @@ func (s *Store) load() error {
 	if err := s.removeDeleted(); err != nil {
 		return err
 	}
-	configs, err := s.readRegistry()
+	reg, err := readRegistry(s.fsys, s.dir)
 	if err != nil {
 		return err
 	}
-	topics := make(map[string]*topic.Topic, len(configs))
-	for name, cfg := range configs {
-		t, err := topic.Open(s.fsys, s.dir, name, cfg, s.partitionBase(), clean)
-		if err != nil {
-			for _, t := range topics {
-				_ = t.Close()
+	// Topics from a registry without ids (version 1) take the id their
+	// partition directory records (written by an Open that crashed before
+	// it rewrote the registry, or by Kafka), or a new one.
+	assigned := false
+	for name, e := range reg {
+		if e.ID.IsZero() {
+			if e.ID = topic.DirID(s.fsys, filepath.Join(s.dir, topic.PartitionDir(name, 0))); e.ID.IsZero() {
+				e.ID = topic.NewID()
 			}
+			reg[name] = e
+			assigned = true
+		}
+	}
+	topics := make(map[string]*topic.Topic, len(reg))
+	closeAll := func() {
+		for _, t := range topics {
+			_ = t.Close()
+		}
+	}
+	for name, e := range reg {
+		t, err := topic.Open(s.fsys, s.dir, name, e.ID, e.Config, s.partitionBase(), clean)
+		if err != nil {
+			closeAll()
 			return fmt.Errorf("strata: opening topic %s: %w", name, err)
 		}
 		topics[name] = t
+	}
+	if assigned {
+		if err := writeRegistry(s.fsys, s.dir, entries(topics)); err != nil {
+			closeAll()
+			return err
+		}
 	}
 	s.topics.Store(&topics)
 	return nil
@@ -146,49 +167,6 @@ func (s *Store) removeDeleted() error {
 				return fmt.Errorf("strata: removing %s: %w", name, err)
 			}
 		}
-	}
-	return nil
-}
-
-// registry is the topics.json file: every topic's configuration.
-type registry struct {
-	Version int                     `json:"version"`
-	Topics  map[string]topic.Config `json:"topics"`
-}
-
-func (s *Store) readRegistry() (map[string]topic.Config, error) {
-	path := filepath.Join(s.dir, topicsFile)
-	data, err := vfs.ReadFile(s.fsys, path)
-	if errors.Is(err, os.ErrNotExist) {
-		return map[string]topic.Config{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("strata: reading %s: %w", path, err)
-	}
-	var r registry
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("strata: %s is damaged: %w", path, err)
-	}
-	if r.Version != 1 {
-		return nil, fmt.Errorf("strata: %s has version %d, this build reads 1", path, r.Version)
-	}
-	return r.Topics, nil
-}
-
-// writeRegistry replaces topics.json atomically: a temporary file, fsync,
-// rename, fsync of the directory.
-func (s *Store) writeRegistry(topics map[string]*topic.Topic) error {
-	r := registry{Version: 1, Topics: map[string]topic.Config{}}
-	for name, t := range topics {
-		r.Topics[name] = t.Config()
-	}
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	path := filepath.Join(s.dir, topicsFile)
-	if err := vfs.WriteFileAtomic(s.fsys, path, data); err != nil {
-		return fmt.Errorf("strata: writing %s: %w", path, err)
 	}
 	return nil
 }

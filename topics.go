@@ -1,8 +1,10 @@
 package strata
 
 import (
+	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -41,16 +43,19 @@ func (s *Store) createTopic(name string, cfg TopicConfig) error {
 	if _, ok := old[name]; ok {
 		return fmt.Errorf("strata: topic %q: %w", name, ErrTopicExists)
 	}
+	if err := checkRoom(name, cfg.Partitions); err != nil {
+		return err
+	}
 	// Partition directories of that name belong to no topic (a DeleteTopic
 	// a crash interrupted, which may have removed some of them and not
 	// others): their data must not come back under the new topic. Only
 	// this topic's partitions are named name-<digits>: another topic's
 	// ("name-1" has "name-1-0") ends in a second -<digits>.
-	entries, err := s.fsys.ReadDir(s.dir)
+	names, err := s.fsys.ReadDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("strata: reading %s: %w", s.dir, err)
 	}
-	for _, e := range entries {
+	for _, e := range names {
 		n, ok := strings.CutPrefix(e, name+"-")
 		if !ok || n == "" || strings.Trim(n, "0123456789") != "" {
 			continue
@@ -60,18 +65,51 @@ func (s *Store) createTopic(name string, cfg TopicConfig) error {
 			return fmt.Errorf("strata: removing stale %s: %w", dir, err)
 		}
 	}
-	t, err := topic.Open(s.fsys, s.dir, name, cfg, s.partitionBase(), true)
+	// A new id: the topic is not any earlier topic of the name, whose
+	// committed offsets (a DeleteTopic a crash interrupted may have left
+	// them) name the old id.
+	t, err := topic.Open(s.fsys, s.dir, name, topic.NewID(), cfg, s.partitionBase(), true)
 	if err != nil {
+		_ = s.removePartitionDirs(name, cfg.Partitions)
 		return err
 	}
 	next := maps.Clone(old)
 	next[name] = t
-	if err := s.writeRegistry(next); err != nil {
+	if err := writeRegistry(s.fsys, s.dir, entries(next)); err != nil {
 		_ = t.Close()
 		_ = s.removePartitionDirs(name, cfg.Partitions)
 		return err
 	}
 	s.topics.Store(&next)
+	return nil
+}
+
+// Each open partition holds three files open (.log, .index, .timeindex),
+// each memory-mapped, and more as its segments roll.
+const filesPerPartition = 3
+
+// checkRoom refuses, with ErrInvalidConfig, a topic of n partitions that
+// would not fit the files and memory mappings this process may still open
+// (RLIMIT_NOFILE, vm.max_map_count), keeping a margin for everything else:
+// creating it would fail midway with "too many open files". Small topics
+// are not checked (reading the counts costs more than creating them).
+func checkRoom(name string, n int) error {
+	const margin = 256
+	need := n * filesPerPartition
+	if need < margin {
+		return nil
+	}
+	files, mappings := resourceRoom()
+	for _, lim := range []struct {
+		room int
+		what string
+	}{{files, "open files (RLIMIT_NOFILE; raise it with ulimit -n)"}, {mappings, "memory mappings (vm.max_map_count)"}} {
+		if lim.room >= 0 && need > lim.room-margin {
+			fit := max(0, (lim.room-margin)/filesPerPartition)
+			return fmt.Errorf("strata: topic %q of %d partitions needs %d more %s, this process has room for %d, enough for %d partitions: %w",
+				name, n, need, lim.what, max(0, lim.room-margin), fit, ErrInvalidConfig)
+		}
+	}
 	return nil
 }
 
@@ -113,7 +151,7 @@ func (s *Store) deleteTopic(name string) error {
 	}
 	next := maps.Clone(old)
 	delete(next, name)
-	if err := s.writeRegistry(next); err != nil {
+	if err := writeRegistry(s.fsys, s.dir, entries(next)); err != nil {
 		return err
 	}
 	s.topics.Store(&next)
@@ -121,12 +159,17 @@ func (s *Store) deleteTopic(name string) error {
 	return s.removePartitionDirs(name, t.NumPartitions())
 }
 
+// removePartitionDirs removes the directories of a topic's partitions
+// (those that exist): each is renamed "...-delete" first, so that a crash
+// midway leaves nothing Open would mistake for data.
 func (s *Store) removePartitionDirs(name string, partitions int) error {
 	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
 	for i := range partitions {
 		dir := filepath.Join(s.dir, topic.PartitionDir(name, i))
 		gone := dir + "." + stamp + deleteSuffix
-		if err := s.fsys.Rename(dir, gone); err != nil {
+		if err := s.fsys.Rename(dir, gone); errors.Is(err, os.ErrNotExist) {
+			continue
+		} else if err != nil {
 			return fmt.Errorf("strata: deleting %s: %w", dir, err)
 		}
 		if err := s.fsys.RemoveAll(gone); err != nil {
@@ -139,6 +182,7 @@ func (s *Store) removePartitionDirs(name string, partitions int) error {
 // TopicDescription describes a topic and its partitions.
 type TopicDescription struct {
 	Name       string
+	ID         TopicID     // tells the topic from earlier ones of its name
 	Config     TopicConfig // defaults filled in
 	Partitions []PartitionDescription
 }
@@ -164,7 +208,7 @@ func (s *Store) DescribeTopic(name string) (TopicDescription, error) {
 	if err != nil {
 		return TopicDescription{}, err
 	}
-	d := TopicDescription{Name: name, Config: t.Config()}
+	d := TopicDescription{Name: name, ID: t.ID(), Config: t.Config()}
 	for i, p := range t.Partitions() {
 		pd := PartitionDescription{Partition: i, StartOffset: p.StartOffset(), EndOffset: p.HighWatermark()}
 		newest := int64(-1)

@@ -135,6 +135,14 @@ type Config struct {
 	// 1 hour (Kafka 4.0's message.timestamp.after.max.ms); negative turns
 	// the check off.
 	MaxTimestampSkew time.Duration
+	// RecoverAll makes Open recover every segment, as after a crash with no
+	// recovery point, whether or not the store shut down cleanly: every
+	// batch is checked (header, CRC-32C, offsets), the log is cut at the
+	// first damaged one and the later segments go, and both indexes are
+	// rebuilt. The store reopens a partition that a read found damaged and
+	// that must be whole (its internal offsets topic) with it. Default
+	// false.
+	RecoverAll bool
 	// Now is the clock, for timestamps and for tests. Default time.Now.
 	Now func() time.Time
 	// Logger receives recovery reports. Default slog.Default().

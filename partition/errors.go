@@ -1,6 +1,10 @@
 package partition
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/stratalog/strata/log"
+)
 
 // Errors returned by partitions. Match them with errors.Is; the messages
 // carry the details (the valid range, the size limit).
@@ -24,6 +28,15 @@ var (
 	ErrClosed = errors.New("partition: closed")
 )
 
-// ErrCorruptCheckpoint means the start-offset checkpoint file does not hold
-// an offset.
-var ErrCorruptCheckpoint = errors.New("partition: corrupt checkpoint")
+// ErrCorruptCheckpoint means a checkpoint file does not hold an offset. It
+// also matches log.ErrCorrupt, the one sentinel every layer's corruption
+// matches.
+var ErrCorruptCheckpoint error = &corruptKind{msg: "partition: corrupt checkpoint"}
+
+// corruptKind is a sentinel that also matches log.ErrCorrupt.
+type corruptKind struct{ msg string }
+
+func (e *corruptKind) Error() string { return e.msg }
+
+// Is reports whether target is log.ErrCorrupt.
+func (e *corruptKind) Is(target error) bool { return target == log.ErrCorrupt }

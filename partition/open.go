@@ -238,7 +238,7 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBas
 		last := i == len(bases)-1
 		var s *segment.Segment
 		var err error
-		trusted := (clean || i < from) && !recoverBases[base]
+		trusted := (clean || i < from) && !recoverBases[base] && !p.cfg.RecoverAll
 		if trusted {
 			s, err = segment.Open(p.fsys, p.dir, base, scfg, last)
 		}

@@ -3,14 +3,18 @@ package segment
 import (
 	"errors"
 	"fmt"
+
+	"github.com/stratalog/strata/log"
 )
 
 // Errors returned by segments. Match them with errors.Is.
 var (
 	// ErrCorrupt means bytes in the segment are present but wrong: a bad CRC,
 	// a bad magic byte, a length that does not fit, or offsets that do not
-	// rise. The error names the file and the byte position.
-	ErrCorrupt = errors.New("segment: corrupt data")
+	// rise, in the log or in an index. The error names the file and the
+	// byte position. It also matches log.ErrCorrupt, the one sentinel every
+	// layer's corruption matches.
+	ErrCorrupt error = &kindError{msg: "segment: corrupt data", kind: log.ErrCorrupt}
 	// ErrInvalidBatch means the batches given to Append do not follow the
 	// segment: their offsets are not the next ones, or the bytes are not
 	// whole batches.
@@ -32,3 +36,15 @@ var (
 func corruptAt(path string, pos int64, reason error) error {
 	return fmt.Errorf("%w: in file %s at position %d: %w", ErrCorrupt, path, pos, reason)
 }
+
+// kindError is a sentinel that also matches a more general one (kind) with
+// errors.Is.
+type kindError struct {
+	msg  string
+	kind error
+}
+
+func (e *kindError) Error() string { return e.msg }
+
+// Is reports whether target is the general sentinel.
+func (e *kindError) Is(target error) bool { return target == e.kind }

@@ -19,41 +19,54 @@ var ErrNoPartition = errors.New("topic: no such partition")
 // partitioner. It is safe for concurrent use.
 type Topic struct {
 	name   string
+	id     ID
 	cfg    Config
 	parts  []*partition.Partition
 	sticky StickyPartitioner
 }
 
-// Open opens the partitions of topic name under root — the directories
-// "<name>-0" … "<name>-<n-1>", created if missing — with cfg (defaults
-// filled) on top of base, the store's clock, logger and flush policy. clean
-// says whether the store shut down cleanly (see partition.Open).
-func Open(fsys vfs.FS, root, name string, cfg Config, base partition.Config, clean bool) (*Topic, error) {
+// Open opens the partitions of topic name, whose id is id, under root —
+// the directories "<name>-0" … "<name>-<n-1>", created if missing — with
+// cfg (defaults filled) on top of base, the store's clock, logger and flush
+// policy. clean says whether the store shut down cleanly (see
+// partition.Open). Each partition directory's partition.metadata is
+// written if it names no id; one that names another id is ErrIDMismatch.
+func Open(fsys vfs.FS, root, name string, id ID, cfg Config, base partition.Config, clean bool) (*Topic, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
+	}
+	if id.IsZero() {
+		return nil, fmt.Errorf("topic: %s has the zero topic id: %w", name, ErrInvalidID)
 	}
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
-	t := &Topic{name: name, cfg: cfg}
+	t := &Topic{name: name, id: id, cfg: cfg}
 	pcfg := cfg.partitionConfig(base)
 	if cfg.Sync == (partition.SyncPolicy{}) {
 		pcfg.Sync = base.Sync
 	}
 	for i := range cfg.Partitions {
-		p, err := partition.Open(fsys, filepath.Join(root, PartitionDir(name, i)), pcfg, clean)
+		dir := filepath.Join(root, PartitionDir(name, i))
+		p, err := partition.Open(fsys, dir, pcfg, clean)
+		if err == nil {
+			t.parts = append(t.parts, p)
+			err = ensureMetadata(fsys, dir, id)
+		}
 		if err != nil {
 			_ = t.Close()
 			return nil, fmt.Errorf("topic: opening %s: %w", name, err)
 		}
-		t.parts = append(t.parts, p)
 	}
 	return t, nil
 }
 
 // Name returns the topic's name.
 func (t *Topic) Name() string { return t.name }
+
+// ID returns the topic's id.
+func (t *Topic) ID() ID { return t.id }
 
 // Config returns the topic's configuration, defaults filled in.
 func (t *Topic) Config() Config { return t.cfg }

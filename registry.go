@@ -1,0 +1,139 @@
+package strata
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+
+	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/topic"
+)
+
+// registryVersion is the version of topics.json this build writes. It
+// reads version 1 too (configurations without ids or checksum), and gives
+// the topics of such a file ids at Open.
+const registryVersion = 2
+
+// registry is topics.json: every topic's id and configuration, and a
+// CRC-32C of them, so that damage which still parses (a flipped digit) is
+// told from a valid file.
+type registry struct {
+	Version int                      `json:"version"`
+	Topics  map[string]registryEntry `json:"topics"`
+	CRC32C  uint32                   `json:"crc32c"`
+}
+
+// registryEntry is one topic of the registry.
+type registryEntry struct {
+	ID     topic.ID     `json:"id"`
+	Config topic.Config `json:"config"`
+}
+
+// registryV1 is topics.json as version 1 wrote it.
+type registryV1 struct {
+	Version int                     `json:"version"`
+	Topics  map[string]topic.Config `json:"topics"`
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// checksum returns the CRC-32C of the topics' canonical JSON (map keys
+// sorted, no spaces).
+func checksum(topics map[string]registryEntry) (uint32, error) {
+	b, err := json.Marshal(topics)
+	if err != nil {
+		return 0, err
+	}
+	return crc32.Checksum(b, castagnoli), nil
+}
+
+// damagedRegistry says what is wrong with topics.json and how to recover.
+func damagedRegistry(path string, reason error) error {
+	return &corruptError{msg: fmt.Sprintf("strata: %s is damaged (%v); the partition data is untouched: "+
+		"restore the file from a backup, or rebuild it from the partition directories with "+
+		"strata.RebuildRegistry(%q), which keeps every topic's data and id but not its configuration",
+		path, reason, filepath.Dir(path))}
+}
+
+// readRegistry reads topics.json: every topic's id (zero for the topics of
+// a version 1 file) and configuration. No file means no topics.
+func readRegistry(fsys vfs.FS, dir string) (map[string]registryEntry, error) {
+	path := filepath.Join(dir, topicsFile)
+	data, err := vfs.ReadFile(fsys, path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]registryEntry{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("strata: reading %s: %w", path, err)
+	}
+	var head struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, damagedRegistry(path, err)
+	}
+	switch head.Version {
+	case 1:
+		var r registryV1
+		if err := json.Unmarshal(data, &r); err != nil {
+			return nil, damagedRegistry(path, err)
+		}
+		out := make(map[string]registryEntry, len(r.Topics))
+		for name, cfg := range r.Topics {
+			out[name] = registryEntry{Config: cfg}
+		}
+		return out, nil
+	case registryVersion:
+		var r registry
+		if err := json.Unmarshal(data, &r); err != nil {
+			return nil, damagedRegistry(path, err)
+		}
+		sum, err := checksum(r.Topics)
+		if err != nil {
+			return nil, damagedRegistry(path, err)
+		}
+		if sum != r.CRC32C {
+			return nil, damagedRegistry(path, fmt.Errorf("its checksum is %d, its contents sum to %d", r.CRC32C, sum))
+		}
+		for name, e := range r.Topics {
+			if e.ID.IsZero() {
+				return nil, damagedRegistry(path, fmt.Errorf("topic %q has no id", name))
+			}
+		}
+		if r.Topics == nil {
+			r.Topics = map[string]registryEntry{}
+		}
+		return r.Topics, nil
+	}
+	return nil, &corruptError{msg: fmt.Sprintf("strata: %s has version %d; this build reads versions 1 and %d", path, head.Version, registryVersion)}
+}
+
+// writeRegistry replaces topics.json atomically: a temporary file, fsync,
+// rename, fsync of the directory.
+func writeRegistry(fsys vfs.FS, dir string, topics map[string]registryEntry) error {
+	sum, err := checksum(topics)
+	if err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(registry{Version: registryVersion, Topics: topics, CRC32C: sum}, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, topicsFile)
+	if err := vfs.WriteFileAtomic(fsys, path, data); err != nil {
+		return fmt.Errorf("strata: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// entries returns the registry entries of topics.
+func entries(topics map[string]*topic.Topic) map[string]registryEntry {
+	out := make(map[string]registryEntry, len(topics))
+	for name, t := range topics {
+		out[name] = registryEntry{ID: t.ID(), Config: t.Config()}
+	}
+	return out
+}

@@ -1,0 +1,65 @@
+package topic
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata/internal/vfs"
+)
+
+func TestNewID(t *testing.T) {
+	seen := map[ID]bool{}
+	for range 2000 {
+		id := NewID()
+		require.False(t, id.IsZero())
+		require.False(t, seen[id], "ids do not repeat")
+		seen[id] = true
+		s := id.String()
+		require.Len(t, s, 22)
+		require.False(t, strings.HasPrefix(s, "-"), "as Kafka's, an id never prints with a leading -")
+		require.Equal(t, byte(0x40), id[6]&0xf0, "a version 4 UUID")
+		back, err := ParseID(s)
+		require.NoError(t, err)
+		require.Equal(t, id, back)
+	}
+}
+
+func TestParseIDRejects(t *testing.T) {
+	for _, s := range []string{"", "AAAAAAAAAAAAAAAAAAAAAA", "not base64 at all!!!!!", "AAAA", "AAAAAAAAAAAAAAAAAAAAAAAA"} {
+		_, err := ParseID(s)
+		require.ErrorIs(t, err, ErrInvalidID, "%q", s)
+	}
+	// Kafka's own example form: URL-safe characters.
+	id, err := ParseID("vAZM_-9oRGmJ6Y8C4Jwu6A")
+	require.NoError(t, err)
+	require.Equal(t, "vAZM_-9oRGmJ6Y8C4Jwu6A", id.String())
+}
+
+func TestPartitionMetadata(t *testing.T) {
+	m := vfs.NewMem()
+	require.NoError(t, m.MkdirAll("t-0", 0o755))
+	require.True(t, DirID(m, "t-0").IsZero(), "no file: no id")
+	id := NewID()
+	require.NoError(t, ensureMetadata(m, "t-0", id))
+	data, err := vfs.ReadFile(m, "t-0/partition.metadata")
+	require.NoError(t, err)
+	require.Equal(t, "version: 0\ntopic_id: "+id.String(), string(data), "Kafka's format")
+	require.Equal(t, id, DirID(m, "t-0"))
+	require.NoError(t, ensureMetadata(m, "t-0", id), "the same id again is fine")
+	require.ErrorIs(t, ensureMetadata(m, "t-0", NewID()), ErrIDMismatch)
+
+	// A torn or damaged file names no id, and is written again.
+	for _, bad := range []string{"", "version: 0\n", "version: 1\ntopic_id: " + id.String(), "garbage"} {
+		f, err := m.OpenFile("t-0/partition.metadata", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+		require.NoError(t, err)
+		_, err = f.WriteAt([]byte(bad), 0)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		require.True(t, DirID(m, "t-0").IsZero(), "%q", bad)
+		require.NoError(t, ensureMetadata(m, "t-0", id))
+		require.Equal(t, id, DirID(m, "t-0"))
+	}
+}
