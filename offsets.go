@@ -47,6 +47,13 @@ var (
 	ErrNoOffset = group.ErrNoOffset
 )
 
+// offsetsTopicConfig is the configuration of the internal offsets topic.
+var offsetsTopicConfig = TopicConfig{
+	Partitions:    1,
+	CleanupPolicy: CleanupCompact,
+	SegmentBytes:  16 << 20, // commits are small; Kafka uses 100 MiB
+}
+
 // offsetLog appends commits to the internal topic, one batch per call:
 // they are as durable as the store's flush policy makes appends.
 type offsetLog struct{ s *Store }
@@ -60,11 +67,7 @@ func (l offsetLog) Append(commits []group.Commit) error {
 	if errors.Is(err, ErrUnknownTopic) {
 		// The first commit of the store creates the topic, so that a store
 		// without groups (a test's, say) opens without it.
-		err = l.s.createTopic(ConsumerOffsetsTopic, TopicConfig{
-			Partitions:    1,
-			CleanupPolicy: CleanupCompact,
-			SegmentBytes:  16 << 20, // commits are small; Kafka uses 100 MiB
-		})
+		err = l.s.createTopic(ConsumerOffsetsTopic, offsetsTopicConfig)
 		if err == nil || errors.Is(err, ErrTopicExists) {
 			t, err = l.s.topic(ConsumerOffsetsTopic)
 		}
