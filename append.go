@@ -44,6 +44,7 @@ type Position struct {
 // the process); under SyncAlways, after an fsync. ctx is checked before
 // anything is written.
 func (s *Store) Append(ctx context.Context, topicName string, records ...Record) ([]Position, error) {
+	ctx = orBackground(ctx)
 	t, err := s.userTopic("append", topicName)
 	if err != nil {
 		return nil, err
@@ -125,6 +126,7 @@ func (s *Store) appendGroups(t *topic.Topic, records []Record, pos []Position) e
 // AppendTo appends records to one partition of a topic, as one batch, and
 // returns the offset of the first; the others follow densely. See Append.
 func (s *Store) AppendTo(ctx context.Context, topicName string, part int, records ...Record) (int64, error) {
+	ctx = orBackground(ctx)
 	t, err := s.userTopic("append", topicName)
 	if err != nil {
 		return 0, err

@@ -24,6 +24,7 @@ type CompactionStats = compaction.Stats
 // is never cleaned. The store also does this every CleanerInterval. A topic
 // that is not compacted is left alone.
 func (s *Store) Compact(ctx context.Context, topicName string) (CompactionStats, error) {
+	ctx = orBackground(ctx)
 	t, err := s.topic(topicName)
 	if err != nil {
 		return CompactionStats{}, err

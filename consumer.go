@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stratalog/strata/group"
+	"github.com/stratalog/strata/topic"
 )
 
 // ConsumerOptions configure a group Consumer. Zero fields mean the defaults.
@@ -81,6 +82,14 @@ func (s *Store) Consumer(groupName string, topics []string, opts ConsumerOptions
 	if len(topics) == 0 {
 		return nil, fmt.Errorf("strata: consumer of group %q subscribes to no topic: %w", groupName, ErrInvalidConfig)
 	}
+	for _, name := range topics {
+		if err := topic.ValidateName(name); err != nil {
+			return nil, fmt.Errorf("strata: consumer of group %q: %w", groupName, err)
+		}
+		if topic.IsInternal(name) {
+			return nil, fmt.Errorf("strata: consumer of group %q subscribes to %q: %w", groupName, name, ErrReservedTopic)
+		}
+	}
 	if opts.MaxPollRecords <= 0 {
 		opts.MaxPollRecords = 500
 	}
@@ -125,6 +134,7 @@ func (c *Consumer) Assignment() []TopicPartition {
 // returned records. The error recurs at every Poll that reaches the
 // damaged batch; records before it are delivered first.
 func (c *Consumer) Poll(ctx context.Context) ([]Message, error) {
+	ctx = orBackground(ctx)
 	c.mu.Lock()
 	err := c.deferred
 	c.deferred = nil
@@ -388,6 +398,7 @@ func (c *Consumer) wait(ctx context.Context) error {
 // partitions belong to others now, and they will redeliver what it did not
 // commit.
 func (c *Consumer) Commit(ctx context.Context) error {
+	ctx = orBackground(ctx)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -400,6 +411,7 @@ func (c *Consumer) Commit(ctx context.Context) error {
 // CommitOffsets commits explicit offsets (the next offset to read) for
 // partitions the consumer owns.
 func (c *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition]int64) error {
+	ctx = orBackground(ctx)
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -248,6 +248,7 @@ type PartitionLag struct {
 // has not committed yet and how old the oldest of them is: the two signals
 // to watch on a consumer group.
 func (s *Store) Lag(ctx context.Context, groupName, topicName string) ([]PartitionLag, error) {
+	ctx = orBackground(ctx)
 	t, err := s.topic(topicName)
 	if err != nil {
 		return nil, err

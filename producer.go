@@ -178,6 +178,7 @@ func (s *Store) Producer(opts ProducerOptions) *Producer {
 // (ErrClosed). So callback is called exactly once if Produce returns nil,
 // and never otherwise.
 func (p *Producer) Produce(ctx context.Context, topicName string, r Record, callback func(Position, error)) error {
+	ctx = orBackground(ctx)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -366,6 +367,7 @@ func (p *Producer) wakeSender() {
 // produced without a callback since the last Flush, so that no error goes
 // unseen. After Close it returns nil: Close flushed.
 func (p *Producer) Flush(ctx context.Context) error {
+	ctx = orBackground(ctx)
 	p.mu.Lock()
 	if p.mu.closed {
 		p.mu.Unlock()

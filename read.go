@@ -22,6 +22,7 @@ const readBytes = 1 << 20
 // before a damaged batch without an error; the read that starts at the
 // damaged batch fails (ErrCorrupt, with the file and position).
 func (s *Store) Read(ctx context.Context, topicName string, part int, offset int64, max int) ([]Record, error) {
+	ctx = orBackground(ctx)
 	p, err := s.partition(topicName, part)
 	if err != nil {
 		return nil, err
@@ -36,6 +37,7 @@ func (s *Store) Read(ctx context.Context, topicName string, part int, offset int
 // is nothing at offset yet, it waits up to maxWait (or until ctx ends) for
 // records to arrive, and returns what is there then (possibly nothing).
 func (s *Store) Fetch(ctx context.Context, topicName string, part int, offset int64, max int, maxWait time.Duration) ([]Record, error) {
+	ctx = orBackground(ctx)
 	p, err := s.partition(topicName, part)
 	if err != nil {
 		return nil, err
@@ -127,6 +129,7 @@ func appendRecordsTo[T any](dst []T, p *partition.Partition, offset int64, limit
 // ErrClosed). A yielded record's bytes are valid only until the loop body
 // returns; copy what you keep.
 func (s *Store) Records(ctx context.Context, topicName string, part int, offset int64) iter.Seq2[Record, error] {
+	ctx = orBackground(ctx)
 	p, err := s.partition(topicName, part)
 	if err != nil {
 		return func(yield func(Record, error) bool) { yield(Record{}, err) }
@@ -193,4 +196,13 @@ func (s *Store) topicPartition(topicName string, part int) (*topic.Topic, *parti
 		return nil, nil, fmt.Errorf("strata: %w", err)
 	}
 	return t, p, nil
+}
+
+// orBackground returns ctx, or context.Background() for a nil one: every
+// method of the store that takes a context takes nil as "no deadline".
+func orBackground(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return ctx
 }

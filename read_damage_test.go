@@ -79,7 +79,7 @@ func TestReadsReturnIntactRecordsBeforeDamage(t *testing.T) {
 		require.NoError(t, err)
 		wantRange(t, offsetsOf(recs), 0, bad)
 		_, err = s.Read(ctx, "t", 0, bad, 1)
-		require.ErrorIs(t, err, log.ErrCorrupt)
+		require.ErrorIs(t, err, strata.ErrCorrupt)
 		recs, err = s.Read(ctx, "t", 0, bad+1, 500)
 		require.NoError(t, err, "records after the damaged batch are reachable by offset")
 		wantRange(t, offsetsOf(recs), bad+1, n)
@@ -89,7 +89,7 @@ func TestReadsReturnIntactRecordsBeforeDamage(t *testing.T) {
 		require.NoError(t, err)
 		wantRange(t, offsetsOf(recs), 120, bad)
 		_, err = s.Fetch(ctx, "t", 0, bad, 500, time.Millisecond)
-		require.ErrorIs(t, err, log.ErrCorrupt)
+		require.ErrorIs(t, err, strata.ErrCorrupt)
 	})
 	t.Run("Records", func(t *testing.T) {
 		var got []int64
@@ -102,7 +102,7 @@ func TestReadsReturnIntactRecordsBeforeDamage(t *testing.T) {
 			got = append(got, r.Offset)
 		}
 		wantRange(t, got, 100, bad)
-		require.ErrorIs(t, last, log.ErrCorrupt)
+		require.ErrorIs(t, last, strata.ErrCorrupt)
 	})
 	t.Run("Poll", func(t *testing.T) {
 		c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{AutoOffsetReset: strata.ResetEarliest, MaxPollRecords: 64})
@@ -121,7 +121,7 @@ func TestReadsReturnIntactRecordsBeforeDamage(t *testing.T) {
 			}
 		}
 		wantRange(t, got, 0, bad)
-		require.ErrorIs(t, last, log.ErrCorrupt)
+		require.ErrorIs(t, last, strata.ErrCorrupt)
 		require.NoError(t, c.Commit(ctx), "what was read can be committed")
 		om, ok := s.Committed("g", "t", 0)
 		require.True(t, ok)
@@ -142,7 +142,7 @@ func TestReadsReturnIntactRecordsBeforeDamage(t *testing.T) {
 			got = append(got, tr.Offset)
 		}
 		wantRange(t, got, 0, bad)
-		require.ErrorIs(t, last, log.ErrCorrupt)
+		require.ErrorIs(t, last, strata.ErrCorrupt)
 	})
 	t.Run("Lag", func(t *testing.T) {
 		require.NoError(t, s.Commit("lagging", "t", 0, 120, ""))

@@ -2,6 +2,7 @@ package strata
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/stratalog/strata/group"
@@ -64,6 +65,9 @@ func (s *Store) ResetOffsets(groupName, topicName string, spec ResetSpec, dryRun
 	if spec.kind < resetEarliest || spec.kind > resetShift {
 		return nil, fmt.Errorf("strata: reset spec %d is not one of ToEarliest, ToLatest, ToTime, ToOffset, ShiftBy: %w", spec.kind, ErrInvalidConfig)
 	}
+	if err := group.ValidateGroupID(groupName); err != nil {
+		return nil, fmt.Errorf("strata: resetting group %q: %w", groupName, err)
+	}
 	if len(s.groups.Members(groupName)) > 0 {
 		return nil, fmt.Errorf("strata: resetting group %q: %w", groupName, ErrGroupActive)
 	}
@@ -98,7 +102,7 @@ func (s *Store) ResetOffsets(groupName, topicName string, spec ResetSpec, dryRun
 			if ok {
 				from = om.Offset
 			}
-			ch.To = from + spec.value
+			ch.To = addClamped(from, spec.value)
 		}
 		ch.To = min(max(ch.To, start), end)
 		plan = append(plan, ch)
@@ -111,4 +115,16 @@ func (s *Store) ResetOffsets(groupName, topicName string, spec ResetSpec, dryRun
 		return nil, err
 	}
 	return plan, nil
+}
+
+// addClamped returns a + b, saturated at the ends of int64 instead of
+// wrapping around.
+func addClamped(a, b int64) int64 {
+	switch {
+	case b > 0 && a > math.MaxInt64-b:
+		return math.MaxInt64
+	case b < 0 && a < math.MinInt64-b:
+		return math.MinInt64
+	}
+	return a + b
 }

@@ -19,6 +19,7 @@ const DefaultRetentionCheckInterval = 5 * time.Minute
 // Options.RetentionCheckInterval. Readers of a deleted segment finish
 // undisturbed; its files go when the last of them lets go.
 func (s *Store) EnforceRetention(ctx context.Context) (int, error) {
+	ctx = orBackground(ctx)
 	if s.closed.Load() {
 		return 0, ErrClosed
 	}

@@ -65,6 +65,12 @@ func openOn(fsys vfs.FS, dir string, opts *Options) (*Store, error) {
 	if err := o.Sync.Validate(); err != nil {
 		return nil, fmt.Errorf("strata: %w: %w", ErrInvalidConfig, err)
 	}
+	if dir == "" {
+		return nil, fmt.Errorf("strata: no directory given: %w", ErrInvalidConfig)
+	}
+	if fi, err := fsys.Stat(dir); err == nil && !fi.IsDir {
+		return nil, fmt.Errorf("strata: %s is a file, not a directory: %w", dir, ErrInvalidConfig)
+	}
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("strata: creating %s: %w", dir, err)
 	}
@@ -108,6 +114,8 @@ func (s *Store) load() error {
 	if err := s.removeDeleted(); err != nil {
 		return err
 	}
+	// What a failed or interrupted registry write left.
+	_ = s.fsys.Remove(filepath.Join(s.dir, topicsFile+".tmp"))
 	reg, err := readRegistry(s.fsys, s.dir)
 	if err != nil {
 		return err

@@ -44,11 +44,13 @@ func NewTypedProducer[K, V any](p *Producer, keys Codec[K], values Codec[V]) *Ty
 // Producer.Produce. A codec's failure is ErrEncode, wrapping the codec's
 // error, and the callback is not called.
 func (tp *TypedProducer[K, V]) Produce(ctx context.Context, topicName string, key K, value V, callback func(Position, error)) error {
+	ctx = orBackground(ctx)
 	return tp.ProduceRecord(ctx, topicName, TypedRecord[K, V]{Key: key, Value: value}, callback)
 }
 
 // ProduceRecord is Produce with a timestamp and headers.
 func (tp *TypedProducer[K, V]) ProduceRecord(ctx context.Context, topicName string, r TypedRecord[K, V], callback func(Position, error)) error {
+	ctx = orBackground(ctx)
 	key, err := tp.keys.Encode(r.Key)
 	if err != nil {
 		return fmt.Errorf("strata: encoding the key of a record for %s: %w: %w", topicName, ErrEncode, err)
@@ -97,6 +99,7 @@ func NewTypedReader[K, V any](s *Store, topicName string, partition int, offset 
 // wrapped; the reader moves past it, so the next call returns the record
 // after it (Kafka's consumer would stay, until a seek).
 func (r *TypedReader[K, V]) Next(ctx context.Context) (TypedRecord[K, V], error) {
+	ctx = orBackground(ctx)
 	for len(r.buf) == 0 {
 		recs, err := r.s.Fetch(ctx, r.topic, r.part, r.offset, typedReadMax, typedReadWait)
 		if err != nil {
@@ -138,6 +141,7 @@ func (r *TypedReader[K, V]) SetOffset(offset int64) {
 // closes. A record that cannot be decoded is yielded as an ErrDecode error
 // and the iteration goes on; any other error is yielded last.
 func (r *TypedReader[K, V]) All(ctx context.Context) iter.Seq2[TypedRecord[K, V], error] {
+	ctx = orBackground(ctx)
 	return func(yield func(TypedRecord[K, V], error) bool) {
 		for {
 			rec, err := r.Next(ctx)

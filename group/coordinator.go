@@ -316,13 +316,17 @@ func (g *groupState) issuedID(id string) bool {
 	return err == nil && n >= 1 && n <= g.issued && g.memberID(n) == id
 }
 
-// checkGroup validates a group id.
-func checkGroup(group string) error {
+// ValidateGroupID checks a group id: 1 to 32767 bytes (the record format
+// stores it with an int16 length), else ErrInvalidGroup.
+func ValidateGroupID(group string) error {
 	if group == "" || len(group) > maxStringLen {
-		return fmt.Errorf("group: group id of %d bytes: %w", len(group), ErrInvalidGroup)
+		return fmt.Errorf("group: group id of %d bytes, want 1 to %d: %w", len(group), maxStringLen, ErrInvalidGroup)
 	}
 	return nil
 }
+
+// checkGroup validates a group id.
+func checkGroup(group string) error { return ValidateGroupID(group) }
 
 // checkPartition reports whether tp can be stored (the record format
 // holds an int16-length topic and an int32 partition) and, if exists is

@@ -3,6 +3,7 @@ package topic
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/stratalog/strata/compaction"
@@ -119,6 +120,11 @@ func (c Config) WithDefaults() (Config, error) {
 		return c, fmt.Errorf("topic: retention bytes %d below -1: %w", c.RetentionBytes, ErrInvalidConfig)
 	case !c.CleanupPolicy.Compacts() && !c.CleanupPolicy.Deletes():
 		return c, fmt.Errorf("topic: cleanup policy %q is not delete, compact or compact,delete: %w", c.CleanupPolicy, ErrInvalidConfig)
+	case math.IsNaN(c.MinCleanableDirtyRatio) || c.MinCleanableDirtyRatio > 1:
+		return c, fmt.Errorf("topic: min cleanable dirty ratio %v out of range [0, 1] (negative: 0): %w", c.MinCleanableDirtyRatio, ErrInvalidConfig)
+	}
+	if err := c.Sync.Validate(); err != nil {
+		return c, fmt.Errorf("topic: %w: %w", ErrInvalidConfig, err)
 	}
 	pc, err := c.partitionConfig(partition.Config{}).Check()
 	if err != nil {
