@@ -241,6 +241,10 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBas
 		trusted := (clean || i < from) && !recoverBases[base]
 		if trusted {
 			s, err = segment.Open(p.fsys, p.dir, base, scfg, last)
+			if err == nil && s.Damaged() != nil {
+				p.cfg.Logger.Warn("partition: a batch failed its CRC check at open; nothing is taken from it, reads of it fail",
+					"dir", p.dir, "segment", segment.FileName(base, segment.LogSuffix), "err", s.Damaged())
+			}
 		}
 		if !trusted || errors.Is(err, segment.ErrCorrupt) {
 			if err != nil {

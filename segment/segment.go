@@ -124,7 +124,8 @@ type Segment struct {
 	writable      bool
 	sealed        bool
 	closed        bool
-	marked        bool // MarkDeleted renamed the files: the live names are not ours
+	marked        bool  // MarkDeleted renamed the files: the live names are not ours
+	damaged       error // the first damaged batch load found, for Damaged
 }
 
 // Create makes a new, empty, writable segment with base offset base in dir,
@@ -172,8 +173,11 @@ func (s *Segment) preallocate() error {
 
 // Open opens an existing segment. Its files are trusted as a clean shutdown
 // left them: the indexes are checked for shape only (a size that is a whole
-// number of entries, offsets that rise at the ends). A segment that may have
-// been written when the process crashed must be opened writable and then
+// number of entries, offsets that rise at the ends). Open scans the batch
+// headers after the offset index's last entry for the next offset; a batch
+// there that would raise the max timestamp is CRC-checked first, and a
+// damaged one raises nothing (see Damaged). A segment that may have been
+// written when the process crashed must be opened writable and then
 // recovered with Recover, which rebuilds the indexes from the log.
 //
 // A writable segment takes appends (its indexes are preallocated again); a
