@@ -2,6 +2,7 @@ package partition
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -93,5 +94,59 @@ func requireAllBut(t *testing.T, p *Partition, n, damaged int) {
 			require.Equal(t, rec(id).Value, x.Value, "offset %d", id)
 		}
 		r.Close()
+	}
+}
+
+// TestMissingIndexRebuilt removes the .index or the .timeindex of a sealed
+// segment or of the active one and opens the partition, cleanly or forcing
+// recovery: Open rebuilds the file from the log (it used to fail with
+// ENOENT, or to take the missing file for an empty index), says so, and
+// loses nothing; the rebuilt file is the one that was lost.
+func TestMissingIndexRebuilt(t *testing.T) {
+	for _, kind := range []string{segment.IndexSuffix, segment.TimeIndexSuffix} {
+		for _, which := range []string{"sealed", "active"} {
+			for _, clean := range []bool{true, false} {
+				t.Run(fmt.Sprintf("%s/%s/clean=%v", kind, which, clean), func(t *testing.T) {
+					clock := newClock()
+					p, m := memPartition(t, small(clock))
+					for i := range 150 {
+						appendIDs(t, p, i)
+						clock.Add(time.Second)
+					}
+					segs := p.Segments()
+					require.Greater(t, len(segs), 3)
+					require.NoError(t, p.Close())
+					victim := segs[1]
+					if which == "active" {
+						victim = segs[len(segs)-1]
+					}
+					path := "topic-0/" + segment.FileName(victim.Base, kind)
+					want, err := vfs.ReadFile(m, path)
+					require.NoError(t, err)
+					require.NotEmpty(t, want)
+					require.NoError(t, m.Remove(path))
+
+					var logged strings.Builder
+					cfg := small(clock)
+					cfg.Logger = testLogger(&logged)
+					p, err = Open(m, "topic-0", cfg, clean)
+					require.NoError(t, err)
+					require.Equal(t, segs, p.Segments())
+					requireIDs(t, readRange(t, p, 0), 0, seq(0, 150))
+					require.Contains(t, logged.String(), "level=WARN")
+					require.Contains(t, logged.String(), path)
+					require.NoError(t, p.Close())
+					got, err := vfs.ReadFile(m, path)
+					require.NoError(t, err)
+					require.Equal(t, want, got, "the rebuilt index is the one that was lost")
+
+					p, err = Open(m, "topic-0", cfg, true)
+					require.NoError(t, err)
+					appendIDs(t, p, 150)
+					requireIDs(t, readRange(t, p, 0), 0, seq(0, 151))
+					require.NoError(t, p.Close())
+				})
+			}
+		}
 	}
 }

@@ -23,9 +23,10 @@ import (
 // finished, and the last one) is recovered: every batch is checked, the file
 // is cut at the first torn or damaged batch, and both indexes are rebuilt.
 // Without a checkpoint every segment is recovered. Any earlier segment whose
-// files fail their shape check is recovered too, and once a segment loses
-// bytes every later segment is deleted so offsets stay dense. What recovery
-// did is logged.
+// files fail their shape check, or that lacks an index file, is recovered
+// too (a missing index file is rebuilt from the log), and once a segment
+// loses bytes every later segment is deleted so offsets stay dense. What
+// recovery did is logged.
 func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -259,6 +260,11 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBas
 			}
 			if err == nil {
 				err = s.Sync() // what recovery kept and rebuilt is now durable
+			}
+			if err == nil && len(rec.Recreated) > 0 {
+				p.cfg.Logger.Warn("partition: index files were missing or unusable; rebuilt them from the log",
+					"dir", p.dir, "files", rec.Recreated)
+				err = p.fsys.SyncDir(p.dir) // and so are their names
 			}
 			if err == nil && rec.Truncated > 0 && !last {
 				// Offsets must stay dense: every later segment goes.

@@ -180,9 +180,16 @@ func (s *Segment) preallocate() error {
 // written when the process crashed must be opened writable and then
 // recovered with Recover, which rebuilds the indexes from the log.
 //
+// A missing index file is ErrCorrupt (wrapping fs.ErrNotExist too), not an
+// empty index: OpenRecover rebuilds it, as Kafka recovers a segment whose
+// index is missing.
+//
 // A writable segment takes appends (its indexes are preallocated again); a
 // read-only one is sealed.
 func Open(fsys vfs.FS, dir string, base int64, cfg Config, writable bool) (*Segment, error) {
+	if missing := missingIndexes(fsys, dir, base); len(missing) > 0 {
+		return nil, fmt.Errorf("%w: index file %s is missing: %w", ErrCorrupt, missing[0], os.ErrNotExist)
+	}
 	s, err := open(fsys, dir, base, cfg, writable, false)
 	if err != nil {
 		return nil, err
@@ -196,6 +203,19 @@ func Open(fsys vfs.FS, dir string, base int64, cfg Config, writable bool) (*Segm
 		return nil, err
 	}
 	return s, nil
+}
+
+// missingIndexes returns the paths of the index files of the segment at
+// base that are not there.
+func missingIndexes(fsys vfs.FS, dir string, base int64) []string {
+	var missing []string
+	for _, kind := range []string{IndexSuffix, TimeIndexSuffix} {
+		path := filepath.Join(dir, FileName(base, kind))
+		if _, err := fsys.Stat(path); errors.Is(err, os.ErrNotExist) {
+			missing = append(missing, path)
+		}
+	}
+	return missing
 }
 
 func open(fsys vfs.FS, dir string, base int64, cfg Config, writable, create bool) (*Segment, error) {
