@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,6 +23,16 @@ const (
 	// holding it.
 	recoveryPointFile = "recovery-point"
 )
+
+// checkpointNames are the checkpoint files a partition writes.
+var checkpointNames = []string{startOffsetFile, recoveryPointFile, cleanerOffsetFile, swapEndFile}
+
+// checkpointTemp reports whether name is the temporary file of one of the
+// partition's checkpoints, which a write that failed or crashed leaves.
+func checkpointTemp(name string) bool {
+	base, ok := strings.CutSuffix(name, vfs.TempSuffix)
+	return ok && slices.Contains(checkpointNames, base)
+}
 
 // readCheckpoint reads a checkpoint file, or returns missing if there is
 // none.

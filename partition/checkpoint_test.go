@@ -157,3 +157,36 @@ func TestGarbledSwapEnd(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.NoError(t, p.Close())
 }
+
+// TestCheckpointTempsRemovedAtOpen: Open removes the temporary files of its
+// own checkpoints that a failed or interrupted write left, and nothing else
+// (Kafka's files stay).
+func TestCheckpointTempsRemovedAtOpen(t *testing.T) {
+	p, m := memPartition(t, small(newClock()))
+	appendIDs(t, p, 0, 1)
+	require.NoError(t, p.Close())
+	var ours []string
+	for _, name := range checkpointNames {
+		ours = append(ours, name+vfs.TempSuffix)
+	}
+	theirs := []string{
+		"partition.metadata", "partition.metadata.tmp",
+		"leader-epoch-checkpoint", "leader-epoch-checkpoint.tmp",
+		segment.FileName(0, ".snapshot"), segment.FileName(0, ".txnindex"),
+		"notes.tmp",
+	}
+	for _, name := range append(ours, theirs...) {
+		require.NoError(t, vfs.WriteFileAtomic(m, "topic-0/"+name, []byte("12")))
+	}
+	p, err := Open(m, "topic-0", small(newClock()), true)
+	require.NoError(t, err)
+	require.NoError(t, p.Close())
+	names, err := m.ReadDir("topic-0")
+	require.NoError(t, err)
+	for _, name := range ours {
+		require.NotContains(t, names, name)
+	}
+	for _, name := range theirs {
+		require.Contains(t, names, name)
+	}
+}

@@ -32,7 +32,8 @@ import (
 // that cannot be read or holds no offset is logged, removed or rewritten,
 // and taken for missing (the partition starts at its first segment; a lost
 // recovery point means every segment is recovered), and so is a start
-// offset past the end of the log.
+// offset past the end of the log. Temporary files that an interrupted
+// checkpoint write left are removed.
 func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -115,9 +116,18 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, err error)
 	var indexes, cleaned, swapFiles []string
 	changed := false
 	for _, name := range names {
+		if checkpointTemp(name) {
+			// A checkpoint write that failed or crashed left it; the
+			// checkpoint itself is whole, old or new. Best effort: a file
+			// left behind is in nobody's way.
+			if err := p.fsys.Remove(filepath.Join(p.dir, name)); err == nil {
+				changed = true
+			}
+			continue
+		}
 		base, suffix, err := segment.ParseFileName(name)
 		if err != nil {
-			continue // not a segment file (checkpoints, temporary files)
+			continue // not a segment file (checkpoints, Kafka's other files)
 		}
 		switch {
 		case suffix == segment.LogSuffix:
