@@ -33,6 +33,7 @@ func TestKill9Topics(t *testing.T) {
 	opts := &strata.Options{Sync: strata.SyncAlways}
 	const parts = 3
 	cycles := 0
+	var cycle time.Duration // how long a child's cycle takes here, measured in round 0
 	for round := range 12 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKill9TopicsChild$")
 		cmd.Env = append(os.Environ(), killTopicsDirEnv+"="+dir)
@@ -40,7 +41,7 @@ func TestKill9Topics(t *testing.T) {
 		require.NoError(t, err)
 		cmd.Stderr = os.Stderr
 		require.NoError(t, cmd.Start())
-		started := make(chan struct{})
+		started, first := make(chan struct{}), make(chan struct{})
 		counted := make(chan int, 1)
 		go func() {
 			n := 0
@@ -50,7 +51,9 @@ func TestKill9Topics(t *testing.T) {
 					close(started)
 				}
 				if strings.HasPrefix(sc.Text(), "cycle") {
-					n++
+					if n++; n == 1 {
+						close(first)
+					}
 				}
 			}
 			_, _ = io.Copy(io.Discard, stdout)
@@ -60,9 +63,20 @@ func TestKill9Topics(t *testing.T) {
 		case <-started:
 		case <-time.After(20 * time.Second):
 		}
-		// A different point of the cycle each round: a cycle takes a few
-		// tens of ms under SyncAlways.
-		time.Sleep(time.Duration(3+(round*17)%90) * time.Millisecond)
+		if round == 0 {
+			// Measure a cycle (machines and -race differ by 10×), and
+			// kill right after it.
+			t0 := time.Now()
+			select {
+			case <-first:
+			case <-time.After(20 * time.Second):
+			}
+			cycle = time.Since(t0)
+		} else {
+			// A different point of the first cycle each round, and of
+			// the second in some.
+			time.Sleep(cycle * time.Duration(round%7) / 5)
+		}
 		require.NoError(t, cmd.Process.Kill())
 		_ = cmd.Wait()
 		cycles += <-counted

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,6 +24,16 @@ const (
 	recoveryPointFile = "recovery-point"
 )
 
+// checkpointNames are the checkpoint files a partition writes.
+var checkpointNames = []string{startOffsetFile, recoveryPointFile, cleanerOffsetFile, swapEndFile}
+
+// checkpointTemp reports whether name is the temporary file of one of the
+// partition's checkpoints, which a write that failed or crashed leaves.
+func checkpointTemp(name string) bool {
+	base, ok := strings.CutSuffix(name, vfs.TempSuffix)
+	return ok && slices.Contains(checkpointNames, base)
+}
+
 // readCheckpoint reads a checkpoint file, or returns missing if there is
 // none.
 func readCheckpoint(fsys vfs.FS, dir, name string, missing int64) (int64, error) {
@@ -39,6 +50,33 @@ func readCheckpoint(fsys vfs.FS, dir, name string, missing int64) (int64, error)
 		return 0, fmt.Errorf("partition: %s holds %.32q, not an offset: %w", path, data, ErrCorruptCheckpoint)
 	}
 	return off, nil
+}
+
+// loadCheckpoint reads a checkpoint as readCheckpoint does, but never fails:
+// a file that cannot be read or does not hold an offset is distrusted (see
+// distrustCheckpoint) and taken for missing, which the caller chose to be
+// the conservative value; instead says what that means. It reports whether
+// the file was distrusted.
+func (p *Partition) loadCheckpoint(name string, missing int64, instead string) (int64, bool) {
+	off, err := readCheckpoint(p.fsys, p.dir, name, missing)
+	if err != nil {
+		p.distrustCheckpoint(name, instead, "err", err)
+		return missing, true
+	}
+	return off, false
+}
+
+// distrustCheckpoint logs that the checkpoint file name cannot be trusted,
+// with what is done instead and why (args), and removes it so that it is not
+// read again. The removal is best effort: a file left behind is distrusted
+// again at the next read.
+func (p *Partition) distrustCheckpoint(name, instead string, args ...any) {
+	path := filepath.Join(p.dir, name)
+	p.cfg.Logger.Warn("partition: ignoring a checkpoint that is unreadable or contradicts the log",
+		append([]any{"file", path, "instead", instead}, args...)...)
+	if err := p.fsys.Remove(path); err == nil {
+		_ = p.fsys.SyncDir(p.dir)
+	}
 }
 
 // writeCheckpoint replaces a checkpoint file atomically: a temporary file,

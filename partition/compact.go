@@ -67,10 +67,7 @@ func (p *Partition) Compact(now time.Time, cfg compaction.Config) (compaction.St
 		return stats, nil // a segment went meanwhile: try again later
 	}
 
-	firstDirty, err := readCheckpoint(p.fsys, p.dir, cleanerOffsetFile, start)
-	if err != nil {
-		return stats, err
-	}
+	firstDirty, _ := p.loadCheckpoint(cleanerOffsetFile, start, "cleaning from the start")
 	plan := compaction.Assess(infos, max(firstDirty, start), now, cfg)
 	if !plan.Cleanable {
 		return stats, nil

@@ -30,7 +30,8 @@ var (
 
 // ErrCorruptCheckpoint means a checkpoint file does not hold an offset. It
 // also matches log.ErrCorrupt, the one sentinel every layer's corruption
-// matches.
+// matches. Open never fails with it: it logs it and takes the checkpoint
+// for missing.
 var ErrCorruptCheckpoint error = &corruptKind{msg: "partition: corrupt checkpoint"}
 
 // corruptKind is a sentinel that also matches log.ErrCorrupt.

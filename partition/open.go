@@ -23,9 +23,17 @@ import (
 // finished, and the last one) is recovered: every batch is checked, the file
 // is cut at the first torn or damaged batch, and both indexes are rebuilt.
 // Without a checkpoint every segment is recovered. Any earlier segment whose
-// files fail their shape check is recovered too, and once a segment loses
-// bytes every later segment is deleted so offsets stay dense. What recovery
-// did is logged.
+// files fail their shape check, or that lacks an index file, is recovered
+// too (a missing index file is rebuilt from the log), and once a segment
+// loses bytes every later segment is deleted so offsets stay dense. What
+// recovery did is logged.
+//
+// A checkpoint file is never a reason to fail or to delete records: one
+// that cannot be read or holds no offset is logged, removed or rewritten,
+// and taken for missing (the partition starts at its first segment; a lost
+// recovery point means every segment is recovered), and so is a start
+// offset past the end of the log. Temporary files that an interrupted
+// checkpoint write left are removed.
 func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -40,30 +48,29 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	if err != nil {
 		return nil, err
 	}
-	start, err := readCheckpoint(fsys, dir, startOffsetFile, 0)
-	if err != nil {
-		return nil, err
+	// A checkpoint that cannot be read is taken for missing: the start at
+	// the first segment, every segment recovered after a crash.
+	start, _ := p.loadCheckpoint(startOffsetFile, 0, "starting at the first segment")
+	rpAction := "recovering every segment"
+	if clean {
+		rpAction = "rewriting it"
 	}
-	// Without a recovery point, every segment is recovered.
-	rp, err := readCheckpoint(fsys, dir, recoveryPointFile, -1)
-	if err != nil {
-		return nil, err
+	rp, rpLost := p.loadCheckpoint(recoveryPointFile, -1, rpAction)
+	if cfg.Compacted {
+		p.loadCheckpoint(cleanerOffsetFile, 0, "cleaning from the start")
 	}
 	segs, err := p.openSegments(bases, clean, rp, recoverBases)
 	if err != nil {
 		return nil, err
 	}
-	if len(segs) > 0 && segs[len(segs)-1].seg.NextOffset() < start {
-		// Every segment lies below the start offset: they were all deleted
-		// logically; start afresh at the start offset.
-		for _, r := range segs {
-			r.remove.Store(true)
-			_ = r.release()
-		}
-		segs = nil
-		if err := fsys.SyncDir(dir); err != nil {
-			return nil, fmt.Errorf("partition: syncing %s: %w", dir, err)
-		}
+	if n := len(segs); n > 0 && segs[n-1].seg.NextOffset() < start {
+		// The start offset lies past the end of the log, which no crash
+		// leaves (DeleteRecords syncs the records below it first): the
+		// checkpoint or the log is damaged, and the records are worth more
+		// than the checkpoint.
+		p.distrustCheckpoint(startOffsetFile, "starting at the first segment",
+			"start_offset", start, "log_end", segs[n-1].seg.NextOffset())
+		start = 0
 	}
 	if len(segs) == 0 {
 		s, err := segment.Create(fsys, dir, start, cfg.segmentConfig())
@@ -79,7 +86,7 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	p.start.Store(max(start, segs[0].seg.Base()))
 	p.end.Store(active.seg.NextOffset())
 	p.synced.Store(active.seg.NextOffset())
-	if !clean {
+	if !clean || rpLost {
 		// Everything below the active segment is now checked and synced.
 		if err := writeCheckpoint(fsys, dir, recoveryPointFile, active.seg.Base()); err != nil {
 			releaseAll(segs)
@@ -109,9 +116,18 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, err error)
 	var indexes, cleaned, swapFiles []string
 	changed := false
 	for _, name := range names {
+		if checkpointTemp(name) {
+			// A checkpoint write that failed or crashed left it; the
+			// checkpoint itself is whole, old or new. Best effort: a file
+			// left behind is in nobody's way.
+			if err := p.fsys.Remove(filepath.Join(p.dir, name)); err == nil {
+				changed = true
+			}
+			continue
+		}
 		base, suffix, err := segment.ParseFileName(name)
 		if err != nil {
-			continue // not a segment file (checkpoints, temporary files)
+			continue // not a segment file (checkpoints, Kafka's other files)
 		}
 		switch {
 		case suffix == segment.LogSuffix:
@@ -162,9 +178,8 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, err error)
 		}
 		// A compaction records where the segments it replaces end, which
 		// its output may not reach.
-		if end, err := readCheckpoint(p.fsys, p.dir, swapEndFile, -1); err == nil {
-			hi = max(hi, end)
-		}
+		end, _ := p.loadCheckpoint(swapEndFile, -1, "completing the swap over what its output covers")
+		hi = max(hi, end)
 		for base := range logs {
 			if base >= lo && base < hi && !swaps[base] {
 				if err := p.dropSegments([]int64{base}); err != nil {
@@ -241,6 +256,10 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBas
 		trusted := (clean || i < from) && !recoverBases[base] && !p.cfg.RecoverAll
 		if trusted {
 			s, err = segment.Open(p.fsys, p.dir, base, scfg, last)
+			if err == nil && s.Damaged() != nil {
+				p.cfg.Logger.Warn("partition: a batch failed its CRC check at open; nothing is taken from it, reads of it fail",
+					"dir", p.dir, "segment", segment.FileName(base, segment.LogSuffix), "err", s.Damaged())
+			}
 		}
 		if !trusted || errors.Is(err, segment.ErrCorrupt) {
 			if err != nil {
@@ -255,6 +274,11 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBas
 			}
 			if err == nil {
 				err = s.Sync() // what recovery kept and rebuilt is now durable
+			}
+			if err == nil && len(rec.Recreated) > 0 {
+				p.cfg.Logger.Warn("partition: index files were missing or unusable; rebuilt them from the log",
+					"dir", p.dir, "files", rec.Recreated)
+				err = p.fsys.SyncDir(p.dir) // and so are their names
 			}
 			if err == nil && rec.Truncated > 0 && !last {
 				// Offsets must stay dense: every later segment goes.

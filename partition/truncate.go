@@ -14,9 +14,16 @@ import (
 // DeleteRecords does: reads below it fail with ErrOutOfRange from then on,
 // and the whole segments below it are removed later by retention. The new
 // start offset is checkpointed (written atomically and fsynced) before it
-// takes effect. Moving it backwards is a no-op; past HighWatermark (what
-// readers see) is ErrOutOfRange.
+// takes effect, and the records below it are fsynced before that, so that
+// no crash leaves a start offset past the end of the log (which Open takes
+// for damage, and ignores). Moving it backwards is a no-op; past
+// HighWatermark (what readers see) is ErrOutOfRange.
 func (p *Partition) DeleteRecords(offset int64) error {
+	if offset > p.start.Load() && offset <= p.end.Load() {
+		if err := p.syncTo(offset); err != nil {
+			return err
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mu.closed {

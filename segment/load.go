@@ -2,13 +2,17 @@ package segment
 
 import (
 	"fmt"
+
+	"github.com/stratalog/strata/log"
 )
 
 // load fills the in-memory state of a segment whose files are trusted: the
 // size is the file's, the max timestamp the time index's last entry, and the
 // next offset comes from scanning the batch headers after the offset index's
-// last entry. The indexes get a shape check; a failure is ErrCorrupt, and
-// the caller recovers the segment instead.
+// last entry. A scanned batch raises the max timestamp only if its CRC
+// holds (see raiseMaxTimestampChecked); one that fails is left for reads to
+// report, and recorded for Damaged. The indexes get a shape check; a failure
+// is ErrCorrupt, and the caller recovers the segment instead.
 func (s *Segment) load() error {
 	size, err := s.log.Size()
 	if err != nil {
@@ -55,13 +59,40 @@ func (s *Segment) load() error {
 				return err
 			}
 		}
-		s.raiseMaxTimestamp(h)
+		if err := s.raiseMaxTimestampChecked(h, p); err != nil && s.damaged == nil {
+			s.damaged = err
+		}
 		next = h.NextOffset()
 		p += int64(h.Size())
 	}
 	s.next.Store(next)
 	return nil
 }
+
+// raiseMaxTimestampChecked is raiseMaxTimestamp for the batch with header h
+// at pos, which nobody has vouched for: the max timestamp is persisted (the
+// time index's final entry) and trusted (retention, lookups by time), so a
+// batch that would raise it must pass its CRC check first, and one that
+// fails raises nothing; its error is returned. A batch that would not raise
+// it is not checked, so that reopening a cleanly closed segment, whose time
+// index ends with its max timestamp, computes no CRC.
+func (s *Segment) raiseMaxTimestampChecked(h log.BatchHeader, pos int64) error {
+	if h.MaxTimestamp <= s.maxTS.Load() {
+		return nil
+	}
+	if err := s.check(pos, h.Size()); err != nil {
+		return err
+	}
+	s.raiseMaxTimestamp(h)
+	return nil
+}
+
+// Damaged returns the first damaged batch that Open came across while it
+// loaded the segment (a batch that claims a larger max timestamp than the
+// time index holds, but fails its CRC check), or nil. Open keeps such a
+// batch in place, trusting nothing from it: reading it fails with
+// ErrCorrupt, and recovery cuts it.
+func (s *Segment) Damaged() error { return s.damaged }
 
 // checkIndexShape checks what is cheap to check of trusted indexes: entries
 // inside the segment, rising offsets and timestamps at the ends. A full check

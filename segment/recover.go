@@ -2,8 +2,10 @@ package segment
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
+	"github.com/stratalog/strata/index"
 	"github.com/stratalog/strata/internal/vfs"
 	"github.com/stratalog/strata/log"
 )
@@ -23,6 +25,10 @@ type Recovery struct {
 	// for a torn tail, or ErrCorrupt (with file and position) for damage. Nil
 	// when nothing was cut.
 	Reason error
+	// Recreated lists the index files OpenRecover created anew, and filled
+	// from the log: those that were missing, and those too damaged to open
+	// (larger than an index can be). The caller syncs the directory.
+	Recreated []string
 }
 
 // Recover rebuilds a writable segment's state from its .log file after a
@@ -106,13 +112,27 @@ func (s *Segment) Recover() (Recovery, error) {
 
 // OpenRecover opens a segment that may have been written when the process
 // crashed, writable, and recovers it (see Recover): nothing in its index
-// files is trusted.
+// files is trusted, and an index file that is missing or too damaged to
+// open is created anew (see Recovery.Recreated).
 func OpenRecover(fsys vfs.FS, dir string, base int64, cfg Config) (*Segment, Recovery, error) {
+	recreated := missingIndexes(fsys, dir, base)
 	s, err := open(fsys, dir, base, cfg, true, false)
+	for range 2 { // each index file at most once
+		var bad *index.CorruptError
+		if !errors.As(err, &bad) {
+			break
+		}
+		if rerr := fsys.Remove(bad.Path); rerr != nil {
+			return nil, Recovery{}, fmt.Errorf("segment: removing damaged %s: %w", bad.Path, rerr)
+		}
+		recreated = append(recreated, bad.Path)
+		s, err = open(fsys, dir, base, cfg, true, false)
+	}
 	if err != nil {
 		return nil, Recovery{}, err
 	}
 	rec, err := s.Recover()
+	rec.Recreated = recreated
 	if err == nil {
 		err = s.preallocate()
 	}

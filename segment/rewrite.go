@@ -34,6 +34,12 @@ func (s *Segment) Rewrite(offset int64, extra []byte) (*Segment, error) {
 	if cut < 0 {
 		cut = end
 	}
+	// The new segment trusts what it is given as if it had written it (its
+	// CRCs are not checked again, its max timestamp goes into the time
+	// index), so the kept batches are checked first.
+	if err := s.checkBatches(cut); err != nil {
+		return nil, fmt.Errorf("segment: rewriting %s: %w", s.path, err)
+	}
 	n, err := CreateTemp(s.fsys, s.dir, s.base, CleanedSuffix, s.cfg)
 	if err != nil {
 		return nil, err
@@ -62,6 +68,23 @@ func (s *Segment) Rewrite(offset int64, extra []byte) (*Segment, error) {
 		return nil, err
 	}
 	return Open(s.fsys, s.dir, s.base, s.cfg, true)
+}
+
+// checkBatches checks the CRC of every batch in the first end bytes of the
+// file that is not known good yet. The verified prefix ends at a batch
+// boundary, so the scan starts there.
+func (s *Segment) checkBatches(end int64) error {
+	for pos := min(s.verified.Load(), end); pos < end; {
+		h, err := s.headerAt(pos, end)
+		if err == nil {
+			err = s.check(pos, h.Size())
+		}
+		if err != nil {
+			return err
+		}
+		pos += int64(h.Size())
+	}
+	return nil
 }
 
 // CreateTemp creates a new, empty, writable segment whose file names carry a

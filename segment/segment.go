@@ -124,7 +124,8 @@ type Segment struct {
 	writable      bool
 	sealed        bool
 	closed        bool
-	marked        bool // MarkDeleted renamed the files: the live names are not ours
+	marked        bool  // MarkDeleted renamed the files: the live names are not ours
+	damaged       error // the first damaged batch load found, for Damaged
 }
 
 // Create makes a new, empty, writable segment with base offset base in dir,
@@ -172,13 +173,23 @@ func (s *Segment) preallocate() error {
 
 // Open opens an existing segment. Its files are trusted as a clean shutdown
 // left them: the indexes are checked for shape only (a size that is a whole
-// number of entries, offsets that rise at the ends). A segment that may have
-// been written when the process crashed must be opened writable and then
+// number of entries, offsets that rise at the ends). Open scans the batch
+// headers after the offset index's last entry for the next offset; a batch
+// there that would raise the max timestamp is CRC-checked first, and a
+// damaged one raises nothing (see Damaged). A segment that may have been
+// written when the process crashed must be opened writable and then
 // recovered with Recover, which rebuilds the indexes from the log.
+//
+// A missing index file is ErrCorrupt (wrapping fs.ErrNotExist too), not an
+// empty index: OpenRecover rebuilds it, as Kafka recovers a segment whose
+// index is missing.
 //
 // A writable segment takes appends (its indexes are preallocated again); a
 // read-only one is sealed.
 func Open(fsys vfs.FS, dir string, base int64, cfg Config, writable bool) (*Segment, error) {
+	if missing := missingIndexes(fsys, dir, base); len(missing) > 0 {
+		return nil, fmt.Errorf("%w: index file %s is missing: %w", ErrCorrupt, missing[0], os.ErrNotExist)
+	}
 	s, err := open(fsys, dir, base, cfg, writable, false)
 	if err != nil {
 		return nil, err
@@ -192,6 +203,19 @@ func Open(fsys vfs.FS, dir string, base int64, cfg Config, writable bool) (*Segm
 		return nil, err
 	}
 	return s, nil
+}
+
+// missingIndexes returns the paths of the index files of the segment at
+// base that are not there.
+func missingIndexes(fsys vfs.FS, dir string, base int64) []string {
+	var missing []string
+	for _, kind := range []string{IndexSuffix, TimeIndexSuffix} {
+		path := filepath.Join(dir, FileName(base, kind))
+		if _, err := fsys.Stat(path); errors.Is(err, os.ErrNotExist) {
+			missing = append(missing, path)
+		}
+	}
+	return missing
 }
 
 func open(fsys vfs.FS, dir string, base int64, cfg Config, writable, create bool) (*Segment, error) {

@@ -63,7 +63,7 @@ func (s *Segment) Truncate(offset int64) error {
 		if err != nil {
 			return err
 		}
-		s.raiseMaxTimestamp(h)
+		_ = s.raiseMaxTimestampChecked(h, p) // a damaged batch counts for nothing
 		p += int64(h.Size())
 	}
 	if cut == 0 {

@@ -25,11 +25,17 @@ func ReadFile(fsys FS, path string) ([]byte, error) {
 	return data, nil
 }
 
+// TempSuffix ends the name of the temporary file that WriteFileAtomic
+// writes before renaming it over the file it replaces.
+const TempSuffix = ".tmp"
+
 // WriteFileAtomic replaces the file at path with data so that a crash
-// leaves either the old contents or the new, whole: it writes path+".tmp",
-// fsyncs it, renames it over path and fsyncs the directory.
+// leaves either the old contents or the new, whole: it writes
+// path+TempSuffix, fsyncs it, renames it over path and fsyncs the directory.
+// If it fails before the rename, it removes the temporary file (best
+// effort: a crash, or a failing removal, can still leave it).
 func WriteFileAtomic(fsys FS, path string, data []byte) error {
-	tmp := path + ".tmp"
+	tmp := path + TempSuffix
 	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
@@ -44,8 +50,9 @@ func WriteFileAtomic(fsys FS, path string, data []byte) error {
 	if err == nil {
 		err = fsys.Rename(tmp, path)
 	}
-	if err == nil {
-		err = fsys.SyncDir(filepath.Dir(path))
+	if err != nil {
+		_ = fsys.Remove(tmp)
+		return err
 	}
-	return err
+	return fsys.SyncDir(filepath.Dir(path))
 }

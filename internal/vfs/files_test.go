@@ -32,3 +32,24 @@ func TestReadFileMissing(t *testing.T) {
 	_, err := ReadFile(NewMem(), "nope")
 	require.True(t, errors.Is(err, os.ErrNotExist))
 }
+
+// TestWriteFileAtomicFailureLeavesNoTemp: a WriteFileAtomic that fails
+// before its rename removes its temporary file and leaves the old contents.
+func TestWriteFileAtomicFailureLeavesNoTemp(t *testing.T) {
+	for _, op := range []Op{OpWrite, OpSync, OpRename} {
+		t.Run(op.String(), func(t *testing.T) {
+			m := NewMem()
+			require.NoError(t, m.MkdirAll("d", 0o755))
+			require.NoError(t, WriteFileAtomic(m, "d/f", []byte("old contents")))
+			m.SetInjector(FailOnce(op, ""))
+			require.ErrorIs(t, WriteFileAtomic(m, "d/f", []byte("new")), ErrInjected)
+			m.SetInjector(nil)
+			names, err := m.ReadDir("d")
+			require.NoError(t, err)
+			require.Equal(t, []string{"f"}, names)
+			got, err := ReadFile(m, "d/f")
+			require.NoError(t, err)
+			require.Equal(t, "old contents", string(got))
+		})
+	}
+}
