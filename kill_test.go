@@ -37,19 +37,13 @@ func TestKill9Commits(t *testing.T) {
 
 	total := 0
 	for round := range 5 {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestKill9CommitsChild$")
-		cmd.Env = append(os.Environ(), killDirEnv+"="+dir)
-		stdout, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		cmd.Stderr = os.Stderr
-		require.NoError(t, cmd.Start())
+		cmd, lines := startChild(t, "TestKill9CommitsChild", killDirEnv+"="+dir)
 		acked := make(chan int64, 1)
 		first := make(chan struct{})
 		go func() {
 			last := int64(-1)
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				if rest, ok := strings.CutPrefix(sc.Text(), "ack "); ok {
+			for line := range lines {
+				if rest, ok := strings.CutPrefix(line, "ack "); ok {
 					if n, err := strconv.ParseInt(rest, 10, 64); err == nil {
 						if last < 0 {
 							close(first)
@@ -58,7 +52,6 @@ func TestKill9Commits(t *testing.T) {
 					}
 				}
 			}
-			_, _ = io.Copy(io.Discard, stdout)
 			acked <- last
 		}()
 		select { // kill once the child is committing
@@ -114,4 +107,27 @@ func TestKill9CommitsChild(t *testing.T) {
 		fmt.Fprintf(out, "ack %d\n", end+1)
 		_ = out.Flush()
 	}
+}
+
+// startChild runs the test named test of this test binary in a child
+// process with env added to its environment, and returns the process and
+// the lines it prints, closed when its output ends.
+func startChild(t *testing.T, test, env string) (*exec.Cmd, <-chan string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$")
+	cmd.Env = append(os.Environ(), env)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	return cmd, lines
 }

@@ -3,9 +3,7 @@ package strata_test
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -35,28 +33,21 @@ func TestKill9Topics(t *testing.T) {
 	cycles := 0
 	var cycle time.Duration // how long a child's cycle takes here, measured in round 0
 	for round := range 12 {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestKill9TopicsChild$")
-		cmd.Env = append(os.Environ(), killTopicsDirEnv+"="+dir)
-		stdout, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		cmd.Stderr = os.Stderr
-		require.NoError(t, cmd.Start())
+		cmd, lines := startChild(t, "TestKill9TopicsChild", killTopicsDirEnv+"="+dir)
 		started, first := make(chan struct{}), make(chan struct{})
 		counted := make(chan int, 1)
 		go func() {
 			n := 0
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				if sc.Text() == "open" {
+			for line := range lines {
+				if line == "open" {
 					close(started)
 				}
-				if strings.HasPrefix(sc.Text(), "cycle") {
+				if strings.HasPrefix(line, "cycle") {
 					if n++; n == 1 {
 						close(first)
 					}
 				}
 			}
-			_, _ = io.Copy(io.Discard, stdout)
 			counted <- n
 		}()
 		select {

@@ -3,7 +3,6 @@ package topic
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -60,20 +59,7 @@ func ensureMetadata(fsys vfs.FS, dir string, id ID) error {
 			filepath.Join(dir, MetadataFile), got, id, ErrIDMismatch)
 	}
 	path := filepath.Join(dir, MetadataFile)
-	tmp := path + ".tmp"
-	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("topic: writing %s: %w", path, err)
-	}
-	_, err = f.WriteAt([]byte("version: 0\ntopic_id: "+id.String()), 0)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fsys.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = fsys.Remove(tmp)
+	if err := vfs.ReplaceFile(fsys, path, []byte("version: 0\ntopic_id: "+id.String())); err != nil {
 		return fmt.Errorf("topic: writing %s: %w", path, err)
 	}
 	return nil

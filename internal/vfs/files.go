@@ -35,13 +35,30 @@ const TempSuffix = ".tmp"
 // If it fails before the rename, it removes the temporary file (best
 // effort: a crash, or a failing removal, can still leave it).
 func WriteFileAtomic(fsys FS, path string, data []byte) error {
+	if err := replace(fsys, path, data, true); err != nil {
+		return err
+	}
+	return fsys.SyncDir(filepath.Dir(path))
+}
+
+// ReplaceFile replaces the file at path with data as WriteFileAtomic does,
+// but without an fsync: the new contents are the file's once it returns,
+// but a power loss may leave the old contents, the new, or a file with
+// neither (empty or torn). It is for files whose contents can be rebuilt.
+func ReplaceFile(fsys FS, path string, data []byte) error {
+	return replace(fsys, path, data, false)
+}
+
+// replace writes data to path+TempSuffix, fsyncs it if sync is set, and
+// renames it over path; on failure it removes the temporary file.
+func replace(fsys FS, path string, data []byte, sync bool) error {
 	tmp := path + TempSuffix
 	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
 	_, err = f.WriteAt(data, 0)
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -52,7 +69,6 @@ func WriteFileAtomic(fsys FS, path string, data []byte) error {
 	}
 	if err != nil {
 		_ = fsys.Remove(tmp)
-		return err
 	}
-	return fsys.SyncDir(filepath.Dir(path))
+	return err
 }
