@@ -13,3 +13,9 @@ import (
 func (f osFile) Allocate(size int64) error {
 	return &fs.PathError{Op: "fallocate", Path: f.Name(), Err: errors.ErrUnsupported}
 }
+
+// AllocateRange fails with an error matching errors.ErrUnsupported, as
+// Allocate does.
+func (f osFile) AllocateRange(off, n int64) error {
+	return &fs.PathError{Op: "fallocate", Path: f.Name(), Err: errors.ErrUnsupported}
+}

@@ -79,6 +79,15 @@ type File interface {
 	// blocks cannot be reserved (no fallocate) it fails with an error that
 	// matches errors.ErrUnsupported and changes nothing.
 	Allocate(size int64) error
+	// AllocateRange reserves the blocks of the n bytes at off on disk, as
+	// fallocate(2) does: holes among them get blocks of zeros, bytes
+	// already there stay, and the file grows to off+n if it is shorter. A
+	// write through a mapping into them then cannot meet a full disk, which
+	// is what it is for: a file made sparse by Truncate is reserved ahead of
+	// the writes into it. A full disk is an error matching syscall.ENOSPC.
+	// Where blocks cannot be reserved it fails with an error that matches
+	// errors.ErrUnsupported and changes nothing.
+	AllocateRange(off, n int64) error
 	// Sync makes the file's contents durable (fsync).
 	Sync() error
 	// Map maps the first size bytes of the file read-write and shared: writes
