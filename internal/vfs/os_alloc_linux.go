@@ -47,3 +47,18 @@ func (f osFile) fallocate(off, n int64) error {
 	}
 	return nil
 }
+
+// noSpace reports whether the file's file system has no free blocks left
+// (statfs), the likely cause of a fault while writing into a mapping of it.
+func (f osFile) noSpace() bool {
+	conn, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var st unix.Statfs_t
+	var serr error
+	if err := conn.Control(func(fd uintptr) { serr = unix.Fstatfs(int(fd), &st) }); err != nil || serr != nil {
+		return false
+	}
+	return st.Bavail == 0
+}

@@ -101,8 +101,10 @@ type File interface {
 	Map(size int) ([]byte, error)
 	// WriteMap copies p into the mapping m at off, as copy(m[off:], p) does
 	// (p must fit), and returns a memory fault (SIGBUS on the OS: the file
-	// is shorter than the mapping there, or a page could not be read in) as
-	// an error matching ErrFault instead of crashing the process. Bytes
+	// is shorter than the mapping there, or a page could not be read in, or
+	// a hole of a sparse file could not be given a block) as an error
+	// matching ErrFault instead of crashing the process; on a file system
+	// with no free blocks left it matches syscall.ENOSPC too. Bytes
 	// written this way are the file's, as WriteAt's are; on the OS they may
 	// be written while another goroutine fsyncs the file, and a Mem
 	// serialises the two.
