@@ -24,7 +24,7 @@ func mountTmpfs(t *testing.T, size int) string {
 	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+strconv.Itoa(size)); err != nil {
 		t.Skipf("cannot mount a tmpfs: %v", err)
 	}
-	t.Cleanup(func() { require.NoError(t, unix.Unmount(dir, 0)) })
+	t.Cleanup(func() { require.NoError(t, unix.Unmount(dir, unix.MNT_DETACH)) })
 	return dir
 }
 
