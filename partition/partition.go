@@ -153,8 +153,9 @@ func (p *Partition) Segments() []SegmentInfo {
 // segment a reader still holds closes when the reader lets go). A
 // checkpoint that cannot be written is logged, not returned: what Close
 // promises is synced, and an earlier recovery point only makes recovery
-// after a crash start earlier. Later calls fail with ErrClosed; closing
-// twice is a no-op.
+// after a crash start earlier. A partition that a failure closed to
+// appends returns that failure: what it may have lost is not cleanly shut
+// down. Later calls fail with ErrClosed; closing twice is a no-op.
 func (p *Partition) Close() error {
 	p.mu.Lock()
 	if p.mu.closed {
@@ -177,7 +178,10 @@ func (p *Partition) Close() error {
 	err := p.flushSealedLocked()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err == nil && p.mu.failed == nil {
+	if err == nil && p.mu.failed != nil {
+		err = p.mu.failed
+	}
+	if err == nil {
 		active := p.mu.active.seg
 		if err = active.Seal(); err == nil {
 			err = active.Sync()
