@@ -158,3 +158,23 @@ func TestRollFailedFsyncCloses(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosed)
 	require.ErrorIs(t, err, segment.ErrSync)
 }
+
+// TestTruncateAfterFailedCheckpoint leaves a recovery point due (its write
+// failed), then truncates below it: Truncate's own checkpoint supersedes
+// it, and no later flush writes the stale one, which would lie past the
+// rewritten segment and let recovery trust segments rolled after it.
+func TestTruncateAfterFailedCheckpoint(t *testing.T) {
+	p, m := memPartition(t, small(newClock()))
+	inject, _ := failing(vfs.OpWrite, recoveryPointFile+".tmp", syscall.ENOSPC)
+	m.SetInjector(inject)
+	appendIDs(t, p, seq(0, 100)...)
+	require.NoError(t, p.Sync())
+	m.SetInjector(vfs.FailOnce(vfs.OpWrite, recoveryPointFile+".tmp")) // the retry in Truncate's flush
+	require.NoError(t, p.Truncate(10))
+	m.SetInjector(nil)
+	appendIDs(t, p, seq(10, 15)...)
+	require.NoError(t, p.Sync())
+	segs := p.Segments()
+	require.LessOrEqual(t, recoveryPoint(t, m, "topic-0"), segs[len(segs)-1].Base)
+	requireIDs(t, readRange(t, p, 0), 0, seq(0, 15))
+}
