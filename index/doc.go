@@ -61,10 +61,15 @@
 // # Files and crashes
 //
 // A writable index is preallocated to maxBytes ([DefaultMaxBytes] by
-// default) and mapped at that size; a sealed one (Trim, Close) is truncated
-// to its valid entries. Opening a file takes every whole entry in it as
-// valid, as Kafka does, so only a cleanly closed (trimmed) file can be
-// trusted: after a crash, a preallocated file reads as full of zero entries.
+// default), sparse, and mapped at that size; its blocks are reserved on disk
+// (fallocate) a page or more ahead of its entries, so that writing an entry
+// into the mapping never meets a full disk (which would fault): an append
+// that needs room the disk does not have fails with ENOSPC instead, and the
+// time index keeps the slot of its last entry reserved. A sealed one (Trim,
+// Close) is truncated to its valid entries. Opening a file takes every
+// whole entry in it as valid, as Kafka does, so only a cleanly closed
+// (trimmed) file can be trusted: after a crash, a preallocated file reads as
+// full of zero entries.
 // Callers rebuild the index of every segment that was not cleanly closed
 // (Reset, then re-append while scanning the log); Check reports such a file
 // as corrupt, so it can never be silently trusted.

@@ -39,6 +39,12 @@ type mapped struct {
 	fileBytes int64 // the file's size as last set or found
 	resized   bool  // the file's size changed since the last Sync
 	closed    bool
+	// reserved is how many bytes from the start of the file have their
+	// blocks reserved on disk by this handle (vfs.File.AllocateRange): the
+	// file is sparse, and an entry written into a hole on a full disk would
+	// fault, so entries are written only there.
+	reserved  int64
+	noReserve bool // the file system cannot reserve blocks: entries go into holes
 	// entry is where Append builds an entry before put copies it in: a
 	// local array would escape (through vfs.File's WriteMap) and cost an
 	// allocation per entry.
@@ -138,11 +144,53 @@ func (m *mapped) overflowError(offset int64) error {
 // entries returns the number of valid entries.
 func (m *mapped) entries() int { return int(m.n.Load()) }
 
+// The steps in which a writable index reserves its file's blocks ahead of
+// its entries: the first reserves minReserve bytes, each later one as many
+// as are reserved, up to maxReserve. A small segment thus reserves a page
+// per index, a large one calls fallocate once per 64 KiB (8192 offset
+// entries).
+const (
+	minReserve = 4 << 10
+	maxReserve = 64 << 10
+)
+
+// reserve makes sure the blocks of the first entries slots are reserved on
+// disk, reserving the next step if they are not. It fails, with an error
+// wrapping syscall.ENOSPC on a full disk, only if it has to reserve and
+// cannot. It does nothing to a read-only or sealed index, nor where the file
+// system cannot reserve blocks (errors.ErrUnsupported): entries then go into
+// holes of the sparse file, as put says.
+func (m *mapped) reserve(entries int) error {
+	need := min(int64(entries)*int64(m.size), int64(len(m.data)))
+	if need <= m.reserved || m.noReserve || !m.writable || m.sealed.Load() {
+		return nil
+	}
+	step := min(max(m.reserved, minReserve), maxReserve)
+	want := min(int64(len(m.data)), max(need, m.reserved+step))
+	err := m.file.AllocateRange(m.reserved, want-m.reserved)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		m.noReserve = true
+		return nil
+	case err != nil:
+		return fmt.Errorf("index: reserving room for entries in %s: %w", m.path, err)
+	}
+	m.reserved = want
+	return nil
+}
+
 // put writes entry (m.size bytes) into slot i through the file's mapping
-// and publishes it as the last entry. The index file grows sparse, so on a
-// full disk the write may fault: that comes back as an error wrapping
-// vfs.ErrFault (and publishes nothing) instead of crashing the process.
-func (m *mapped) put(i int, entry []byte) error {
+// and publishes it as the last entry, once the slots up to i+keep are
+// reserved on disk (keep slots after i stay reserved for later entries). If
+// they cannot be, as on a full disk, it writes nothing and returns the
+// error of reserve. Where the file system cannot reserve blocks, a write
+// into a hole of the sparse file may fault on a full disk: that comes back
+// as an error wrapping vfs.ErrFault (and publishes nothing) instead of
+// crashing the process.
+func (m *mapped) put(i, keep int, entry []byte) error {
+	if err := m.reserve(i + 1 + keep); err != nil {
+		return err
+	}
 	if err := m.file.WriteMap(m.data, i*m.size, entry); err != nil {
 		return fmt.Errorf("index: writing entry %d of %s: %w", i, m.path, err)
 	}

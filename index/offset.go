@@ -99,9 +99,14 @@ func (x *Offset) CanAppendOffset(offset int64) bool {
 // at position in the log. offset must be above the last entry's offset
 // (ErrOutOfOrder), and fit (ErrOffsetOverflow); position must be above the
 // last entry's position and not negative (ErrOutOfOrder). An index that is
-// full returns ErrFull, one that is sealed ErrSealed. Writing the entry may
-// fail with an error wrapping vfs.ErrFault (the file is sparse, and the
-// disk full); the index is then as it was.
+// full returns ErrFull, one that is sealed ErrSealed.
+//
+// The file is sparse: its blocks are reserved on disk ahead of the entries
+// (fallocate, a page or more at a time), and an append that needs a
+// reservation the disk has no room for fails with an error wrapping
+// syscall.ENOSPC. Where the file system cannot reserve blocks, writing the
+// entry may instead fail with an error wrapping vfs.ErrFault on a full
+// disk. Either way the index is as it was.
 //
 // The entry is visible to readers once Append returns.
 func (x *Offset) Append(offset int64, position int32) error {
@@ -129,7 +134,7 @@ func (x *Offset) Append(offset int64, position int32) error {
 	e := x.m.entry[:OffsetEntrySize]
 	binary.BigEndian.PutUint32(e[0:4], uint32(offset-x.m.base))
 	binary.BigEndian.PutUint32(e[4:8], uint32(position))
-	return x.m.put(n, e)
+	return x.m.put(n, 0, e)
 }
 
 // Lookup returns the entry with the largest offset at most target, or

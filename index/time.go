@@ -102,9 +102,13 @@ func (x *Time) CanAppendOffset(offset int64) bool {
 //
 // A Full index returns ErrFull unless skipFullCheck, which lets the append
 // use the reserved last slot; with no slot at all left it is ErrFull too.
-// A sealed index returns ErrSealed. Writing the entry may fail with an
-// error wrapping vfs.ErrFault, as Offset.Append's may; the index is then as
-// it was.
+// A sealed index returns ErrSealed.
+//
+// Blocks are reserved on disk ahead of the entries as for Offset.Append,
+// and an append without skipFullCheck keeps the slot after its own
+// reserved too: on a full disk it fails with an error wrapping
+// syscall.ENOSPC and the index is as it was, while the entry with
+// skipFullCheck still goes into the slot kept for it (see Reserve).
 func (x *Time) MaybeAppend(timestamp int64, offset int64, skipFullCheck bool) error {
 	if x.m.sealed.Load() {
 		return errorf(ErrSealed, "append timestamp %d to sealed %s", timestamp, x.m.path)
@@ -122,18 +126,28 @@ func (x *Time) MaybeAppend(timestamp int64, offset int64, skipFullCheck bool) er
 			return nil
 		}
 	}
-	reserve := int64(1)
+	keep := 1 // the slot after this entry, for the one with skipFullCheck
 	if skipFullCheck {
-		reserve = 0
+		keep = 0
 	}
-	if int64(n) >= x.m.limit.Load()-reserve {
+	if int64(n) >= x.m.limit.Load()-int64(keep) {
 		return errorf(ErrFull, "%s is full with %d entries", x.m.path, n)
 	}
 	e := x.m.entry[:TimeEntrySize]
 	binary.BigEndian.PutUint64(e[0:8], uint64(timestamp))
 	binary.BigEndian.PutUint32(e[8:12], uint32(offset-x.m.base))
-	return x.m.put(n, e)
+	return x.m.put(n, keep, e)
 }
+
+// Reserve makes sure the slot after the last entry has its blocks reserved
+// on disk, so that the entry appended with skipFullCheck when the segment
+// rolls or closes cannot meet a full disk. Appends keep that slot reserved
+// once it is: call Reserve before the segment takes records the index does
+// not cover yet, and fail the append if it fails. On a full disk it fails
+// with an error wrapping syscall.ENOSPC; it does nothing when the slot is
+// reserved already, the index is sealed or read-only, or the file system
+// cannot reserve blocks.
+func (x *Time) Reserve() error { return x.m.reserve(x.Entries() + 1) }
 
 // Lookup returns the entry with the largest timestamp at most ts, or
 // (NoTimestamp, Base()) if there is none. Every record with a timestamp

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/stratalog/strata/log"
@@ -28,7 +29,9 @@ var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
 //
 // No records is ErrEmptyBatch; a batch larger than MaxBatchBytes is
 // ErrBatchTooLarge; neither changes the log. A failed write leaves the
-// partition as it was and usable. A failed fsync or roll closes the
+// partition as it was and usable, and so does a full disk (an error that
+// matches syscall.ENOSPC), also when it fails a roll: the next append rolls
+// again. A failed fsync, or a roll that fails otherwise, closes the
 // partition to appends (ErrClosed, wrapping the cause): after a failed fsync
 // nothing can be promised about unsynced data.
 func (p *Partition) Append(records []log.Record) (int64, error) {
@@ -205,9 +208,10 @@ func (p *Partition) appendLocked(batch []byte, h log.BatchHeader) (int64, error)
 	err := active.Append(batch)
 	if errors.Is(err, segment.ErrFull) && active.Size() > 0 {
 		// The segment knows limits the roll check does not ask about.
-		if err = p.rollLocked(base); err == nil {
-			err = p.mu.active.seg.Append(batch)
+		if err := p.rollLocked(base); err != nil {
+			return 0, err
 		}
+		err = p.mu.active.seg.Append(batch)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
@@ -216,13 +220,15 @@ func (p *Partition) appendLocked(batch []byte, h log.BatchHeader) (int64, error)
 	return base, nil
 }
 
-// shouldRoll applies Kafka's roll rules (KAFKA.md §3) to an incoming batch.
+// shouldRoll applies Kafka's roll rules (KAFKA.md §3) to an incoming batch,
+// and rolls a segment that a failed roll left sealed.
 func (p *Partition) shouldRoll(s *segment.Segment, size int, maxTS, last int64) bool {
 	if s.Size() == 0 {
 		return false
 	}
 	first := s.FirstBatchTimestamp()
-	return s.Size() > p.cfg.SegmentBytes-int64(size) ||
+	return s.Sealed() ||
+		s.Size() > p.cfg.SegmentBytes-int64(size) ||
 		(first >= 0 && maxTS-first > p.cfg.SegmentAge.Milliseconds()) ||
 		s.IndexFull() ||
 		!s.CanAppendOffset(last)
@@ -232,7 +238,13 @@ func (p *Partition) shouldRoll(s *segment.Segment, size int, maxTS, last int64) 
 // creation fsyncs the directory). The sealed segment is fsynced soon after by
 // the background goroutine (or by the next Sync), outside the lock, and the
 // recovery point checkpoint then moves past it: recovery after a crash
-// starts there. A failure closes the partition to appends.
+// starts there.
+//
+// A roll that fails for want of space (ENOSPC) without a failed fsync leaves
+// the partition usable: the old segment stays active (sealed if that step
+// worked; Seal is idempotent, and the files of the new one are removed), so
+// the next append rolls again, and the error matches syscall.ENOSPC. Any
+// other failure closes the partition to appends.
 func (p *Partition) rollLocked(base int64) error {
 	old := p.mu.active
 	err := old.seg.Seal()
@@ -241,7 +253,11 @@ func (p *Partition) rollLocked(base int64) error {
 		next, err = segment.Create(p.fsys, p.dir, base, p.cfg.segmentConfig())
 	}
 	if err != nil {
-		return p.failLocked(fmt.Errorf("rolling to a new segment at %d: %w", base, err))
+		err = fmt.Errorf("rolling to a new segment at %d: %w", base, err)
+		if errors.Is(err, syscall.ENOSPC) && !errors.Is(err, segment.ErrSync) {
+			return fmt.Errorf("partition: %s: %w", p.name, err)
+		}
+		return p.failLocked(err)
 	}
 	ref := newRef(next)
 	st := p.state.Load()

@@ -88,3 +88,39 @@ func writeCheckpoint(fsys vfs.FS, dir, name string, off int64) error {
 	}
 	return nil
 }
+
+// recoveryCheckpoint is the recovery point that the partition has yet to
+// write to its checkpoint file, because the last attempt failed (on a full
+// disk, say) or none was made yet.
+type recoveryCheckpoint struct {
+	due     bool  // offset is to be written
+	offset  int64 // the recovery point to write
+	failing bool  // the last attempt failed: logged, and not again until one succeeds
+}
+
+// set makes offset the recovery point to write.
+func (c *recoveryCheckpoint) set(offset int64) { c.due, c.offset = true, offset }
+
+// checkpointLocked writes the recovery point that is due, if any. A failure
+// leaves it due, to be written by the next flush (after a Sync, a roll, or
+// in Close): the file then holds an earlier recovery point, which only
+// makes recovery after a crash start earlier, so it closes nothing. It is
+// logged, once until a write succeeds. The caller holds syncMu.
+func (p *Partition) checkpointLocked() {
+	c := &p.checkpoint
+	if !c.due {
+		return
+	}
+	if err := writeCheckpoint(p.fsys, p.dir, recoveryPointFile, c.offset); err != nil {
+		if !c.failing {
+			p.cfg.Logger.Warn("partition: cannot checkpoint the recovery point; the next flush tries again, and until then recovery after a crash starts earlier",
+				"dir", p.dir, "offset", c.offset, "err", err)
+		}
+		c.failing = true
+		return
+	}
+	if c.failing {
+		p.cfg.Logger.Info("partition: recovery point checkpointed again", "dir", p.dir, "offset", c.offset)
+	}
+	c.due, c.failing = false, false
+}

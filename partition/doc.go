@@ -37,11 +37,16 @@
 //     recovers every segment from the recovery point on: it never serves a
 //     torn or corrupt batch, cuts a torn tail at the last valid batch,
 //     rebuilds the untrusted indexes and keeps offsets dense.
-//   - A failed write leaves the partition as it was. A failed fsync or roll
-//     (or a failed step of Truncate or of a compaction's swap) closes the
-//     partition to appends with an error saying why: after a failed fsync
-//     the kernel may have dropped the unsynced pages, so nothing more is
-//     promised.
+//   - A failed write leaves the partition as it was, and so does a full
+//     disk: the append fails with an error matching syscall.ENOSPC, also
+//     when the disk is full for a roll (the next append rolls again), and
+//     appends go on once there is space. A recovery-point checkpoint that
+//     cannot be written closes nothing either: it is written at the next
+//     flush, roll or Close, and until then recovery after a crash starts
+//     earlier. A failed fsync, a roll that fails otherwise, or a failed step
+//     of Truncate or of a compaction's swap closes the partition to appends
+//     with an error saying why: after a failed fsync the kernel may have
+//     dropped the unsynced pages, so nothing more is promised.
 //
 // # Reading
 //

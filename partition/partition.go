@@ -38,9 +38,10 @@ type Partition struct {
 
 	cleanMu sync.Mutex // one compaction at a time
 
-	syncMu sync.Mutex   // one fsync (or flush of sealed segments) at a time
-	synced atomic.Int64 // offsets below this are durable
-	group  groupCommit  // who fsyncs next, and who waits for it
+	syncMu     sync.Mutex         // one fsync (or flush of sealed segments) at a time
+	synced     atomic.Int64       // offsets below this are durable
+	group      groupCommit        // who fsyncs next, and who waits for it
+	checkpoint recoveryCheckpoint // guarded by syncMu
 
 	bgStop chan struct{} // closed by Close
 	bgDone chan struct{} // closed when the background goroutine returns
@@ -177,9 +178,13 @@ func (p *Partition) Segments() []SegmentInfo {
 }
 
 // Close stops the background flusher, fsyncs and seals the active segment,
-// and closes every segment (a segment a reader still holds closes when the
-// reader lets go). Later calls fail with ErrClosed; closing twice is a
-// no-op.
+// checkpoints the recovery point past it, and closes every segment (a
+// segment a reader still holds closes when the reader lets go). A
+// checkpoint that cannot be written is logged, not returned: what Close
+// promises is synced, and an earlier recovery point only makes recovery
+// after a crash start earlier. A partition that a failure closed to
+// appends returns that failure: what it may have lost is not cleanly shut
+// down. Later calls fail with ErrClosed; closing twice is a no-op.
 func (p *Partition) Close() error {
 	p.mu.Lock()
 	if p.mu.closed {
@@ -202,16 +207,18 @@ func (p *Partition) Close() error {
 	err := p.flushSealedLocked()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err == nil && p.mu.failed == nil {
+	if err == nil && p.mu.failed != nil {
+		err = p.mu.failed
+	}
+	if err == nil {
 		active := p.mu.active.seg
 		if err = active.Seal(); err == nil {
 			err = active.Sync()
 		}
 		if err == nil {
-			err = writeCheckpoint(p.fsys, p.dir, recoveryPointFile, active.NextOffset())
-		}
-		if err == nil {
 			p.publishSynced(p.end.Load())
+			p.checkpoint.set(active.NextOffset())
+			p.checkpointLocked()
 		}
 	}
 	for _, r := range p.state.Load().segs {

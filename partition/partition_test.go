@@ -360,6 +360,7 @@ func TestFailedFsyncClosesToAppends(t *testing.T) {
 	require.Contains(t, err.Error(), "fsync")
 	recs := readRange(t, p, 0)
 	require.GreaterOrEqual(t, len(recs), 2, "reads still work")
+	require.ErrorIs(t, p.Close(), vfs.ErrInjected, "Close reports the failure: the shutdown is not clean")
 }
 
 // TestFailedWriteLeavesPartitionUsable fails an append's write: a write

@@ -110,11 +110,11 @@ func (p *Partition) flushSealedLocked() error {
 
 // flushSealed fsyncs pending (data and trimmed indexes), releases them,
 // then checkpoints the recovery point rp: the base of the active segment
-// when they were taken, below which everything is on stable storage.
+// when they were taken, below which everything is on stable storage. A
+// failed fsync closes the partition to appends. A checkpoint that cannot be
+// written does not: it stays due (see checkpointLocked). The caller holds
+// syncMu.
 func (p *Partition) flushSealed(pending []*segRef, rp int64) error {
-	if len(pending) == 0 {
-		return nil
-	}
 	var err error
 	for _, r := range pending {
 		if err == nil {
@@ -123,13 +123,14 @@ func (p *Partition) flushSealed(pending []*segRef, rp int64) error {
 		}
 		_ = r.release()
 	}
-	if err == nil {
-		err = writeCheckpoint(p.fsys, p.dir, recoveryPointFile, rp)
-	}
 	if err != nil {
 		return p.fail(fmt.Errorf("fsync of a rolled segment failed: %w", err))
 	}
-	p.publishSynced(rp)
+	if len(pending) > 0 {
+		p.publishSynced(rp)
+		p.checkpoint.set(rp)
+	}
+	p.checkpointLocked()
 	return nil
 }
 

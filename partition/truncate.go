@@ -86,10 +86,12 @@ func (p *Partition) Truncate(offset int64) error {
 		return fmt.Errorf("partition: truncating %s: %w", p.name, err)
 	}
 
-	// A crash from here on must recover the rewritten segment.
+	// A crash from here on must recover the rewritten segment. Nothing
+	// has changed yet if the checkpoint cannot be written.
 	if err := writeCheckpoint(p.fsys, p.dir, recoveryPointFile, old.seg.Base()); err != nil {
-		return p.failLocked(fmt.Errorf("truncating: %w", err))
+		return fmt.Errorf("partition: truncating %s: %w", p.name, err)
 	}
+	p.checkpoint = recoveryCheckpoint{} // written; one left due by a failed write may lie past the rewrite
 	// The later segments go first, durably: a crash from here on leaves a
 	// prefix of the log (this segment whole, or rewritten), never their
 	// records behind a hole, which Open would keep in a compacted

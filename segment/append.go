@@ -23,7 +23,10 @@ import (
 //
 // A failed write leaves the segment as it was: the size and next offset do
 // not move, and partial bytes past the end are ignored (cut off, or
-// overwritten by the next append).
+// overwritten by the next append). So does a full disk (an error wrapping
+// syscall.ENOSPC), also when the bytes would fit but the time index cannot
+// reserve the room of the entry Seal writes: a segment takes no record
+// that sealing it could not cover.
 func (s *Segment) Append(batches []byte) error {
 	switch {
 	case s.closed:
@@ -35,6 +38,9 @@ func (s *Segment) Append(batches []byte) error {
 	}
 	first, err := s.checkAppend(batches)
 	if err != nil {
+		return err
+	}
+	if err := s.times.Reserve(); err != nil {
 		return err
 	}
 
@@ -70,8 +76,8 @@ func (s *Segment) Append(batches []byte) error {
 // sparser there (reads scan further), so indexBatch never fails: Append
 // checks first that the indexes have room; in recovery a full index (a
 // segment written with larger indexes) is such a case, and so is an entry
-// whose write faults (a sparse index file on a full disk), after which the
-// next batch tries again.
+// for which the disk has no room (the index files are sparse, their blocks
+// reserved ahead of the entries), after which the next batch tries again.
 func (s *Segment) indexBatch(h log.BatchHeader, pos int64) {
 	if s.firstTS < 0 {
 		s.firstTS = h.MaxTimestamp

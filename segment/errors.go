@@ -28,6 +28,10 @@ var (
 	ErrSealed = errors.New("segment: sealed")
 	// ErrClosed means the segment was closed.
 	ErrClosed = errors.New("segment: closed")
+	// ErrSync means an fsync failed: of a segment's files (Sync, SyncLog)
+	// or of the directory after creating them (Create). What it was to
+	// make durable may be lost, even if a later fsync succeeds.
+	ErrSync = errors.New("segment: fsync failed")
 	// ErrBadName means a file name is not a segment file name.
 	ErrBadName = errors.New("segment: bad file name")
 )

@@ -130,7 +130,9 @@ type Segment struct {
 
 // Create makes a new, empty, writable segment with base offset base in dir,
 // replacing any stale files of that name, and syncs the directory so the new
-// files survive a crash.
+// files survive a crash. A failure removes what it created (as far as it
+// can: a later Create of the base replaces leftovers anyway); a failed
+// directory fsync is ErrSync.
 func Create(fsys vfs.FS, dir string, base int64, cfg Config) (*Segment, error) {
 	if base < 0 {
 		return nil, fmt.Errorf("segment: base offset %d is negative: %w", base, ErrInvalidBatch)
@@ -139,16 +141,20 @@ func Create(fsys vfs.FS, dir string, base int64, cfg Config) (*Segment, error) {
 		return nil, err
 	}
 	s, err := open(fsys, dir, base, cfg, true, true)
+	if err == nil {
+		err = s.preallocate()
+		if err == nil {
+			if serr := fsys.SyncDir(dir); serr != nil {
+				err = fmt.Errorf("segment: syncing directory %s: %w: %w", dir, ErrSync, serr)
+			}
+		}
+		if err != nil {
+			s.closeFiles()
+		}
+	}
 	if err != nil {
+		_ = RemoveFiles(fsys, dir, base, "")
 		return nil, err
-	}
-	if err := s.preallocate(); err != nil {
-		s.closeFiles()
-		return nil, err
-	}
-	if err := fsys.SyncDir(dir); err != nil {
-		s.closeFiles()
-		return nil, fmt.Errorf("segment: syncing directory %s: %w", dir, err)
 	}
 	return s, nil
 }
@@ -336,18 +342,21 @@ func (s *Segment) IndexEntries() (offsets, times int) {
 }
 
 // Sync makes everything appended so far durable: the .log file (fsync) and
-// both indexes.
+// both indexes. A failure is ErrSync.
 func (s *Segment) Sync() error {
 	if s.closed {
 		return ErrClosed
 	}
-	if err := s.log.Sync(); err != nil {
-		return fmt.Errorf("segment: syncing %s: %w", s.path, err)
-	}
-	if err := s.offsets.Sync(); err != nil {
+	if err := s.SyncLog(); err != nil {
 		return err
 	}
-	return s.times.Sync()
+	if err := s.offsets.Sync(); err != nil {
+		return fmt.Errorf("segment: %w: %w", ErrSync, err)
+	}
+	if err := s.times.Sync(); err != nil {
+		return fmt.Errorf("segment: %w: %w", ErrSync, err)
+	}
+	return nil
 }
 
 // Seal ends appends: it writes the final time-index entry and trims both
@@ -378,7 +387,8 @@ func (s *Segment) Seal() error {
 }
 
 // finalTimeEntry records the segment's max timestamp in the time index,
-// using the slot reserved for it, so that a reopened segment knows it.
+// using the slot reserved for it (in the index, and on disk since Append),
+// so that a reopened segment knows it.
 func (s *Segment) finalTimeEntry() error {
 	if ts := s.maxTS.Load(); ts >= 0 {
 		return s.times.MaybeAppend(ts, s.offsetOfMaxTS, true)
@@ -472,9 +482,10 @@ func (s *Segment) headerAt(pos, end int64) (log.BatchHeader, error) {
 // the indexes. It is safe to call while another goroutine appends: what was
 // appended before the call is durable when it returns. The partition uses it
 // for group commit; the active segment's indexes are rebuilt by recovery.
+// A failure is ErrSync.
 func (s *Segment) SyncLog() error {
 	if err := s.log.Sync(); err != nil {
-		return fmt.Errorf("segment: syncing %s: %w", s.path, err)
+		return fmt.Errorf("segment: syncing %s: %w: %w", s.path, ErrSync, err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -420,6 +421,39 @@ func TestFailedRewriteLeavesNoFiles(t *testing.T) {
 	require.Equal(t, before, after, "no .cleaned files left behind")
 	requireRecords(t, written, 0, readAll(t, s, 0, 1<<20))
 	require.NoError(t, s.Close())
+}
+
+// TestFailedCreateLeavesNoFiles fails a Create at each step that can fail
+// once the files exist: it returns the error, leaves no file of the
+// segment behind, and a failed directory fsync is ErrSync.
+func TestFailedCreateLeavesNoFiles(t *testing.T) {
+	tests := []struct {
+		name   string
+		inject func(m *vfs.Mem)
+		want   []error
+	}{
+		{"index preallocation", func(m *vfs.Mem) { m.SetInjector(vfs.FailOnce(vfs.OpTruncate, TimeIndexSuffix)) }, []error{vfs.ErrInjected}},
+		{"log preallocation on a full disk", func(m *vfs.Mem) { m.SetDiskLimit(m.DiskUsage() + 2*DefaultMaxIndexBytes + 100) }, []error{syscall.ENOSPC}},
+		{"directory fsync", func(m *vfs.Mem) { m.SetInjector(vfs.FailOnce(vfs.OpSyncDir, "")) }, []error{ErrSync, vfs.ErrInjected}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fx, m := memFixture(t)
+			tt.inject(m)
+			_, err := Create(fx.fsys, fx.dir, 0, Config{MaxBytes: 1 << 20, Preallocate: true})
+			for _, want := range tt.want {
+				require.ErrorIs(t, err, want)
+			}
+			names, err := fx.fsys.ReadDir(fx.dir)
+			require.NoError(t, err)
+			require.Empty(t, names)
+			m.SetInjector(nil)
+			m.SetDiskLimit(-1)
+			s, err := Create(fx.fsys, fx.dir, 0, Config{MaxBytes: 1 << 20, Preallocate: true})
+			require.NoError(t, err, "the next Create works")
+			require.NoError(t, s.Close())
+		})
+	}
 }
 
 // TestVerifiedPrefix: appended and recovered batches need no CRC on read; a

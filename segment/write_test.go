@@ -5,10 +5,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/stratalog/strata/index"
 	"github.com/stratalog/strata/internal/vfs"
 )
 
@@ -90,8 +93,12 @@ func TestLargeAppendsWrite(t *testing.T) {
 // file system cannot reserve blocks, and still land.
 func TestMappedWritesFallBack(t *testing.T) {
 	fx, m := memFixture(t)
-	m.SetInjector(func(op vfs.Op, _ string) error {
+	logAllocs := 0 // the injector runs under the Mem's lock
+	m.SetInjector(func(op vfs.Op, path string) error {
 		if op == vfs.OpAllocate {
+			if strings.HasSuffix(path, LogSuffix) {
+				logAllocs++
+			}
 			return errors.ErrUnsupported
 		}
 		return nil
@@ -102,7 +109,7 @@ func TestMappedWritesFallBack(t *testing.T) {
 	written := appendRandom(t, s, rand.New(rand.NewPCG(5, 6)), 10, 5, 100)
 	require.True(t, s.noReserve)
 	require.Equal(t, writes+10, m.Count(vfs.OpWrite), "one write call per append")
-	require.Equal(t, 1, m.Count(vfs.OpAllocate), "an unsupported reservation is not retried")
+	require.Equal(t, 1, logAllocs, "an unsupported reservation is not retried")
 	require.Equal(t, s.Size(), logFileSize(t, fx, 0))
 	requireRecords(t, written, 0, readAll(t, s, 0, 1<<30))
 	require.NoError(t, s.Close())
@@ -127,8 +134,9 @@ func TestMappedWriteFaultIsAnError(t *testing.T) {
 	s.closed = true
 }
 
-// TestFailedIndexEntryWrite fails the writes of index entries (a fault on a
-// sparse index file when the disk is full): the appends still succeed, the
+// TestFailedIndexEntryWrite fails the writes of index entries (a fault in
+// a sparse index file, where its blocks cannot be reserved and the disk is
+// full): the appends still succeed, the
 // segment is only indexed more sparsely, and reads and recovery find every
 // record.
 func TestFailedIndexEntryWrite(t *testing.T) {
@@ -156,4 +164,48 @@ func TestFailedIndexEntryWrite(t *testing.T) {
 	}
 	requireRecords(t, written, 0, readAll(t, s, 0, 1<<30))
 	require.NoError(t, s.Close())
+}
+
+// TestIndexesOnFullDisk fails every reservation of room in the index files
+// with ENOSPC. Before the first append the time index has no room for the
+// entry Seal writes, so the append fails and changes nothing. Once the
+// indexes have room, appends go on after it is used up, only indexed more
+// sparsely, and Close still writes the final time-index entry into the slot
+// kept for it, so the reopened segment knows its max timestamp.
+func TestIndexesOnFullDisk(t *testing.T) {
+	const page = 4096 // what an index file reserves first
+	fx, m := memFixture(t)
+	cfg := Config{MaxBytes: 1 << 20, IndexIntervalBytes: 200}
+	s, err := Create(fx.fsys, fx.dir, 0, cfg)
+	require.NoError(t, err)
+	noIndexRoom := func(op vfs.Op, path string) error {
+		if op == vfs.OpAllocate && filepath.Ext(path) != LogSuffix {
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+	m.SetInjector(noIndexRoom)
+	err = s.Append(encode(t, makeRecords(0, 3, 100, 1_700_000_000_000)))
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	require.Zero(t, s.Size(), "a refused append changes nothing")
+	require.Zero(t, s.NextOffset())
+
+	m.SetInjector(nil)
+	written := appendRandom(t, s, rand.New(rand.NewPCG(3, 1)), 10, 3, 100)
+	m.SetInjector(noIndexRoom)
+	written = append(written, appendRandom(t, s, rand.New(rand.NewPCG(3, 2)), 2000, 3, 100)...)
+	offsets, times := s.IndexEntries()
+	require.Equal(t, page/index.OffsetEntrySize, offsets, "the offset index fills its reserved page, then stops")
+	require.Equal(t, page/index.TimeEntrySize-1, times, "the time index keeps its last reserved slot")
+	maxTS := s.MaxTimestamp()
+	require.NoError(t, s.Close())
+
+	m.SetInjector(nil)
+	r, err := Open(fx.fsys, fx.dir, 0, cfg, false)
+	require.NoError(t, err)
+	defer r.Close()
+	_, times = r.IndexEntries()
+	require.Equal(t, page/index.TimeEntrySize, times, "the final entry went into the kept slot")
+	require.Equal(t, maxTS, r.MaxTimestamp())
+	requireRecords(t, written, 0, readAll(t, r, 0, 1<<30))
 }

@@ -27,7 +27,7 @@ const (
 	OpMkdir              // FS.MkdirAll
 	OpReadDir            // FS.ReadDir
 	OpStat               // FS.Stat and File.Size
-	OpAllocate           // File.Allocate
+	OpAllocate           // File.Allocate and File.AllocateRange
 	OpWriteMap           // File.WriteMap
 
 	numOps = iota

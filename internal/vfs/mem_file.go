@@ -205,10 +205,15 @@ func (f *memFile) setSizeLocked(op string, size int64) error {
 	return nil
 }
 
-// Allocate grows the file with zeros to size if it is smaller. In memory
-// there are no blocks to reserve and every byte counts at once, so growing
-// past the disk limit fails with ENOSPC and no effect.
-func (f *memFile) Allocate(size int64) error {
+// Allocate grows the file with zeros to size if it is smaller, as
+// AllocateRange(0, size) does.
+func (f *memFile) Allocate(size int64) error { return f.AllocateRange(0, size) }
+
+// AllocateRange grows the file with zeros to off+n if it is smaller. In
+// memory there are no blocks to reserve and every byte counts at once, holes
+// included, so only growing can fail: past the disk limit it fails with
+// ENOSPC and no effect.
+func (f *memFile) AllocateRange(off, n int64) error {
 	m := f.fs
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -218,16 +223,16 @@ func (f *memFile) Allocate(size int64) error {
 	switch {
 	case !f.write:
 		return &fs.PathError{Op: "fallocate", Path: f.name, Err: syscall.EBADF}
-	case size < 0:
+	case off < 0 || n < 0:
 		return &fs.PathError{Op: "fallocate", Path: f.name, Err: syscall.EINVAL}
 	}
 	if err := m.beginLocked(OpAllocate, f.name); err != nil {
 		return err
 	}
-	if size <= int64(len(f.node.data)) {
+	if off+n <= int64(len(f.node.data)) {
 		return nil
 	}
-	return f.setSizeLocked("fallocate", size)
+	return f.setSizeLocked("fallocate", off+n)
 }
 
 // Sync makes the file's current contents its durable ones.

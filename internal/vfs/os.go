@@ -77,7 +77,7 @@ func (osFS) SyncDir(dir string) error {
 }
 
 // WriteMap copies p into m at off, turning a memory fault into an error
-// (debug.SetPanicOnFault) rather than a crash.
+// (debug.SetPanicOnFault) rather than a crash: see faultError.
 func (f osFile) WriteMap(m []byte, off int, p []byte) (err error) {
 	if off < 0 || off+len(p) > len(m) {
 		return &fs.PathError{Op: "writemap", Path: f.Name(), Err: syscall.EINVAL}
@@ -85,12 +85,27 @@ func (f osFile) WriteMap(m []byte, off int, p []byte) (err error) {
 	old := debug.SetPanicOnFault(true)
 	defer func() {
 		debug.SetPanicOnFault(old)
-		if r := recover(); r != nil {
-			err = &fs.PathError{Op: "writemap", Path: f.Name(), Err: fmt.Errorf("%w: %v", ErrFault, r)}
+		if recover() != nil {
+			err = f.faultError(off, len(p))
 		}
 	}()
 	copy(m[off:], p)
 	return nil
+}
+
+// faultError is the error of a fault that a write of n bytes into a
+// mapping at off met: the kernel could not give a page of the file a block
+// (SIGBUS), because the disk is full or an I/O error happened, or because
+// the page lies past the end of the file. It matches ErrFault, and also
+// syscall.ENOSPC when the file system has no free blocks left.
+func (f osFile) faultError(off, n int) error {
+	var err error
+	if f.noSpace() {
+		err = fmt.Errorf("%w: the file system could not back the page of bytes %d to %d: %w", ErrFault, off, off+n, syscall.ENOSPC)
+	} else {
+		err = fmt.Errorf("%w: the file system could not back the page of bytes %d to %d (disk full, an I/O error, or past the end of the file)", ErrFault, off, off+n)
+	}
+	return &fs.PathError{Op: "writemap", Path: f.Name(), Err: err}
 }
 
 // Size returns the file's size (fstat).

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"io/fs"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,13 +16,29 @@ func (f osFile) Allocate(size int64) error {
 	if err != nil || size <= cur {
 		return err
 	}
+	return f.fallocate(cur, size-cur)
+}
+
+// AllocateRange reserves the blocks of the n bytes at off with fallocate(2)
+// (mode 0: holes get blocks, and the file grows if they reach past its end).
+func (f osFile) AllocateRange(off, n int64) error {
+	switch {
+	case off < 0 || n < 0:
+		return &fs.PathError{Op: "fallocate", Path: f.Name(), Err: syscall.EINVAL}
+	case n == 0:
+		return nil
+	}
+	return f.fallocate(off, n)
+}
+
+func (f osFile) fallocate(off, n int64) error {
 	conn, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
 	var ferr error
 	if err := conn.Control(func(fd uintptr) {
-		ferr = unix.Fallocate(int(fd), 0, cur, size-cur)
+		ferr = unix.Fallocate(int(fd), 0, off, n)
 	}); err != nil {
 		return err
 	}
@@ -29,4 +46,19 @@ func (f osFile) Allocate(size int64) error {
 		return &fs.PathError{Op: "fallocate", Path: f.Name(), Err: ferr}
 	}
 	return nil
+}
+
+// noSpace reports whether the file's file system has no free blocks left
+// (statfs), the likely cause of a fault while writing into a mapping of it.
+func (f osFile) noSpace() bool {
+	conn, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var st unix.Statfs_t
+	var serr error
+	if err := conn.Control(func(fd uintptr) { serr = unix.Fstatfs(int(fd), &st) }); err != nil || serr != nil {
+		return false
+	}
+	return st.Bavail == 0
 }

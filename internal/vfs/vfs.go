@@ -79,6 +79,15 @@ type File interface {
 	// blocks cannot be reserved (no fallocate) it fails with an error that
 	// matches errors.ErrUnsupported and changes nothing.
 	Allocate(size int64) error
+	// AllocateRange reserves the blocks of the n bytes at off on disk, as
+	// fallocate(2) does: holes among them get blocks of zeros, bytes
+	// already there stay, and the file grows to off+n if it is shorter. A
+	// write through a mapping into them then cannot meet a full disk, which
+	// is what it is for: a file made sparse by Truncate is reserved ahead of
+	// the writes into it. A full disk is an error matching syscall.ENOSPC.
+	// Where blocks cannot be reserved it fails with an error that matches
+	// errors.ErrUnsupported and changes nothing.
+	AllocateRange(off, n int64) error
 	// Sync makes the file's contents durable (fsync).
 	Sync() error
 	// Map maps the first size bytes of the file read-write and shared: writes
@@ -92,8 +101,10 @@ type File interface {
 	Map(size int) ([]byte, error)
 	// WriteMap copies p into the mapping m at off, as copy(m[off:], p) does
 	// (p must fit), and returns a memory fault (SIGBUS on the OS: the file
-	// is shorter than the mapping there, or a page could not be read in) as
-	// an error matching ErrFault instead of crashing the process. Bytes
+	// is shorter than the mapping there, or a page could not be read in, or
+	// a hole of a sparse file could not be given a block) as an error
+	// matching ErrFault instead of crashing the process; on a file system
+	// with no free blocks left it matches syscall.ENOSPC too. Bytes
 	// written this way are the file's, as WriteAt's are; on the OS they may
 	// be written while another goroutine fsyncs the file, and a Mem
 	// serialises the two.

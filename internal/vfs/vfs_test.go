@@ -500,6 +500,36 @@ func TestAllocate(t *testing.T) {
 	})
 }
 
+// TestAllocateRange reserves a range inside a sparse file, which keeps its
+// size and its bytes, and a range past its end, which grows it.
+func TestAllocateRange(t *testing.T) {
+	eachFS(t, func(t *testing.T, fsys FS, dir string) {
+		f, err := fsys.OpenFile(filepath.Join(dir, "f.index"), os.O_RDWR|os.O_CREATE, 0o644)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, f.Close()) }()
+		_, err = f.WriteAt([]byte("head"), 0)
+		require.NoError(t, err)
+		require.NoError(t, f.Truncate(1<<16))
+		require.NoError(t, f.AllocateRange(0, 1<<13))
+		require.NoError(t, f.AllocateRange(1<<13, 0), "nothing to reserve")
+		size, err := f.Size()
+		require.NoError(t, err)
+		require.Equal(t, int64(1<<16), size, "a range inside the file keeps its size")
+		buf := make([]byte, 8)
+		_, err = f.ReadAt(buf, 0)
+		require.NoError(t, err)
+		require.Equal(t, "head\x00\x00\x00\x00", string(buf), "the bytes there stay")
+
+		require.NoError(t, f.AllocateRange(1<<16-100, 200))
+		size, err = f.Size()
+		require.NoError(t, err)
+		require.Equal(t, int64(1<<16+100), size, "a range past the end grows the file")
+
+		require.ErrorIs(t, f.AllocateRange(-1, 10), syscall.EINVAL)
+		require.ErrorIs(t, f.AllocateRange(0, -1), syscall.EINVAL)
+	})
+}
+
 // TestWriteMap writes through a mapping: the bytes are the file's, bad
 // bounds are EINVAL, and a write wholly past the end of the file is a
 // memory fault returned as ErrFault (SIGBUS on the OS), not a crash.
