@@ -19,6 +19,12 @@
 //
 // Records returned by Read, Fetch and Consumer.Poll are the caller's: their
 // bytes are copies. A record yielded by Records is valid only until the loop
-// body returns. See the README for the durability contract and the files on
-// disk.
+// body returns.
+//
+// Readers see a partition up to its high watermark (ListOffsets(Latest)):
+// a record is visible once its Append returns, after its fsync under
+// SyncAlways. A damaged batch fails a read only when the read reaches it
+// (ErrCorrupt); the records before it are returned. A nil context is
+// context.Background(). See the README for the durability contract, the
+// errors and the files on disk.
 package strata
