@@ -5,6 +5,7 @@ import (
 	"hash/crc32"
 	"math"
 	"slices"
+	"sync"
 )
 
 // BatchOptions are the batch-level fields [AppendBatch] writes.
@@ -25,6 +26,13 @@ type BatchOptions struct {
 	ProducerID    int64
 	ProducerEpoch int16
 	BaseSequence  int32
+	// Compression compresses the records section with a codec (None, the
+	// zero value, does not). A batch that would not get smaller is written
+	// uncompressed, as Kafka's clients do.
+	Compression Compression
+	// CompressionLevel is the codec's level (see CheckLevel); zero is its
+	// default.
+	CompressionLevel int
 }
 
 // AppendBatch appends one uncompressed batch holding recs to dst and returns
@@ -63,8 +71,19 @@ func AppendBatch(dst []byte, recs []Record, opts BatchOptions) ([]byte, error) {
 	if opts.Idempotent {
 		h.ProducerID, h.ProducerEpoch, h.BaseSequence = opts.ProducerID, opts.ProducerEpoch, opts.BaseSequence
 	}
-	e := encoder{h: &h, assign: true, now: opts.Now}
-	return e.appendAssigned(dst, recs)
+	if opts.Compression < None || opts.Compression > Zstd {
+		return dst, errorf(ErrUnsupportedCompression, "cannot compress with codec %d", opts.Compression)
+	}
+	if err := CheckLevel(opts.Compression, opts.CompressionLevel); err != nil {
+		return dst, err
+	}
+	start := len(dst)
+	e := encoder{h: &h, assign: true, now: opts.Now, noCRC: opts.Compression != None}
+	out, err := e.appendAssigned(dst, recs)
+	if err != nil || opts.Compression == None {
+		return out, err
+	}
+	return compressBatch(out, start, opts.Compression, opts.CompressionLevel)
 }
 
 // AppendBatchHeader appends one uncompressed batch holding recs to dst and
@@ -76,26 +95,63 @@ func AppendBatch(dst []byte, recs []Record, opts BatchOptions) ([]byte, error) {
 // LogAppendTime batch readers report MaxTimestamp for every record, but the
 // deltas written are still those of the records' own timestamps.
 //
-// Zero records make a valid empty batch, as compaction leaves. Records out
-// of order or out of range fail with [ErrInvalidBatch], compression bits in
-// h.Attributes with [ErrUnsupportedCompression]. Every batch that
+// A codec in h.Attributes compresses the records with that codec's default
+// level (as Kafka's cleaner rebuilds a compressed batch), unless that would
+// not make the batch smaller: it is then written uncompressed. Zero records
+// make a valid empty batch, as compaction leaves. Records out of order or
+// out of range fail with [ErrInvalidBatch], a codec this package does not
+// know with [ErrUnsupportedCompression]. Every uncompressed batch that
 // [Validate] accepts is reproduced byte for byte from its header and the
 // records read from it (with [RecordIter.StoredTimestamp] as their
 // timestamps in a LogAppendTime batch).
 func AppendBatchHeader(dst []byte, h BatchHeader, recs []Record) ([]byte, error) {
-	if c := h.Compression(); c != None {
+	c := h.Compression()
+	if c > Zstd {
 		return dst, errorf(ErrUnsupportedCompression, "cannot encode records with %s", c)
 	}
 	if h.LastOffsetDelta < 0 {
 		return dst, errorf(ErrInvalidBatch, "negative last offset delta %d", h.LastOffsetDelta)
 	}
+	h.Attributes &^= AttrCompressionMask
 	var plans [planCache]recordPlan
-	e := encoder{h: &h, plans: plans[:]}
+	e := encoder{h: &h, plans: plans[:], noCRC: c != None}
 	size, _, err := e.measure(recs, 0, 0)
 	if err != nil {
 		return dst, err
 	}
-	return e.append(dst, recs, size), nil
+	start := len(dst)
+	out := e.append(dst, recs, size)
+	if c == None {
+		return out, nil
+	}
+	return compressBatch(out, start, c, 0)
+}
+
+// compressScratch recycles the buffers records are compressed into.
+var compressScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// compressBatch compresses, with c at level, the records of the
+// uncompressed batch at dst[start:], whose header is written but not its
+// CRC, if that makes the batch smaller; either way it writes the CRC.
+func compressBatch(dst []byte, start int, c Compression, level int) ([]byte, error) {
+	b := dst[start:]
+	records := b[BatchHeaderSize:]
+	bufp := compressScratch.Get().(*[]byte)
+	defer compressScratch.Put(bufp)
+	out, err := compress((*bufp)[:0], c, level, records)
+	*bufp = out[:0]
+	if err != nil {
+		return dst[:start], err
+	}
+	if len(out) < len(records) {
+		dst = append(dst[:start+BatchHeaderSize], out...)
+		b = dst[start:]
+		be := binary.BigEndian
+		be.PutUint32(b[offLength:], uint32(len(b)-lengthOverhead))
+		be.PutUint16(b[offAttributes:], be.Uint16(b[offAttributes:])&^AttrCompressionMask|uint16(c))
+	}
+	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+	return dst, nil
 }
 
 // encoder writes the records of a batch. AppendBatchHeader's takes two
@@ -107,6 +163,9 @@ func AppendBatchHeader(dst []byte, h BatchHeader, recs []Record) ([]byte, error)
 // back on the two passes for the records that do not fit.
 type encoder struct {
 	h *BatchHeader
+	// noCRC leaves the CRC to compressBatch, which computes it over the
+	// compressed records.
+	noCRC bool
 	// assign is AppendBatch's mode: offset deltas are record indexes and
 	// zero timestamps are now. Otherwise both come from the records.
 	assign bool
@@ -341,7 +400,9 @@ func (e *encoder) finish(dst, b []byte, n int) []byte {
 	h.Length = int32(len(b) - lengthOverhead)
 	h.NumRecords = int32(n)
 	putHeader(b, h)
-	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+	if !e.noCRC {
+		binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+	}
 	return dst
 }
 

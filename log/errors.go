@@ -20,6 +20,14 @@ var (
 	// The batch passed its CRC check: it is valid Kafka data this package
 	// cannot read.
 	ErrUnsupportedCompression = errors.New("log: unsupported compression")
+	// ErrUnsupportedFormat reports a message of the formats before
+	// RecordBatch v2 (magic 0 or 1): valid Kafka data, kept and checked,
+	// whose records this package does not read.
+	ErrUnsupportedFormat = errors.New("log: unsupported format")
+	// ErrTooLarge reports a compressed batch whose records decompress to
+	// more than the reader's limit (Decoder.Limit): it may be valid, but
+	// reading it would take more memory than allowed.
+	ErrTooLarge = errors.New("log: decompressed batch too large")
 	// ErrEmptyBatch is returned by [AppendBatch] when it is given no records.
 	ErrEmptyBatch = errors.New("log: empty batch")
 	// ErrInvalidBatch reports encoder input that would not make a valid

@@ -103,16 +103,30 @@ func (h BatchHeader) IsControl() bool { return h.Attributes&AttrControl != 0 }
 // HasDeleteHorizon reports whether BaseTimestamp holds a delete horizon.
 func (h BatchHeader) HasDeleteHorizon() bool { return h.Attributes&AttrDeleteHorizon != 0 }
 
-// ReadHeader decodes the batch header at the start of b. It checks the header
-// alone and needs only its 61 bytes, not the whole batch: it verifies neither
-// the CRC nor the records. It fails with [ErrIncomplete] if b is shorter than
-// a header, and with [ErrCorrupt] if the magic is not 2, the codec unknown,
-// Length shorter than a header, NumRecords or LastOffsetDelta negative, or if
-// NumRecords cannot fit in LastOffsetDelta+1 offsets or, uncompressed, in
-// Length bytes.
+// ReadHeader decodes the header of the entry at the start of b: a
+// RecordBatch v2 header, or that of a message of the formats before it
+// (magic 0 or 1; see IsLegacy), which it describes in the same fields. It
+// checks the header alone and needs only its bytes (61 for v2), not the
+// whole batch: it verifies neither the CRC nor the records. It fails with
+// [ErrIncomplete] if b is shorter than the header, and with [ErrCorrupt] if
+// the magic is not 0, 1 or 2, Length is shorter than a header, NumRecords
+// or LastOffsetDelta negative, or if NumRecords cannot fit in
+// LastOffsetDelta+1 offsets or, uncompressed, in Length bytes. A codec this
+// package does not know (attribute values 5 to 7) is not an error here:
+// reading the records is ([ErrUnsupportedCompression]).
 func ReadHeader(b []byte) (BatchHeader, error) {
-	if len(b) < BatchHeaderSize {
-		return BatchHeader{}, errorf(ErrIncomplete, "header needs %d bytes, have %d", BatchHeaderSize, len(b))
+	if len(b) < PrefixSize {
+		return BatchHeader{}, errorf(ErrIncomplete, "header needs %d bytes, have %d", PrefixSize, len(b))
+	}
+	need, ok := headerSize(b[offMagic])
+	if !ok {
+		return BatchHeader{}, errorf(ErrCorrupt, "magic %d, want 0, 1 or %d", int8(b[offMagic]), Magic)
+	}
+	if len(b) < need {
+		return BatchHeader{}, errorf(ErrIncomplete, "header needs %d bytes, have %d", need, len(b))
+	}
+	if b[offMagic] != Magic {
+		return readLegacy(b)
 	}
 	be := binary.BigEndian
 	h := BatchHeader{
@@ -130,21 +144,16 @@ func ReadHeader(b []byte) (BatchHeader, error) {
 		BaseSequence:         int32(be.Uint32(b[offBaseSequence:])),
 		NumRecords:           int32(be.Uint32(b[offNumRecords:])),
 	}
-	switch {
-	case h.Magic != Magic:
-		return h, errorf(ErrCorrupt, "magic %d, want %d", h.Magic, Magic)
-	case h.Length < minLength || h.Length > maxLength:
+	if h.Length < minLength || h.Length > maxLength {
 		return h, errorf(ErrCorrupt, "batch length %d out of range [%d, %d]", h.Length, minLength, maxLength)
 	}
 	return h, checkCounts(h)
 }
 
-// checkCounts checks the codec and the counts of a header read from disk,
-// failing with ErrCorrupt.
+// checkCounts checks the counts of a header read from disk, failing with
+// ErrCorrupt.
 func checkCounts(h BatchHeader) error {
 	switch c := h.Compression(); {
-	case c > Zstd:
-		return errorf(ErrCorrupt, "unknown compression codec %d", c)
 	case h.LastOffsetDelta < 0:
 		return errorf(ErrCorrupt, "negative last offset delta %d", h.LastOffsetDelta)
 	case h.NumRecords < 0:
@@ -157,21 +166,26 @@ func checkCounts(h BatchHeader) error {
 	return nil
 }
 
-// CheckBatch checks the batch at the start of b without parsing its records:
-// the rules of [ReadHeader], then that the whole batch is present
-// ([ErrIncomplete] otherwise), that its CRC-32C matches ([ErrCorrupt]
-// otherwise) and that it is not compressed ([ErrUnsupportedCompression],
-// naming the codec, otherwise). It is the fast check for recovery; [Validate]
-// also walks the records.
+// CheckBatch checks the integrity of the entry at the start of b without
+// parsing its records: the rules of [ReadHeader], then that the whole
+// entry is present ([ErrIncomplete] otherwise) and that its checksum
+// matches ([ErrCorrupt] otherwise): CRC-32C for a v2 batch, CRC-32 for a
+// legacy message. A batch it accepts is valid data, even one this package
+// cannot read (a legacy message, an unknown codec): it is the check for
+// recovery, which must keep such batches. [Validate] also walks the
+// records.
 func CheckBatch(b []byte) (BatchHeader, error) {
 	h, err := readWhole(b)
 	if err != nil {
 		return h, err
 	}
+	if h.IsLegacy() {
+		return h, checkLegacyCRC(b, h)
+	}
 	if crc := crc32.Checksum(b[offAttributes:h.Size()], castagnoli); crc != h.CRC {
 		return h, errorf(ErrCorrupt, "crc %#08x, computed %#08x", h.CRC, crc)
 	}
-	return h, checkCodec(h)
+	return h, nil
 }
 
 // readWhole is ReadHeader plus a check that the whole batch is in b.
@@ -183,7 +197,13 @@ func readWhole(b []byte) (BatchHeader, error) {
 	return h, err
 }
 
-func checkCodec(h BatchHeader) error {
+// checkReadable fails for an entry whose records this package cannot
+// iterate without a Decoder: a legacy message ([ErrUnsupportedFormat]) or a
+// compressed batch ([ErrUnsupportedCompression]).
+func checkReadable(h BatchHeader) error {
+	if h.IsLegacy() {
+		return errorf(ErrUnsupportedFormat, "legacy message set (magic %d) at offset %d", h.Magic, h.BaseOffset)
+	}
 	if c := h.Compression(); c != None {
 		return errorf(ErrUnsupportedCompression, "batch compressed with %s", c)
 	}
@@ -204,22 +224,33 @@ func SetPartitionLeaderEpoch(b []byte, epoch int32) {
 	binary.BigEndian.PutUint32(b[offLeaderEpoch:offLeaderEpoch+4], uint32(epoch))
 }
 
-// PeekHeader reads the fields of the batch header at the start of b that a
-// scan over batches needs (base offset, last offset, size in bytes),
-// checking only that they are plausible: b holds a header, magic 2, a
-// length covering a header, a non-negative last offset delta. ok is false
-// otherwise. It is the fast step of a scan; ReadHeader is the full check.
+// PeekHeader reads the fields of the entry header at the start of b that
+// a scan over batches needs (base offset, last offset, size in bytes),
+// checking only that they are plausible: b holds a header, magic 0, 1 or
+// 2, a length covering a header, a non-negative last offset delta. ok is
+// false otherwise. It is the fast step of a scan; ReadHeader is the full
+// check. A legacy message's base and last offsets are its offset.
 func PeekHeader(b []byte) (base, last, size int64, ok bool) {
-	if len(b) < BatchHeaderSize {
+	if len(b) < PrefixSize {
+		return 0, 0, 0, false
+	}
+	need, known := headerSize(b[offMagic])
+	if !known || len(b) < need {
 		return 0, 0, 0, false
 	}
 	be := binary.BigEndian
 	length := int64(int32(be.Uint32(b[offLength:])))
+	base = int64(be.Uint64(b))
+	if b[offMagic] != Magic {
+		if length < legacyMinLenV0 || base < 0 {
+			return 0, 0, 0, false
+		}
+		return base, base, lengthOverhead + length, true
+	}
 	delta := int64(int32(be.Uint32(b[offLastDelta:])))
-	if b[offMagic] != Magic || length < minLength || delta < 0 {
+	if length < minLength || delta < 0 {
 		return 0, 0, 0, false
 	}
-	base = int64(be.Uint64(b))
 	return base, base + delta, lengthOverhead + length, true
 }
 

@@ -40,7 +40,7 @@ type RecordIter struct {
 func NewRecordIter(batch []byte) (RecordIter, error) {
 	h, err := readWhole(batch)
 	if err == nil {
-		err = checkCodec(h)
+		err = checkReadable(h)
 	}
 	if err != nil {
 		return RecordIter{}, err
@@ -61,7 +61,7 @@ func NewRecordIterHeader(batch []byte, h BatchHeader) (RecordIter, error) {
 	case len(batch) < h.Size():
 		return RecordIter{}, errorf(ErrIncomplete, "batch needs %d bytes, have %d", h.Size(), len(batch))
 	}
-	if err := checkCodec(h); err != nil {
+	if err := checkReadable(h); err != nil {
 		return RecordIter{}, err
 	}
 	return recordIter(batch, h), nil
@@ -80,10 +80,17 @@ func NewRecordIterAt(batch []byte, h BatchHeader, pos int, read int32, prev int6
 	if err != nil {
 		return RecordIter{}, err
 	}
-	if pos < BatchHeaderSize || pos > h.Size() || read < 0 || read > h.NumRecords ||
+	return it.at(pos, read, prev)
+}
+
+// at moves a fresh iterator to byte pos of its batch, after read records
+// the last of which has offset delta prev (see NewRecordIterAt).
+func (it RecordIter) at(pos int, read int32, prev int64) (RecordIter, error) {
+	h := it.h
+	if pos < BatchHeaderSize || pos > len(it.b) || read < 0 || read > h.NumRecords ||
 		prev < -1 || prev > int64(h.LastOffsetDelta) || (read == 0) != (pos == BatchHeaderSize) || (read == 0) != (prev == -1) {
 		return RecordIter{}, errorf(ErrCorrupt, "no record %d at byte %d after offset delta %d in a batch of %d records and %d bytes",
-			read, pos, prev, h.NumRecords, h.Size())
+			read, pos, prev, h.NumRecords, len(it.b))
 	}
 	it.pos, it.n, it.prev = pos, read, prev
 	return it, nil
@@ -92,7 +99,15 @@ func NewRecordIterAt(batch []byte, h BatchHeader, pos int, read int32, prev int6
 // recordIter returns an iterator over the records of batch, whose header h
 // is checked and whose h.Size() bytes are present.
 func recordIter(batch []byte, h BatchHeader) RecordIter {
-	return RecordIter{b: batch[:h.Size()], h: h, pos: BatchHeaderSize, prev: -1}
+	return plainIter(batch[:h.Size()], h)
+}
+
+// plainIter returns an iterator over the records of plain, the header of a
+// batch whose header h is checked followed by its records uncompressed, and
+// nothing after them: the batch itself if it is uncompressed, or the
+// buffer a Decoder decompressed it into.
+func plainIter(plain []byte, h BatchHeader) RecordIter {
+	return RecordIter{b: plain, h: h, pos: BatchHeaderSize, prev: -1}
 }
 
 // Header returns the header of the batch being iterated.
@@ -283,6 +298,9 @@ func (it *RecordIter) failVarint(what string) bool {
 // [AppendBatchHeader].
 func Validate(b []byte) (BatchHeader, error) {
 	h, err := CheckBatch(b)
+	if err == nil {
+		err = checkReadable(h)
+	}
 	if err != nil {
 		return h, err
 	}

@@ -85,7 +85,7 @@ func TestPeekHeader(t *testing.T) {
 
 	for name, damage := range map[string]func(b []byte) []byte{
 		"short":          func(b []byte) []byte { return b[:log.BatchHeaderSize-1] },
-		"magic":          func(b []byte) []byte { b[16] = 1; return b },
+		"magic":          func(b []byte) []byte { b[16] = 3; return b },
 		"length":         func(b []byte) []byte { b[8], b[9], b[10], b[11] = 0, 0, 0, 48; return b },
 		"negative delta": func(b []byte) []byte { b[23] = 0x80; return b },
 	} {

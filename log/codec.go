@@ -1,0 +1,340 @@
+package log
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+)
+
+// The codecs of a compressed batch's records section, as Kafka frames them
+// (KAFKA.md §1.1): gzip, an RFC 1952 stream; snappy, a raw snappy block
+// (as librdkafka and franz-go write it) or, on reading, the xerial framing
+// Kafka's Java producer writes; lz4, an LZ4 frame with independent blocks;
+// zstd, standard frames. Encoders and decoders are pooled and reused.
+
+// Compression levels, as Kafka's KIP-390 numbers them. Zero is each
+// codec's default.
+const (
+	MinGzipLevel, MaxGzipLevel, DefaultGzipLevel = 1, 9, 6
+	MinLZ4Level, MaxLZ4Level, DefaultLZ4Level    = 1, 17, 9
+	MinZstdLevel, MaxZstdLevel, DefaultZstdLevel = -131072, 22, 3
+)
+
+// CheckLevel reports, with ErrInvalidBatch, a compression level that codec
+// c does not take: gzip 1 to 9, lz4 1 to 17, zstd -131072 to 22; none and
+// snappy take none. Zero, the codec's default, is always valid.
+func CheckLevel(c Compression, level int) error {
+	if level == 0 {
+		return nil
+	}
+	lo, hi := 0, 0
+	switch c {
+	case Gzip:
+		lo, hi = MinGzipLevel, MaxGzipLevel
+	case LZ4:
+		lo, hi = MinLZ4Level, MaxLZ4Level
+	case Zstd:
+		lo, hi = MinZstdLevel, MaxZstdLevel
+	}
+	if level < lo || level > hi || lo == hi {
+		if lo == hi {
+			return errorf(ErrInvalidBatch, "%s takes no compression level, got %d", c, level)
+		}
+		return errorf(ErrInvalidBatch, "%s compression level %d out of range [%d, %d]", c, level, lo, hi)
+	}
+	return nil
+}
+
+// errTooLarge is the reason of an ErrTooLarge decompression.
+func errTooLarge(c Compression, limit int) error {
+	return errorf(ErrTooLarge, "records compressed with %s decompress to more than %d bytes", c, limit)
+}
+
+// decompress appends to dst the records section src decompressed with c,
+// failing with ErrCorrupt for bytes that are no valid stream of c, with
+// ErrTooLarge past limit bytes, and with ErrUnsupportedCompression for a
+// codec this package does not know.
+func decompress(dst []byte, c Compression, src []byte, limit int) ([]byte, error) {
+	var err error
+	n := len(dst)
+	switch c {
+	case Gzip:
+		dst, err = gunzip(dst, src, limit)
+	case Snappy:
+		dst, err = unsnappy(dst, src, limit)
+	case LZ4:
+		dst, err = unlz4(dst, src, limit)
+	case Zstd:
+		dst, err = unzstd(dst, src, limit)
+	default:
+		return dst, errorf(ErrUnsupportedCompression, "unknown compression codec %d", c)
+	}
+	switch {
+	case errors.Is(err, ErrTooLarge) || errors.Is(err, ErrCorrupt):
+		return dst[:n], err
+	case err != nil:
+		return dst[:n], errorf(ErrCorrupt, "records compressed with %s: %v", c, err)
+	}
+	return dst, nil
+}
+
+// readLimited appends what r yields to dst, up to limit bytes.
+func readLimited(dst []byte, r io.Reader, c Compression, limit int) ([]byte, error) {
+	start := len(dst)
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if len(dst)-start > limit {
+			return dst, errTooLarge(c, limit)
+		}
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+}
+
+// appender is an io.Writer that appends to b.
+type appender struct{ b []byte }
+
+func (a *appender) Write(p []byte) (int, error) {
+	a.b = append(a.b, p...)
+	return len(p), nil
+}
+
+// gzipReader is a pooled gzip reader with the bytes.Reader it reads.
+type gzipReader struct {
+	src bytes.Reader
+	gz  gzip.Reader
+}
+
+var gzipReaders = sync.Pool{New: func() any { return new(gzipReader) }}
+
+func gunzip(dst, src []byte, limit int) ([]byte, error) {
+	r := gzipReaders.Get().(*gzipReader)
+	defer gzipReaders.Put(r)
+	r.src.Reset(src)
+	if err := r.gz.Reset(&r.src); err != nil {
+		return dst, err
+	}
+	return readLimited(dst, &r.gz, Gzip, limit)
+}
+
+// gzipWriters pools gzip writers per level, 1 to 9.
+var gzipWriters [MaxGzipLevel + 1]sync.Pool
+
+func gzipAppend(dst, src []byte, level int) ([]byte, error) {
+	if level == 0 {
+		level = DefaultGzipLevel
+	}
+	a := appender{b: dst}
+	w, _ := gzipWriters[level].Get().(*gzip.Writer)
+	if w == nil {
+		var err error
+		if w, err = gzip.NewWriterLevel(&a, level); err != nil {
+			return dst, err
+		}
+	} else {
+		w.Reset(&a)
+	}
+	defer gzipWriters[level].Put(w)
+	if _, err := w.Write(src); err != nil {
+		return dst, err
+	}
+	if err := w.Close(); err != nil {
+		return dst, err
+	}
+	return a.b, nil
+}
+
+// xerialMagic starts the xerial snappy framing of Kafka's Java producer
+// (snappy-java's SnappyOutputStream): the magic, then an int32 version and
+// an int32 minimum compatible version, then chunks of an int32 length and a
+// raw snappy block.
+var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
+
+// xerialHeader is the size of the framing's header.
+const xerialHeader = 16
+
+func unsnappy(dst, src []byte, limit int) ([]byte, error) {
+	if len(src) > xerialHeader && bytes.HasPrefix(src, xerialMagic) {
+		start := len(dst)
+		for p := xerialHeader; p < len(src); {
+			if len(src)-p < 4 {
+				return dst, errorf(ErrCorrupt, "xerial snappy chunk length cut at byte %d", p)
+			}
+			n := int(binary.BigEndian.Uint32(src[p:]))
+			p += 4
+			if n < 0 || n > len(src)-p {
+				return dst, errorf(ErrCorrupt, "xerial snappy chunk of %d bytes at byte %d runs past the end", n, p)
+			}
+			var err error
+			if dst, err = unsnappyBlock(dst, src[p:p+n], limit-(len(dst)-start)); err != nil {
+				return dst, err
+			}
+			p += n
+		}
+		return dst, nil
+	}
+	return unsnappyBlock(dst, src, limit)
+}
+
+// unsnappyBlock appends a raw snappy block, decoded, to dst.
+func unsnappyBlock(dst, src []byte, limit int) ([]byte, error) {
+	n, err := s2.DecodedLen(src)
+	if err != nil {
+		return dst, err
+	}
+	if n > limit {
+		return dst, errTooLarge(Snappy, limit)
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	out, err := s2.Decode(dst[start:], src)
+	if err != nil {
+		return dst[:start], err
+	}
+	if len(out) != n || (n > 0 && &out[0] != &dst[start]) {
+		return dst[:start], fmt.Errorf("snappy block decoded to %d bytes, declared %d", len(out), n)
+	}
+	return dst, nil
+}
+
+// lz4Reader is a pooled lz4 frame reader with the bytes.Reader it reads.
+type lz4Reader struct {
+	src bytes.Reader
+	lz  *lz4.Reader
+}
+
+var lz4Readers = sync.Pool{New: func() any {
+	r := &lz4Reader{}
+	r.lz = lz4.NewReader(&r.src)
+	return r
+}}
+
+func unlz4(dst, src []byte, limit int) ([]byte, error) {
+	r := lz4Readers.Get().(*lz4Reader)
+	defer lz4Readers.Put(r)
+	r.src.Reset(src)
+	r.lz.Reset(&r.src)
+	return readLimited(dst, r.lz, LZ4, limit)
+}
+
+// lz4Writers pools lz4 frame writers per level, 1 to 17.
+var lz4Writers [MaxLZ4Level + 1]sync.Pool
+
+// lz4Level maps a Kafka lz4 level to pierrec's: Kafka's default (9) uses
+// lz4-java's fast compressor, the others its high-compression one, whose
+// levels pierrec has up to 9.
+func lz4Level(level int) lz4.CompressionLevel {
+	if level == 0 || level == DefaultLZ4Level {
+		return lz4.Fast
+	}
+	return lz4.Level1 << (min(level, 9) - 1)
+}
+
+func lz4Append(dst, src []byte, level int) ([]byte, error) {
+	if level == 0 {
+		level = DefaultLZ4Level
+	}
+	a := appender{b: dst}
+	w, _ := lz4Writers[level].Get().(*lz4.Writer)
+	if w == nil {
+		w = lz4.NewWriter(&a)
+		// Kafka's framing: independent 64 KiB blocks, no block checksums.
+		if err := w.Apply(lz4.BlockSizeOption(lz4.Block64Kb), lz4.BlockChecksumOption(false),
+			lz4.ChecksumOption(true), lz4.CompressionLevelOption(lz4Level(level))); err != nil {
+			return dst, err
+		}
+	} else {
+		w.Reset(&a)
+	}
+	defer lz4Writers[level].Put(w)
+	if _, err := w.Write(src); err != nil {
+		return dst, err
+	}
+	if err := w.Close(); err != nil {
+		return dst, err
+	}
+	return a.b, nil
+}
+
+// zstdReader is a pooled zstd stream decoder with the bytes.Reader it
+// reads.
+type zstdReader struct {
+	src bytes.Reader
+	zd  *zstd.Decoder
+}
+
+var zstdReaders = sync.Pool{New: func() any {
+	r := &zstdReader{}
+	// Synchronous, and low on memory: the batches are small.
+	r.zd, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+	return r
+}}
+
+func unzstd(dst, src []byte, limit int) ([]byte, error) {
+	r := zstdReaders.Get().(*zstdReader)
+	defer zstdReaders.Put(r)
+	r.src.Reset(src)
+	if err := r.zd.Reset(&r.src); err != nil {
+		return dst, err
+	}
+	return readLimited(dst, r.zd, Zstd, limit)
+}
+
+// zstdEncoders holds one encoder per zstd level in use; EncodeAll may be
+// called on it concurrently.
+var zstdEncoders sync.Map // level (int) → *zstd.Encoder
+
+func zstdAppend(dst, src []byte, level int) ([]byte, error) {
+	if level == 0 {
+		level = DefaultZstdLevel
+	}
+	e, ok := zstdEncoders.Load(level)
+	if !ok {
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
+			zstd.WithZeroFrames(true), zstd.WithWindowSize(1<<20))
+		if err != nil {
+			return dst, err
+		}
+		e, _ = zstdEncoders.LoadOrStore(level, enc)
+	}
+	return e.(*zstd.Encoder).EncodeAll(src, dst), nil
+}
+
+// compress appends src compressed with c at level (0 for the codec's
+// default) to dst.
+func compress(dst []byte, c Compression, level int, src []byte) ([]byte, error) {
+	switch c {
+	case Gzip:
+		return gzipAppend(dst, src, level)
+	case Snappy:
+		n, m := len(dst), s2.MaxEncodedLen(len(src))
+		if m < 0 {
+			return dst, errorf(ErrInvalidBatch, "%d bytes are too many for snappy", len(src))
+		}
+		dst = slices.Grow(dst, m)
+		out := s2.EncodeSnappy(dst[n:n+m], src)
+		return dst[:n+len(out)], nil
+	case LZ4:
+		return lz4Append(dst, src, level)
+	case Zstd:
+		return zstdAppend(dst, src, level)
+	}
+	return dst, errorf(ErrUnsupportedCompression, "cannot compress with codec %d", c)
+}

@@ -1,0 +1,395 @@
+package log_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/s2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata/log"
+)
+
+var codecs = []log.Compression{log.Gzip, log.Snappy, log.LZ4, log.Zstd}
+
+// jsonRecords returns n records like a service's events: a short key and
+// about 200 bytes of JSON, with a nil or empty key, value or header in
+// some, so that compression has something to find and the edge cases go
+// through it too.
+func jsonRecords(n int, seed uint64) []log.Record {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	recs := make([]log.Record, n)
+	for i := range recs {
+		r := log.Record{
+			Timestamp: time.UnixMilli(1_700_000_000_000 + int64(i)*7),
+			Key:       fmt.Appendf(nil, "order-%06d", rng.IntN(100000)),
+			Value: fmt.Appendf(nil, `{"id":%d,"customer":"c-%05d","amount":%d.%02d,"currency":"EUR","status":"created","trace":"%016x"}`,
+				i, rng.IntN(10000), rng.IntN(1000), rng.IntN(100), rng.Uint64()),
+		}
+		switch i % 7 {
+		case 1:
+			r.Key = nil
+		case 2:
+			r.Value = nil
+		case 3:
+			r.Key, r.Value = []byte{}, []byte{}
+		case 4:
+			r.Headers = []log.Header{{Key: "source", Value: []byte("api")}, {Key: "nil", Value: nil}, {Key: "", Value: []byte{}}}
+		}
+		recs[i] = r
+	}
+	return recs
+}
+
+// readAll decodes every record of batch with d, copying what it keeps.
+func readAll(t *testing.T, d *log.Decoder, batch []byte) []log.Record {
+	t.Helper()
+	h, err := log.CheckBatch(batch)
+	require.NoError(t, err)
+	it, err := d.Iter(batch, h)
+	require.NoError(t, err)
+	var out []log.Record
+	var r log.Record
+	for it.Next(&r) {
+		c := r
+		c.Key, c.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
+		c.Headers = append([]log.Header(nil), r.Headers...)
+		out = append(out, c)
+	}
+	require.NoError(t, it.Err())
+	return out
+}
+
+// sameRecords checks that got are want read back at offsets base, base+1, …
+func sameRecords(t *testing.T, want, got []log.Record, base int64) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		require.Equal(t, base+int64(i), got[i].Offset)
+		require.Equal(t, want[i].Timestamp.UnixMilli(), got[i].Timestamp.UnixMilli())
+		require.Equal(t, want[i].Key == nil, got[i].Key == nil, "record %d: nil key kept", i)
+		require.Equal(t, want[i].Value == nil, got[i].Value == nil, "record %d: nil value kept", i)
+		require.Equal(t, string(want[i].Key), string(got[i].Key))
+		require.Equal(t, string(want[i].Value), string(got[i].Value))
+		require.Len(t, got[i].Headers, len(want[i].Headers))
+		for j, hd := range want[i].Headers {
+			require.Equal(t, hd.Key, got[i].Headers[j].Key)
+			require.Equal(t, hd.Value == nil, got[i].Headers[j].Value == nil)
+			require.Equal(t, string(hd.Value), string(got[i].Headers[j].Value))
+		}
+	}
+}
+
+// TestCompressedRoundTrip: every codec, at several batch sizes, writes a
+// batch that checks (CRC over the compressed bytes), says its codec, reads
+// back every record, and is smaller than the batch uncompressed.
+func TestCompressedRoundTrip(t *testing.T) {
+	var d log.Decoder
+	for _, c := range codecs {
+		for _, n := range []int{1, 10, 100, 1000} {
+			t.Run(fmt.Sprintf("%s/records=%d", c, n), func(t *testing.T) {
+				recs := jsonRecords(n, uint64(n))
+				plain, err := log.AppendBatch(nil, recs, log.BatchOptions{BaseOffset: 100, Now: 1})
+				require.NoError(t, err)
+				b, err := log.AppendBatch([]byte("prefix"), recs, log.BatchOptions{BaseOffset: 100, Now: 1, Compression: c})
+				require.NoError(t, err)
+				require.Equal(t, "prefix", string(b[:6]))
+				b = b[6:]
+				h, err := log.CheckBatch(b)
+				require.NoError(t, err)
+				require.Equal(t, len(b), h.Size())
+				if n == 1 {
+					// One small record does not get smaller: it is written
+					// uncompressed, as Kafka's clients do.
+					require.Equal(t, log.None, h.Compression())
+					require.Equal(t, plain, b)
+				} else {
+					require.Equal(t, c, h.Compression())
+					require.Less(t, len(b), len(plain))
+				}
+				sameRecords(t, recs, readAll(t, &d, b), 100)
+				_, err = d.Validate(b)
+				require.NoError(t, err)
+				ph, err := log.ReadHeader(plain)
+				require.NoError(t, err)
+				require.Equal(t, ph.MaxTimestamp, h.MaxTimestamp, "the header's fields are those of the records")
+				require.Equal(t, ph.LastOffsetDelta, h.LastOffsetDelta)
+				require.Equal(t, ph.NumRecords, h.NumRecords)
+			})
+		}
+	}
+}
+
+// TestCompressedBatchHeader: AppendBatchHeader compresses with the codec of
+// the header it is given, keeping every field, as compaction needs.
+func TestCompressedBatchHeader(t *testing.T) {
+	var d log.Decoder
+	recs := jsonRecords(50, 3)
+	for i := range recs {
+		recs[i].Offset = 1000 + 2*int64(i) // a gap between each, as after compaction
+	}
+	for _, c := range codecs {
+		h := log.BatchHeader{BaseOffset: 1000, PartitionLeaderEpoch: 7, Attributes: int16(c) | log.AttrTransactional,
+			LastOffsetDelta: 120, BaseTimestamp: 1_700_000_000_000, MaxTimestamp: 1_700_000_009_999,
+			ProducerID: 42, ProducerEpoch: 3, BaseSequence: 17}
+		b, err := log.AppendBatchHeader(nil, h, recs)
+		require.NoError(t, err)
+		got, err := log.CheckBatch(b)
+		require.NoError(t, err)
+		require.Equal(t, c, got.Compression())
+		require.True(t, got.IsTransactional())
+		require.Equal(t, h.LastOffsetDelta, got.LastOffsetDelta)
+		require.Equal(t, h.ProducerID, got.ProducerID)
+		require.Equal(t, h.BaseSequence, got.BaseSequence)
+		out := readAll(t, &d, b)
+		require.Len(t, out, len(recs))
+		for i := range recs {
+			require.Equal(t, recs[i].Offset, out[i].Offset)
+			require.Equal(t, string(recs[i].Value), string(out[i].Value))
+		}
+	}
+}
+
+// TestCompressionLevels: every valid level of every codec works and reads
+// back; levels out of range are refused.
+func TestCompressionLevels(t *testing.T) {
+	var d log.Decoder
+	recs := jsonRecords(100, 9)
+	for c, levels := range map[log.Compression][]int{
+		log.Gzip: {1, 5, 9}, log.LZ4: {1, 4, 9, 12, 17}, log.Zstd: {-5, 1, 3, 7, 12, 22},
+	} {
+		for _, level := range levels {
+			b, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c, CompressionLevel: level})
+			require.NoError(t, err, "%s level %d", c, level)
+			sameRecords(t, recs, readAll(t, &d, b), 0)
+		}
+	}
+	for c, level := range map[log.Compression]int{log.Gzip: 10, log.LZ4: 18, log.Zstd: 23, log.Snappy: 1, log.None: 2} {
+		_, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c, CompressionLevel: level})
+		require.ErrorIs(t, err, log.ErrInvalidBatch, "%s level %d", c, level)
+	}
+	_, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1, Compression: 5})
+	require.ErrorIs(t, err, log.ErrUnsupportedCompression)
+}
+
+// withRecords returns a copy of the uncompressed batch b whose records
+// section is replaced by section, flagged with codec c, its CRC fixed.
+func withRecords(t *testing.T, b []byte, c log.Compression, section []byte) []byte {
+	t.Helper()
+	out := append(bytes.Clone(b[:log.BatchHeaderSize]), section...)
+	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-12))
+	out[22] = out[22]&^7 | byte(c)
+	return fixCRC(out)
+}
+
+// TestSnappyFramings: a snappy batch reads back whether its records are a
+// raw block (librdkafka, franz-go, Strata) or in xerial framing (Kafka's
+// Java producer), in one chunk or several.
+func TestSnappyFramings(t *testing.T) {
+	var d log.Decoder
+	recs := jsonRecords(200, 4)
+	plain, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1})
+	require.NoError(t, err)
+	section := plain[log.BatchHeaderSize:]
+	xerial := func(chunk int) []byte {
+		out := []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1}
+		for p := 0; p < len(section); p += chunk {
+			block := s2.EncodeSnappy(nil, section[p:min(len(section), p+chunk)])
+			out = binary.BigEndian.AppendUint32(out, uint32(len(block)))
+			out = append(out, block...)
+		}
+		return out
+	}
+	for name, framed := range map[string][]byte{
+		"raw block":         s2.EncodeSnappy(nil, section),
+		"xerial, one chunk": xerial(1 << 20),
+		"xerial, 32 KiB":    xerial(32 << 10),
+		"xerial, 1 KiB":     xerial(1 << 10),
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := withRecords(t, plain, log.Snappy, framed)
+			sameRecords(t, recs, readAll(t, &d, b), 0)
+		})
+	}
+	// A chunk length past the end is corrupt, not a panic.
+	bad := xerial(32 << 10)
+	binary.BigEndian.PutUint32(bad[16:], 1<<30)
+	b := withRecords(t, plain, log.Snappy, bad)
+	h, err := log.CheckBatch(b)
+	require.NoError(t, err)
+	_, err = d.Iter(b, h)
+	require.ErrorIs(t, err, log.ErrCorrupt)
+}
+
+// TestDecompressLimit: records that decompress past the Decoder's limit
+// are ErrTooLarge, for every codec, and a later batch reads fine.
+func TestDecompressLimit(t *testing.T) {
+	recs := []log.Record{{Value: bytes.Repeat([]byte("a"), 1<<20)}, {Value: bytes.Repeat([]byte("b"), 1<<20)}}
+	for _, c := range codecs {
+		b, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c})
+		require.NoError(t, err)
+		h, err := log.CheckBatch(b)
+		require.NoError(t, err)
+		require.Less(t, len(b), 256<<10, "%s squeezes 2 MiB of one byte", c)
+		d := log.Decoder{Limit: 1 << 20}
+		_, err = d.Iter(b, h)
+		require.ErrorIs(t, err, log.ErrTooLarge, "%s", c)
+		d.Limit = 4 << 20
+		it, err := d.Iter(b, h)
+		require.NoError(t, err, "%s", c)
+		var r log.Record
+		require.True(t, it.Next(&r))
+		require.Len(t, r.Value, 1<<20)
+	}
+}
+
+// TestDamagedStreams: a compressed records section that is not a valid
+// stream is ErrCorrupt (its CRC matching: written so), never a panic.
+func TestDamagedStreams(t *testing.T) {
+	var d log.Decoder
+	recs := jsonRecords(100, 5)
+	for _, c := range codecs {
+		b, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c})
+		require.NoError(t, err)
+		rng := rand.New(rand.NewPCG(uint64(c), 1))
+		for range 200 {
+			x := bytes.Clone(b)
+			switch rng.IntN(3) {
+			case 0: // a flipped byte in the stream
+				x[log.BatchHeaderSize+rng.IntN(len(x)-log.BatchHeaderSize)] ^= byte(1 + rng.IntN(255))
+			case 1: // the stream cut short
+				x = x[:log.BatchHeaderSize+rng.IntN(len(x)-log.BatchHeaderSize)]
+				binary.BigEndian.PutUint32(x[8:], uint32(len(x)-12))
+			case 2: // garbage
+				for i := log.BatchHeaderSize; i < len(x); i++ {
+					x[i] = byte(rng.Uint32())
+				}
+			}
+			fixCRC(x)
+			h, err := log.CheckBatch(x)
+			require.NoError(t, err)
+			it, err := d.Iter(x, h)
+			if err == nil {
+				var r log.Record
+				for it.Next(&r) {
+				}
+				err = it.Err()
+			}
+			if err != nil && !errors.Is(err, log.ErrTooLarge) { // garbage may claim a huge size
+				require.ErrorIs(t, err, log.ErrCorrupt, "%s: %v", c, err)
+			}
+		}
+	}
+}
+
+// TestDecoderReusesItsBuffer: a stream of compressed batches allocates
+// nothing per batch once the buffer has grown, and nothing per record.
+func TestDecoderReusesItsBuffer(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates")
+	}
+	recs := jsonRecords(100, 6)
+	for i := range recs {
+		recs[i].Headers = nil // header keys are strings: they allocate
+	}
+	for _, c := range []log.Compression{log.Snappy, log.LZ4, log.Zstd, log.Gzip} {
+		b, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c})
+		require.NoError(t, err)
+		h, err := log.CheckBatch(b)
+		require.NoError(t, err)
+		var d log.Decoder
+		var r log.Record
+		read := func() {
+			it, err := d.Iter(b, h)
+			if err != nil {
+				panic(err)
+			}
+			for it.Next(&r) {
+			}
+		}
+		read()
+		// The same batch twice is decompressed once; every other batch
+		// decompresses into the buffer the first one grew.
+		other := bytes.Clone(b)
+		allocs := testing.AllocsPerRun(20, func() {
+			read()
+			b, other = other, b
+		})
+		require.LessOrEqual(t, allocs, 2.0, "%s: %v allocations per batch of 100 records", c, allocs)
+	}
+}
+
+// TestLegacyMessages: a message of the formats before v2 (magic 0 and 1)
+// is read as a header, its CRC checked, and its records refused with
+// ErrUnsupportedFormat; it is never taken for damage.
+func TestLegacyMessages(t *testing.T) {
+	for _, magic := range []byte{0, 1} {
+		b := legacyMessage(magic, 77, []byte("key"), []byte("value"))
+		h, err := log.ReadHeader(b)
+		require.NoError(t, err)
+		require.True(t, h.IsLegacy())
+		require.Equal(t, int64(77), h.BaseOffset)
+		require.Equal(t, int64(78), h.NextOffset())
+		require.Equal(t, len(b), h.Size())
+		_, err = log.CheckBatch(b)
+		require.NoError(t, err, "magic %d: the CRC-32 matches", magic)
+		base, last, size, ok := log.PeekHeader(b)
+		require.True(t, ok)
+		require.Equal(t, [3]int64{77, 77, int64(len(b))}, [3]int64{base, last, size})
+		_, err = log.NewRecordIter(b)
+		require.ErrorIs(t, err, log.ErrUnsupportedFormat)
+		var d log.Decoder
+		_, err = d.Iter(b, h)
+		require.ErrorIs(t, err, log.ErrUnsupportedFormat)
+		_, err = log.Validate(b)
+		require.ErrorIs(t, err, log.ErrUnsupportedFormat)
+
+		bad := bytes.Clone(b)
+		bad[len(bad)-1] ^= 1
+		_, err = log.CheckBatch(bad)
+		require.ErrorIs(t, err, log.ErrCorrupt, "magic %d: a damaged message fails its CRC", magic)
+		_, err = log.ReadHeader(b[:map[byte]int{0: 17, 1: 25}[magic]])
+		require.ErrorIs(t, err, log.ErrIncomplete, "magic %d: a header cut short", magic)
+	}
+}
+
+// TestUnknownCodecIsKept: a batch flagged with a codec Kafka does not have
+// (5 to 7) but whose CRC matches is not damage: its header reads, the CRC
+// checks, and reading its records says the codec is unsupported.
+func TestUnknownCodecIsKept(t *testing.T) {
+	b := goldenBatch(t)
+	b[22] |= 6
+	fixCRC(b)
+	h, err := log.CheckBatch(b)
+	require.NoError(t, err)
+	var d log.Decoder
+	_, err = d.Iter(b, h)
+	require.ErrorIs(t, err, log.ErrUnsupportedCompression)
+}
+
+// legacyMessage returns an uncompressed message of magic 0 or 1 at offset,
+// as Kafka wrote them before 0.11.
+func legacyMessage(magic byte, offset int64, key, value []byte) []byte {
+	body := []byte{magic, 0}
+	if magic == 1 {
+		body = binary.BigEndian.AppendUint64(body, 1_500_000_000_000)
+	}
+	for _, f := range [][]byte{key, value} {
+		if f == nil {
+			body = binary.BigEndian.AppendUint32(body, 0xffffffff)
+			continue
+		}
+		body = binary.BigEndian.AppendUint32(body, uint32(len(f)))
+		body = append(body, f...)
+	}
+	b := binary.BigEndian.AppendUint64(nil, uint64(offset))
+	b = binary.BigEndian.AppendUint32(b, uint32(4+len(body)))
+	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(body))
+	return append(b, body...)
+}

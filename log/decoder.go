@@ -1,0 +1,114 @@
+package log
+
+import "bytes"
+
+// DefaultDecompressLimit is the most the records of one batch may
+// decompress to in a Decoder whose Limit is zero: far more than any batch
+// Kafka's default max.message.bytes (1 MiB) lets a producer send holds in
+// practice, and a bound on what a hostile batch can make a reader allocate.
+const DefaultDecompressLimit = 64 << 20
+
+// Decoder reads the records of batches of every codec: uncompressed ones
+// in place, compressed ones decompressed, once per batch, into a buffer the
+// Decoder keeps and reuses, so that a stream of batches allocates nothing
+// once the buffer has grown to the largest of them. Records read through a
+// Decoder from a compressed batch alias that buffer: they are valid until
+// the Decoder decompresses another batch. The zero Decoder is ready to use;
+// a Decoder is for one goroutine at a time.
+type Decoder struct {
+	// Limit bounds what the records of one batch may decompress to, in
+	// bytes: more is ErrTooLarge. Zero means DefaultDecompressLimit.
+	Limit int
+
+	buf []byte // the header and decompressed records of the batch below
+	src []byte // the compressed batch buf holds, to decompress it once
+}
+
+// Plain returns batch, whose header h the caller has read (ReadHeader,
+// CheckBatch or a segment's cursor), laid out as an uncompressed batch: its
+// 61 header bytes, as they are, followed by its records, uncompressed. An
+// uncompressed batch is returned as it is; a compressed one is decompressed
+// into the Decoder's buffer, unless it holds that batch already. A legacy
+// message (magic 0 or 1) is ErrUnsupportedFormat, a codec this package does
+// not know ErrUnsupportedCompression, a stream that does not decompress
+// ErrCorrupt, and records over Limit ErrTooLarge.
+func (d *Decoder) Plain(batch []byte, h BatchHeader) ([]byte, error) {
+	switch {
+	case h.IsLegacy():
+		return nil, checkReadable(h)
+	case h.Size() < BatchHeaderSize:
+		return nil, errorf(ErrCorrupt, "batch length %d is shorter than a header", h.Length)
+	case len(batch) < h.Size():
+		return nil, errorf(ErrIncomplete, "batch needs %d bytes, have %d", h.Size(), len(batch))
+	}
+	batch = batch[:h.Size()]
+	c := h.Compression()
+	if c == None {
+		return batch, nil
+	}
+	if d.holds(batch) {
+		return d.buf, nil
+	}
+	limit := d.Limit
+	if limit <= 0 {
+		limit = DefaultDecompressLimit
+	}
+	d.src = nil
+	buf, err := decompress(append(d.buf[:0], batch[:BatchHeaderSize]...), c, batch[BatchHeaderSize:], limit)
+	d.buf = buf
+	if err != nil {
+		return nil, err
+	}
+	d.src = batch
+	return buf, nil
+}
+
+// holds reports whether the buffer holds batch decompressed: the same
+// bytes (a mapping may be reused for another file) with the same header,
+// CRC included.
+func (d *Decoder) holds(batch []byte) bool {
+	return d.src != nil && len(d.src) == len(batch) && &d.src[0] == &batch[0] &&
+		bytes.Equal(d.buf[:BatchHeaderSize], batch[:BatchHeaderSize])
+}
+
+// Iter returns an iterator over the records of batch, whose header h the
+// caller has read: in place if it is uncompressed, decompressed (see Plain)
+// if not. The iterator checks the records as [NewRecordIter]'s does.
+func (d *Decoder) Iter(batch []byte, h BatchHeader) (RecordIter, error) {
+	plain, err := d.Plain(batch, h)
+	if err != nil {
+		return RecordIter{}, err
+	}
+	return plainIter(plain, h), nil
+}
+
+// IterAt is Iter for a caller that has stepped over the first read records
+// of the batch's plain form (Plain) by their length prefixes: the iterator
+// starts at byte pos of it, as [NewRecordIterAt] does for an uncompressed
+// batch.
+func (d *Decoder) IterAt(batch []byte, h BatchHeader, pos int, read int32, prev int64) (RecordIter, error) {
+	it, err := d.Iter(batch, h)
+	if err != nil {
+		return RecordIter{}, err
+	}
+	return it.at(pos, read, prev)
+}
+
+// Validate checks the batch at the start of b as [Validate] does, a
+// compressed one included: its CRC, then every record, decompressed.
+func (d *Decoder) Validate(b []byte) (BatchHeader, error) {
+	h, err := CheckBatch(b)
+	if err != nil {
+		return h, err
+	}
+	it, err := d.Iter(b, h)
+	if err != nil {
+		return h, err
+	}
+	for it.next(nil) {
+	}
+	return h, it.err
+}
+
+// Release drops the Decoder's buffer, for a Decoder kept idle.
+func (d *Decoder) Release() { d.buf, d.src = nil, nil }
