@@ -7,8 +7,10 @@ import (
 )
 
 // recordsOf iterates the records of back-to-back batches, each record with
-// its own Headers slice; keys and values alias the batches.
-func recordsOf(batches []byte) iter.Seq2[Record, error] {
+// its own Headers slice; keys and values alias the batches, or, for a
+// compressed batch, a buffer of its own that it is decompressed into (up
+// to limit bytes). Control batches (transaction markers) yield nothing.
+func recordsOf(batches []byte, limit int) iter.Seq2[Record, error] {
 	return func(yield func(Record, error) bool) {
 		for len(batches) > 0 {
 			h, err := log.ReadHeader(batches)
@@ -16,12 +18,32 @@ func recordsOf(batches []byte) iter.Seq2[Record, error] {
 				yield(Record{}, err)
 				return
 			}
-			for r, err := range log.Records(batches[:h.Size()]) {
-				if !yield(r, err) || err != nil {
+			batch := batches[:h.Size()]
+			batches = batches[h.Size():]
+			if h.IsControl() {
+				continue
+			}
+			// A Decoder per batch: the records handed out alias its
+			// buffer, which the next batch must not overwrite.
+			d := log.Decoder{Limit: limit}
+			it, err := d.Iter(batch, h)
+			if err != nil {
+				yield(Record{}, err)
+				return
+			}
+			for {
+				var r Record
+				if !it.Next(&r) {
+					break
+				}
+				if !yield(r, nil) {
 					return
 				}
 			}
-			batches = batches[h.Size():]
+			if err := it.Err(); err != nil {
+				yield(Record{}, err)
+				return
+			}
 		}
 	}
 }

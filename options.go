@@ -93,6 +93,22 @@ type TopicConfig = topic.Config
 // topic's positions.
 type TopicID = topic.ID
 
+// CompressionType is Kafka's compression.type: for a topic
+// (TopicConfig.Compression), CompressionProducer, the default, keeps each
+// writer's choice, and a codec makes every batch of the topic use it; for
+// a Producer (ProducerOptions.Compression), the codec it compresses with.
+type CompressionType = topic.CompressionType
+
+// The compression types.
+const (
+	CompressionProducer = topic.CompressionProducer
+	CompressionNone     = topic.CompressionNone
+	CompressionGzip     = topic.CompressionGzip
+	CompressionSnappy   = topic.CompressionSnappy
+	CompressionLZ4      = topic.CompressionLZ4
+	CompressionZstd     = topic.CompressionZstd
+)
+
 // CleanupPolicy is how a topic's old records go: CleanupDelete,
 // CleanupCompact or CleanupCompactDelete.
 type CleanupPolicy = topic.CleanupPolicy

@@ -31,6 +31,16 @@ type ProducerOptions struct {
 	// buffer.memory). Default 32 MiB. A record larger than the bound is
 	// taken when nothing else is buffered.
 	MaxBufferedBytes int
+	// Compression is the codec the producer compresses its batches with
+	// (Kafka's compression.type for producers), on topics whose own
+	// Compression is producer (the default); a topic that names a codec
+	// uses its own. A batch that would not get smaller is appended
+	// uncompressed. Default CompressionNone. BatchBytes counts the records
+	// before compression.
+	Compression CompressionType
+	// CompressionLevel is the codec's level (gzip 1–9, lz4 1–17, zstd
+	// -131072–22); 0, the default, is the codec's own.
+	CompressionLevel int
 }
 
 // Defaults of ProducerOptions.
@@ -89,8 +99,10 @@ func (o ProducerOptions) withDefaults() ProducerOptions {
 // The durability of a produced record is the Store's once its callback has
 // run (or Flush has returned): before that it is only in memory.
 type Producer struct {
-	s    *Store
-	opts ProducerOptions
+	s     *Store
+	opts  ProducerOptions
+	codec log.Compression // opts.Compression's
+	bad   error           // what is wrong with opts, for every Produce
 
 	wake    chan struct{} // capacity 1: there may be work for the sender
 	closing chan struct{} // closed by Close: Produce stops waiting for room
@@ -156,8 +168,25 @@ func (s *Store) Producer(opts ProducerOptions) *Producer {
 		exited:  make(chan struct{}),
 	}
 	p.mu.topics = map[string]*topicBatches{}
+	p.codec, p.bad = p.opts.codec()
 	go p.run()
 	return p
+}
+
+// codec returns the codec of o.Compression, or an error wrapping
+// ErrInvalidConfig if it or the level is not one.
+func (o ProducerOptions) codec() (log.Compression, error) {
+	if o.Compression == "" {
+		o.Compression = CompressionNone
+	}
+	c, ok := o.Compression.Codec()
+	if !ok {
+		return log.None, fmt.Errorf("strata: producer compression %q is not none, gzip, snappy, lz4 or zstd: %w", o.Compression, ErrInvalidConfig)
+	}
+	if err := log.CheckLevel(c, o.CompressionLevel); err != nil {
+		return log.None, fmt.Errorf("strata: producer: %w: %w", ErrInvalidConfig, err)
+	}
+	return c, nil
 }
 
 // Produce adds a record to its partition's batch and returns without
@@ -175,12 +204,16 @@ func (s *Store) Producer(opts ProducerOptions) *Producer {
 // ended ctx, an unknown topic (ErrUnknownTopic), a record whose batch alone
 // would be over the topic's MaxBatchBytes (ErrBatchTooLarge), a timestamp
 // too far ahead (ErrTimestampTooFarAhead), and a closed Producer or Store
-// (ErrClosed). So callback is called exactly once if Produce returns nil,
-// and never otherwise.
+// (ErrClosed), and options that name no codec or a level it does not take
+// (ErrInvalidConfig). So callback is called exactly once if Produce returns
+// nil, and never otherwise.
 func (p *Producer) Produce(ctx context.Context, topicName string, r Record, callback func(Position, error)) error {
 	ctx = orBackground(ctx)
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if p.bad != nil {
+		return p.bad
 	}
 	t, err := p.s.userTopic("produce", topicName)
 	if err != nil {
@@ -510,7 +543,11 @@ func (p *Producer) append(tb *topicBatches, part int, recs []Record) (int64, err
 	case t != tb.t:
 		return 0, fmt.Errorf("strata: topic %q was deleted after the batch was started: %w", tb.name, ErrUnknownTopic)
 	}
-	return p.s.appendTo(t, part, recs)
+	pt, err := t.Partition(part)
+	if err != nil {
+		return 0, err
+	}
+	return pt.AppendWith(recs, p.codec, p.opts.CompressionLevel)
 }
 
 // arena holds a batch's records with copies of their bytes. Arenas are

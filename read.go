@@ -105,7 +105,7 @@ func appendRecordsTo[T any](dst []T, p *partition.Partition, offset int64, limit
 		// doubling.
 		next := lastNext(batches)
 		dst = slices.Grow(dst, int(max(0, min(int64(want-len(dst)), next-offset))))
-		for r, err := range recordsOf(batches) {
+		for r, err := range recordsOf(batches, p.MaxDecompressed()) {
 			if err != nil {
 				return dst, err
 			}

@@ -1,6 +1,7 @@
 package strata
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,11 +20,13 @@ const registryVersion = 2
 
 // registry is topics.json: every topic's id and configuration, and a
 // CRC-32C of them, so that damage which still parses (a flipped digit) is
-// told from a valid file.
+// told from a valid file. The checksum covers the topics as the file holds
+// them (in compact form), not as this build would write them, so that a
+// later build with more configuration fields reads the file as it is.
 type registry struct {
-	Version int                      `json:"version"`
-	Topics  map[string]registryEntry `json:"topics"`
-	CRC32C  uint32                   `json:"crc32c"`
+	Version int             `json:"version"`
+	Topics  json.RawMessage `json:"topics"`
+	CRC32C  uint32          `json:"crc32c"`
 }
 
 // registryEntry is one topic of the registry.
@@ -40,14 +43,13 @@ type registryV1 struct {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// checksum returns the CRC-32C of the topics' canonical JSON (map keys
-// sorted, no spaces).
-func checksum(topics map[string]registryEntry) (uint32, error) {
-	b, err := json.Marshal(topics)
-	if err != nil {
+// checksum returns the CRC-32C of the compact form of a JSON value.
+func checksum(raw []byte) (uint32, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
 		return 0, err
 	}
-	return crc32.Checksum(b, castagnoli), nil
+	return crc32.Checksum(b.Bytes(), castagnoli), nil
 }
 
 // damagedRegistry says what is wrong with topics.json and how to recover.
@@ -98,15 +100,16 @@ func readRegistry(fsys vfs.FS, dir string) (map[string]registryEntry, error) {
 		if sum != r.CRC32C {
 			return nil, damagedRegistry(path, fmt.Errorf("its checksum is %d, its contents sum to %d", r.CRC32C, sum))
 		}
-		for name, e := range r.Topics {
+		topics := map[string]registryEntry{}
+		if err := json.Unmarshal(r.Topics, &topics); err != nil {
+			return nil, damagedRegistry(path, err)
+		}
+		for name, e := range topics {
 			if e.ID.IsZero() {
 				return nil, damagedRegistry(path, fmt.Errorf("topic %q has no id", name))
 			}
 		}
-		if r.Topics == nil {
-			r.Topics = map[string]registryEntry{}
-		}
-		return r.Topics, nil
+		return topics, nil
 	}
 	return nil, &corruptError{msg: fmt.Sprintf("strata: %s has version %d; this build reads versions 1 and %d", path, head.Version, registryVersion)}
 }
@@ -114,11 +117,11 @@ func readRegistry(fsys vfs.FS, dir string) (map[string]registryEntry, error) {
 // writeRegistry replaces topics.json atomically: a temporary file, fsync,
 // rename, fsync of the directory.
 func writeRegistry(fsys vfs.FS, dir string, topics map[string]registryEntry) error {
-	sum, err := checksum(topics)
+	raw, err := json.Marshal(topics)
 	if err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(registry{Version: registryVersion, Topics: topics, CRC32C: sum}, "", "  ")
+	data, err := json.MarshalIndent(registry{Version: registryVersion, Topics: raw, CRC32C: crc32.Checksum(raw, castagnoli)}, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/stratalog/strata/log"
@@ -36,6 +37,7 @@ func BuildMap(m *OffsetMap, segs []*segment.Segment, firstDirty, uncleanable int
 		return firstDirty, nil
 	}
 	var r log.Record
+	var dec log.Decoder
 	for _, s := range segs {
 		if s.NextOffset() <= firstDirty || s.Size() == 0 {
 			continue
@@ -61,7 +63,10 @@ func BuildMap(m *OffsetMap, segs []*segment.Segment, firstDirty, uncleanable int
 			if h.IsControl() {
 				continue
 			}
-			it, err := log.NewRecordIterHeader(b, h)
+			it, err := dec.Iter(b, h)
+			if unreadable(err) {
+				continue // kept as it is by Clean
+			}
 			if err != nil {
 				return firstDirty, fmt.Errorf("compaction: mapping %s at offset %d: %w", s.Path(), h.BaseOffset, err)
 			}
@@ -83,4 +88,12 @@ func BuildMap(m *OffsetMap, segs []*segment.Segment, firstDirty, uncleanable int
 		}
 	}
 	return uncleanable, nil
+}
+
+// unreadable reports whether err says a batch is valid data whose records
+// this version cannot read: a legacy message (magic 0 or 1), a codec it
+// does not know, or records that decompress past the limit. Such a batch
+// is not mapped, and Clean keeps it as it is.
+func unreadable(err error) bool {
+	return errors.Is(err, log.ErrUnsupportedFormat) || errors.Is(err, log.ErrUnsupportedCompression) || errors.Is(err, log.ErrTooLarge)
 }

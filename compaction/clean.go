@@ -172,6 +172,7 @@ type cleaner struct {
 	st             Stats
 	buf            []byte       // cleaned batches not yet appended
 	recs           []log.Record // the surviving records of one batch
+	dec            log.Decoder  // decompresses the batch being cleaned
 }
 
 // segment cleans every batch of s.
@@ -206,7 +207,10 @@ func (c *cleaner) batch(h log.BatchHeader, b []byte) error {
 		c.st.RecordsWritten += int64(h.NumRecords)
 		return c.copy(b)
 	}
-	it, err := log.NewRecordIterHeader(b, h)
+	it, err := c.dec.Iter(b, h)
+	if unreadable(err) {
+		return c.copy(b) // kept as it is, never mapped
+	}
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,9 @@
 package log
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // DefaultDecompressLimit is the most the records of one batch may
 // decompress to in a Decoder whose Limit is zero: far more than any batch
@@ -112,3 +115,30 @@ func (d *Decoder) Validate(b []byte) (BatchHeader, error) {
 
 // Release drops the Decoder's buffer, for a Decoder kept idle.
 func (d *Decoder) Release() { d.buf, d.src = nil, nil }
+
+// Recompress appends to dst the batch batch, whose header h the caller has
+// read, with its records compressed with c at level (None: uncompressed),
+// as a broker re-encodes a batch for a topic whose compression.type is not
+// the batch's: every header field and every record byte stays as it was;
+// only the records section's codec, the length and the CRC change. A batch
+// that would not get smaller is written uncompressed. d decompresses it
+// first if it is compressed.
+func Recompress(dst []byte, d *Decoder, batch []byte, h BatchHeader, c Compression, level int) ([]byte, error) {
+	if c < None || c > Zstd {
+		return dst, errorf(ErrUnsupportedCompression, "cannot compress with codec %d", c)
+	}
+	if err := CheckLevel(c, level); err != nil {
+		return dst, err
+	}
+	plain, err := d.Plain(batch, h)
+	if err != nil {
+		return dst, err
+	}
+	start := len(dst)
+	dst = append(dst, plain...)
+	b := dst[start:]
+	be := binary.BigEndian
+	be.PutUint32(b[offLength:], uint32(len(b)-lengthOverhead))
+	be.PutUint16(b[offAttributes:], be.Uint16(b[offAttributes:])&^AttrCompressionMask)
+	return compressBatch(dst, start, c, level)
+}

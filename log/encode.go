@@ -132,9 +132,14 @@ var compressScratch = sync.Pool{New: func() any { return new([]byte) }}
 
 // compressBatch compresses, with c at level, the records of the
 // uncompressed batch at dst[start:], whose header is written but not its
-// CRC, if that makes the batch smaller; either way it writes the CRC.
+// CRC, if that makes the batch smaller; either way it writes the CRC. None
+// only writes the CRC.
 func compressBatch(dst []byte, start int, c Compression, level int) ([]byte, error) {
 	b := dst[start:]
+	if c == None {
+		binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+		return dst, nil
+	}
 	records := b[BatchHeaderSize:]
 	bufp := compressScratch.Get().(*[]byte)
 	defer compressScratch.Put(bufp)

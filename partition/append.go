@@ -35,9 +35,17 @@ var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // partition to appends (ErrClosed, wrapping the cause): after a failed fsync
 // nothing can be promised about unsynced data.
 func (p *Partition) Append(records []log.Record) (int64, error) {
+	return p.AppendWith(records, p.cfg.Compression, p.cfg.CompressionLevel)
+}
+
+// AppendWith is Append with the records compressed with codec c at level
+// (0: its default), unless the partition forces its own
+// (Config.ForceCompression). A batch that compression would not make
+// smaller is written uncompressed.
+func (p *Partition) AppendWith(records []log.Record, c log.Compression, level int) (int64, error) {
 	bufp := encodeBuffers.Get().(*[]byte)
 	defer encodeBuffers.Put(bufp)
-	b, err := p.Encode((*bufp)[:0], records)
+	b, err := p.EncodeWith((*bufp)[:0], records, c, level)
 	*bufp = b.bytes[:0]
 	if err != nil {
 		return 0, err
@@ -61,6 +69,23 @@ type Batch struct {
 // compacted partition is ErrNoKey; a timestamp too far ahead is
 // ErrTimestampTooFarAhead; too many bytes is ErrBatchTooLarge.
 func (p *Partition) Encode(dst []byte, records []log.Record) (Batch, error) {
+	return p.EncodeWith(dst, records, p.cfg.Compression, p.cfg.CompressionLevel)
+}
+
+// EncodeWith is Encode with the records compressed with codec c at level
+// (0: its default), unless the partition forces its own
+// (Config.ForceCompression). A codec or level out of range is
+// ErrInvalidConfig.
+func (p *Partition) EncodeWith(dst []byte, records []log.Record, c log.Compression, level int) (Batch, error) {
+	if p.cfg.ForceCompression {
+		c, level = p.cfg.Compression, p.cfg.CompressionLevel
+	}
+	if c < log.None || c > log.Zstd {
+		return Batch{bytes: dst}, fmt.Errorf("partition: append to %s: unknown compression codec %d: %w", p.name, c, ErrInvalidConfig)
+	}
+	if err := log.CheckLevel(c, level); err != nil {
+		return Batch{bytes: dst}, fmt.Errorf("partition: append to %s: %w: %w", p.name, ErrInvalidConfig, err)
+	}
 	if len(records) == 0 {
 		return Batch{bytes: dst}, fmt.Errorf("partition: append to %s: %w", p.name, ErrEmptyBatch)
 	}
@@ -73,8 +98,10 @@ func (p *Partition) Encode(dst []byte, records []log.Record) (Batch, error) {
 	}
 	now := p.cfg.Now().UnixMilli()
 	b, err := log.AppendBatch(dst, records, log.BatchOptions{
-		TimestampType: p.cfg.TimestampType,
-		Now:           now,
+		TimestampType:    p.cfg.TimestampType,
+		Now:              now,
+		Compression:      c,
+		CompressionLevel: level,
 	})
 	if err != nil {
 		return Batch{bytes: b}, fmt.Errorf("partition: append to %s: %w", p.name, err)
@@ -127,16 +154,21 @@ func (p *Partition) AppendEncoded(b Batch) (int64, error) {
 }
 
 // AppendBatch appends one encoded batch (log.AppendBatch's output, or a
-// batch from Kafka), stamping its base offset into it, and returns that
-// offset. See Append. The batch is checked whole first (log.Validate: its
-// CRC and every record), since lookups later step over its records by
-// their lengths, and the partition's rules apply as they do to Append: a
-// compacted partition refuses a record without a key (ErrNoKey), CreateTime
-// refuses a batch stamped further ahead than MaxTimestampSkew, and
-// LogAppendTime stamps the batch with the append time (recomputing its CRC).
-// A refused batch is ErrCorrupt or the rule's error, and changes nothing.
+// batch from Kafka, compressed or not), stamping its base offset into it,
+// and returns that offset. See Append. The batch is checked whole first
+// (its CRC, then every record, decompressed), since lookups later step
+// over its records by their lengths, and the partition's rules apply as
+// they do to Append: a compacted partition refuses a record without a key
+// (ErrNoKey), CreateTime refuses a batch stamped further ahead than
+// MaxTimestampSkew, LogAppendTime stamps the batch with the append time
+// (recomputing its CRC), and with ForceCompression a batch of another codec
+// is re-encoded with the partition's (log.Recompress). A refused batch is
+// ErrCorrupt or the rule's error, and changes nothing.
 func (p *Partition) AppendBatch(batch []byte) (int64, error) {
-	h, err := log.Validate(batch)
+	d := decoders.Get().(*log.Decoder)
+	defer decoders.Put(d)
+	d.Limit = p.cfg.maxDecompress()
+	h, err := d.Validate(batch)
 	switch {
 	case err != nil:
 		return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
@@ -144,12 +176,12 @@ func (p *Partition) AppendBatch(batch []byte) (int64, error) {
 		return 0, fmt.Errorf("partition: append to %s: %d bytes after the batch: %w", p.name, len(batch)-h.Size(), log.ErrCorrupt)
 	}
 	if p.cfg.Compacted {
-		i := 0
-		for r := range log.Records(batch) { // valid: no error to see
+		it, _ := d.Iter(batch, h) // validated, and decompressed: cannot fail
+		var r log.Record
+		for i := 0; it.Next(&r); i++ {
 			if r.Key == nil {
 				return 0, fmt.Errorf("partition: record %d to %s: %w", i, p.name, ErrNoKey)
 			}
-			i++
 		}
 	}
 	now := p.cfg.Now().UnixMilli()
@@ -157,12 +189,22 @@ func (p *Partition) AppendBatch(batch []byte) (int64, error) {
 		return 0, fmt.Errorf("partition: a batch to %s is stamped %d, more than %v ahead of the clock: %w",
 			p.name, h.MaxTimestamp, p.cfg.MaxTimestampSkew, ErrTimestampTooFarAhead)
 	}
+	if p.cfg.ForceCompression && h.Compression() != p.cfg.Compression {
+		if batch, err = log.Recompress(nil, d, batch, h, p.cfg.Compression, p.cfg.CompressionLevel); err != nil {
+			return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
+		}
+		h, _ = log.ReadHeader(batch) // just encoded: cannot fail
+	}
 	if p.cfg.TimestampType == log.LogAppendTime {
 		log.SetLogAppendTime(batch, now)
 		h, _ = log.ReadHeader(batch) // read above: cannot fail
 	}
 	return p.appendEncoded(batch, h)
 }
+
+// decoders recycles the Decoders that appends check compressed batches
+// with.
+var decoders = sync.Pool{New: func() any { return new(log.Decoder) }}
 
 // appendEncoded appends a batch whose header h has been checked.
 func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader) (int64, error) {

@@ -104,8 +104,9 @@ type Config struct {
 	Sync SyncPolicy
 	// Compacted marks a compacted partition (cleanup policy compact): every
 	// record needs a key (a key-less one is ErrNoKey, as Kafka refuses
-	// them), and offsets may have gaps, within and between segments, where
-	// compaction removed records. Default false.
+	// them). Offsets may have gaps in any partition, within and between
+	// segments — compaction removes records, a policy may change, Kafka's
+	// logs have them — and only have to rise. Default false.
 	Compacted bool
 	// Preallocate reserves SegmentBytes on disk for each new segment
 	// (fallocate), as Kafka's preallocate does, at a cost of SegmentBytes of
@@ -135,6 +136,17 @@ type Config struct {
 	// 1 hour (Kafka 4.0's message.timestamp.after.max.ms); negative turns
 	// the check off.
 	MaxTimestampSkew time.Duration
+	// Compression is the codec Append compresses batches with (log.None:
+	// none), and CompressionLevel its level (0: the codec's default; see
+	// log.CheckLevel). With ForceCompression, every append writes that
+	// codec — AppendBatch re-encodes a batch written in another, and
+	// AppendWith ignores the codec its caller asks for — as Kafka does for
+	// a topic whose compression.type names a codec. Without it (Kafka's
+	// compression.type=producer, the default), AppendBatch keeps a batch's
+	// own codec and AppendWith uses the caller's. Defaults: none, 0, false.
+	Compression      log.Compression
+	CompressionLevel int
+	ForceCompression bool
 	// RecoverAll makes Open recover every segment, as after a crash with no
 	// recovery point, whether or not the store shut down cleanly: every
 	// batch is checked (header, CRC-32C, offsets), the log is cut at the
@@ -195,6 +207,11 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("partition: unknown timestamp type %d: %w", c.TimestampType, ErrInvalidConfig)
 	case c.Sync.Mode < SyncModeEvery || c.Sync.Mode > SyncModeNever:
 		return c, fmt.Errorf("partition: unknown sync mode %d: %w", c.Sync.Mode, ErrInvalidConfig)
+	case c.Compression < log.None || c.Compression > log.Zstd:
+		return c, fmt.Errorf("partition: unknown compression codec %d: %w", c.Compression, ErrInvalidConfig)
+	}
+	if err := log.CheckLevel(c.Compression, c.CompressionLevel); err != nil {
+		return c, fmt.Errorf("partition: %w: %w", ErrInvalidConfig, err)
 	}
 	return c, nil
 }
@@ -207,7 +224,7 @@ func (c Config) segmentConfig() segment.Config {
 		MaxIndexBytes:      c.MaxIndexBytes,
 		Preallocate:        c.Preallocate,
 		WriteCalls:         c.WriteCalls,
-		AllowGaps:          c.Compacted,
+		AllowGaps:          true,
 	}
 }
 
@@ -218,4 +235,10 @@ func (p SyncPolicy) Validate() error {
 		return fmt.Errorf("partition: sync policy %d/%v is not always, never or every d ≥ 0: %w", p.Mode, p.Interval, ErrInvalidConfig)
 	}
 	return nil
+}
+
+// maxDecompress bounds what one batch's records may decompress to when the
+// partition reads them (see Partition.MaxDecompressed).
+func (c Config) maxDecompress() int {
+	return min(1<<30, max(log.DefaultDecompressLimit, 64*c.MaxBatchBytes))
 }

@@ -100,6 +100,20 @@ func requireIDs(t testing.TB, recs []log.Record, first int64, ids []int) {
 	}
 }
 
+// requireIDsAtOwnOffsets checks that recs are the records of ids, each at
+// the offset equal to its id (a partition written with appendIDs from 0,
+// where gaps may have removed some).
+func requireIDsAtOwnOffsets(t testing.TB, recs []log.Record, ids []int) {
+	t.Helper()
+	require.Equal(t, len(ids), len(recs), "record count")
+	for i, id := range ids {
+		want := rec(id)
+		require.Equal(t, int64(id), recs[i].Offset)
+		require.Equal(t, want.Key, recs[i].Key, "offset %d", recs[i].Offset)
+		require.Equal(t, want.Value, recs[i].Value, "offset %d", recs[i].Offset)
+	}
+}
+
 func seq(from, to int) []int {
 	out := make([]int, 0, to-from)
 	for i := from; i < to; i++ {

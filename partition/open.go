@@ -245,6 +245,7 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBas
 	}
 	scfg := p.cfg.segmentConfig()
 	var segs []*segRef
+	var recovered []bool // per segment of segs: it was recovered, not trusted
 	fail := func(err error) ([]*segRef, error) {
 		releaseAll(segs)
 		return nil, err
@@ -262,6 +263,7 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBas
 			}
 		}
 		if !trusted || errors.Is(err, segment.ErrCorrupt) {
+			trusted = false
 			if err != nil {
 				p.cfg.Logger.Warn("partition: segment failed its check, recovering it", "dir", p.dir, "base", base, "err", err)
 			}
@@ -281,7 +283,8 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBas
 				err = p.fsys.SyncDir(p.dir) // and so are their names
 			}
 			if err == nil && rec.Truncated > 0 && !last {
-				// Offsets must stay dense: every later segment goes.
+				// What followed the cut bytes cannot stay (as Kafka's
+				// recovery has it): every later segment goes.
 				segs = append(segs, newRef(s))
 				if err := p.dropSegments(bases[i+1:]); err != nil {
 					return fail(err)
@@ -298,23 +301,25 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBas
 		if err != nil {
 			return fail(fmt.Errorf("partition: opening segment %d of %s: %w", base, p.name, err))
 		}
-		if n := len(segs); n > 0 && segs[n-1].seg.NextOffset() != s.Base() && !(p.cfg.Compacted && segs[n-1].seg.NextOffset() < s.Base()) {
+		if n := len(segs); n > 0 && segs[n-1].seg.NextOffset() != s.Base() {
 			prevNext := segs[n-1].seg.NextOffset()
-			_ = s.Close()
 			if prevNext > s.Base() {
+				_ = s.Close()
 				return fail(fmt.Errorf("partition: segment %d of %s overlaps the previous one, which ends at %d: %w",
 					base, p.name, prevNext, segment.ErrCorrupt))
 			}
-			// The previous segment lost its tail (a crash before its fsync
-			// after a roll): what follows it cannot stay, offsets are dense.
-			p.cfg.Logger.Warn("partition: a segment ends before the next one starts; dropping the later ones",
-				"dir", p.dir, "ends", prevNext, "next_base", base)
-			if err := p.dropSegments(bases[i:]); err != nil {
-				return fail(err)
+			// Offsets only have to rise: compaction leaves gaps between
+			// segments, and so does a log Kafka wrote. After a crash it
+			// may also mean the previous segment lost its last batches
+			// whole (its tail was never fsynced): as Kafka does, the later
+			// segments, which hold valid records, stay.
+			if recovered[n-1] {
+				p.cfg.Logger.Warn("partition: offsets are missing between a recovered segment and the next",
+					"dir", p.dir, "from", prevNext, "to", base)
 			}
-			break
 		}
 		segs = append(segs, newRef(s))
+		recovered = append(recovered, !trusted)
 	}
 	if n := len(segs); n > 0 && segs[n-1].seg.Sealed() {
 		// The last segment was opened read-only (it was recovered from an

@@ -152,6 +152,12 @@ func (p *Partition) publishSynced(off int64) {
 // Config returns the partition's configuration with defaults filled in.
 func (p *Partition) Config() Config { return p.cfg }
 
+// MaxDecompressed returns the most one batch's records may decompress to
+// when the partition's readers read them (a log.Decoder's Limit): 64 times
+// the largest batch it takes (MaxBatchBytes), at least
+// log.DefaultDecompressLimit and at most 1 GiB. More is log.ErrTooLarge.
+func (p *Partition) MaxDecompressed() int { return p.cfg.maxDecompress() }
+
 // SegmentInfo describes one segment.
 type SegmentInfo struct {
 	Base         int64 // base offset (the file name)

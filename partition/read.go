@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+
+	"github.com/stratalog/strata/log"
 )
 
 // ReadBatches appends to buf[:0] whole batches from offset on, up to about
@@ -123,6 +125,7 @@ func (p *Partition) OffsetForTimestamp(ts int64) (offset, timestamp int64, found
 		}
 		st, start, hw := p.readable()
 		retry := false
+		dec := log.Decoder{Limit: p.cfg.maxDecompress()}
 		for _, r := range st.segs {
 			if r.seg.NextOffset() <= start || r.seg.MaxTimestamp() < ts {
 				continue
@@ -131,7 +134,7 @@ func (p *Partition) OffsetForTimestamp(ts int64) (offset, timestamp int64, found
 				retry = true
 				break
 			}
-			off, t, ok, err := r.seg.FindOffsetByTimestamp(ts, start, hw)
+			off, t, ok, err := r.seg.FindOffsetByTimestamp(ts, start, hw, &dec)
 			_ = r.release()
 			if err != nil || ok {
 				return off, t, ok, err

@@ -13,9 +13,13 @@ import (
 // offset (SetOffset, then Next). It iterates batches straight from the
 // segment's memory mapping, without copying them and without allocating per
 // record, checking each batch when it reaches it (header rules, offsets
-// that follow one another, the CRC the first time the process reads the
-// batch). To keep that memory valid it holds a reference on the segment it
-// is in, which Close releases (so does reaching the end of the partition).
+// that rise, the CRC the first time the process reads the batch). A
+// compressed batch is decompressed once, into a buffer the Reader reuses.
+// Control batches (a transaction's commit or abort markers) are stepped
+// over: they take offsets, but no record of theirs is returned. Records of
+// aborted transactions are returned (Kafka's read_uncommitted). To keep
+// the mapping valid it holds a reference on the segment it is in, which
+// Close releases (so does reaching the end of the partition).
 //
 // A Reader is the fast way to look records up by offset: SetOffset keeps
 // the segment it holds when the new offset is in it, finds the batch
@@ -39,12 +43,15 @@ type Reader struct {
 
 	it      log.RecordIter // the batch being read
 	inBatch bool
+	dec     log.Decoder // decompresses the compressed batches it reads
 }
 
 // NewReader returns a Reader positioned at offset. An offset outside
 // [StartOffset, EndOffset] fails at the first read.
 func (p *Partition) NewReader(offset int64) *Reader {
-	return &Reader{p: p, next: offset}
+	r := &Reader{p: p, next: offset}
+	r.dec.Limit = p.cfg.maxDecompress()
+	return r
 }
 
 // Offset returns the offset of the next record Next will return (or wait
@@ -105,13 +112,19 @@ func (r *Reader) Next(rec *log.Record) (bool, error) {
 		if err != nil || batch == nil {
 			return false, err
 		}
+		if h.IsControl() {
+			// A transaction's marker: it takes its offsets, and no reader
+			// sees it as a record.
+			r.next = max(r.next, h.NextOffset())
+			continue
+		}
 		if h.BaseOffset >= r.next {
-			r.it, err = log.NewRecordIterHeader(batch, h)
+			r.it, err = r.dec.Iter(batch, h)
 		} else {
 			// The batch begins before the offset wanted (a lookup, or the
 			// first batch read): step over the earlier records without
 			// decoding them.
-			r.it, err = skipTo(h, batch, r.next, &r.cur)
+			r.it, err = skipTo(h, batch, r.next, &r.cur, &r.dec)
 		}
 		if err != nil {
 			return false, r.corrupt(err)

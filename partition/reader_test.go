@@ -258,7 +258,7 @@ func TestSkipToRejectsDamage(t *testing.T) {
 			hb := h
 			hb.Length = int32(len(b) - 12)
 			var x log.Record
-			it, err := skipTo(hb, b, 2, nil)
+			it, err := skipTo(hb, b, 2, nil, &log.Decoder{})
 			for err == nil {
 				if !it.Next(&x) {
 					err = it.Err()
@@ -271,7 +271,7 @@ func TestSkipToRejectsDamage(t *testing.T) {
 
 	t.Run("undamaged", func(t *testing.T) {
 		var x log.Record
-		it, err := skipTo(h, good, 2, nil)
+		it, err := skipTo(h, good, 2, nil, &log.Decoder{})
 		require.NoError(t, err)
 		for i := int64(2); i < 4; i++ {
 			ok := it.Next(&x)

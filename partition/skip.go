@@ -9,38 +9,42 @@ import (
 
 // skipTo returns an iterator over the records of batch (whose header is h,
 // and which cur returned last) from the first with an offset of at least
-// offset on, as a lookup by offset wants them. The records before that one
-// are stepped over by their length prefixes, without being decoded: the
-// batch's CRC, checked by the segment, vouches for their bytes. The
-// iterator then checks the records it reads, and the batch's end, as one
-// from the first record would (log.NewRecordIterAt).
-func skipTo(h log.BatchHeader, batch []byte, offset int64, cur *segment.Cursor) (log.RecordIter, error) {
-	if c := h.Compression(); c != log.None {
-		return log.RecordIter{}, fmt.Errorf("%w: batch compressed with %s", log.ErrUnsupportedCompression, c)
+// offset on, as a lookup by offset wants them; dec decompresses a
+// compressed batch. The records before that one are stepped over by their
+// length prefixes, without being decoded: the batch's CRC, checked by the
+// segment, vouches for their bytes. The iterator then checks the records it
+// reads, and the batch's end, as one from the first record would
+// (log.Decoder.IterAt).
+func skipTo(h log.BatchHeader, batch []byte, offset int64, cur *segment.Cursor, dec *log.Decoder) (log.RecordIter, error) {
+	compressed := h.Compression() != log.None
+	plain, err := dec.Plain(batch, h)
+	if err != nil {
+		return log.RecordIter{}, err
 	}
 	pos, read, prev := log.BatchHeaderSize, int32(0), int64(-1)
 	want := offset - h.BaseOffset
 	if int64(h.NumRecords) == int64(h.LastOffsetDelta)+1 {
 		// Dense: the record at delta d is the d-th; no need to look at
 		// the deltas. The segment may know where a record shortly before
-		// it starts (large batches), and fetches the lines up to it.
-		if want < int64(h.NumRecords) {
-			if at, j := cur.RecordStart(batch, h, int(want)); j > 0 {
+		// it starts (large batches, uncompressed: the positions it keeps
+		// are in the file), and fetches the lines up to it.
+		if want < int64(h.NumRecords) && !compressed {
+			if at, j := cur.RecordStart(plain, h, int(want)); j > 0 {
 				pos, read, prev = at, int32(j), int64(j-1)
 			}
 		}
 		for ; int64(read) < want && read < h.NumRecords; read++ {
-			_, size, err := recordAt(batch, pos)
+			_, size, err := recordAt(plain, pos)
 			if err != nil {
 				return log.RecordIter{}, err
 			}
 			pos += size
 			prev = int64(read)
 		}
-		return log.NewRecordIterAt(batch, h, pos, read, prev)
+		return dec.IterAt(batch, h, pos, read, prev)
 	}
 	for ; read < h.NumRecords; read++ {
-		body, size, err := recordAt(batch, pos)
+		body, size, err := recordAt(plain, pos)
 		if err != nil {
 			return log.RecordIter{}, err
 		}
@@ -57,7 +61,7 @@ func skipTo(h log.BatchHeader, batch []byte, offset int64, cur *segment.Cursor) 
 		prev = delta
 		pos += size
 	}
-	return log.NewRecordIterAt(batch, h, pos, read, prev)
+	return dec.IterAt(batch, h, pos, read, prev)
 }
 
 // recordAt returns the body of the record at batch[pos:] (the bytes after

@@ -132,8 +132,9 @@ func (p *Partition) Truncate(offset int64) error {
 
 // straddling returns the batch of s that holds offset cut down to its
 // records below offset — same base offset, a last offset of offset−1, every
-// kept record at its own offset with its timestamp and headers, and the
-// other header fields as they were — or nil when offset starts a batch.
+// kept record at its own offset with its timestamp and headers, the other
+// header fields as they were, and compressed with the batch's codec (at its
+// default level) — or nil when offset starts a batch.
 // A compacted batch may keep no record below offset: it then stays as an
 // empty batch, so that the partition still ends at offset.
 func (p *Partition) straddling(s *segment.Segment, offset int64) ([]byte, error) {
@@ -141,13 +142,14 @@ func (p *Partition) straddling(s *segment.Segment, offset int64) ([]byte, error)
 	if err != nil || len(batches) == 0 {
 		return nil, err
 	}
-	it, err := log.NewRecordIter(batches)
-	if err != nil {
+	h, err := log.ReadHeader(batches)
+	if err != nil || h.BaseOffset >= offset {
 		return nil, err
 	}
-	h := it.Header()
-	if h.BaseOffset >= offset {
-		return nil, nil
+	dec := log.Decoder{Limit: p.cfg.maxDecompress()}
+	it, err := dec.Iter(batches, h)
+	if err != nil {
+		return nil, err
 	}
 	var keep []log.Record
 	var r log.Record

@@ -117,6 +117,9 @@ func (s *Segment) checkAppend(batches []byte) (first log.BatchHeader, err error)
 		if p == 0 {
 			first = h
 		}
+		if h.IsLegacy() {
+			return first, fmt.Errorf("segment: batch at byte %d of the append has magic %d; appends are RecordBatch v2: %w", p, h.Magic, ErrInvalidBatch)
+		}
 		if p+h.Size() > len(batches) {
 			return first, fmt.Errorf("segment: batch at byte %d of the append declares %d bytes, %d are there: %w",
 				p, h.Size(), len(batches)-p, ErrInvalidBatch)

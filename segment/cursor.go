@@ -90,9 +90,9 @@ func (c *Cursor) Next() (log.BatchHeader, []byte, error) {
 	if s == nil {
 		return log.BatchHeader{}, nil, nil
 	}
-	if c.pos+log.BatchHeaderSize > c.end {
+	if c.pos+log.PrefixSize > c.end {
 		c.load()
-		if c.pos+log.BatchHeaderSize > c.end {
+		if c.pos+log.PrefixSize > c.end {
 			return log.BatchHeader{}, nil, nil
 		}
 	}
@@ -131,9 +131,9 @@ func (c *Cursor) Next() (log.BatchHeader, []byte, error) {
 // false if no header is published there. A header that is not plausible
 // gives 0, for Next to report.
 func (c *Cursor) nextSize() (int64, bool) {
-	if c.pos+log.BatchHeaderSize > c.end {
+	if c.pos+log.PrefixSize > c.end {
 		c.load()
-		if c.pos+log.BatchHeaderSize > c.end {
+		if c.pos+log.PrefixSize > c.end {
 			return 0, false
 		}
 	}

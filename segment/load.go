@@ -45,18 +45,26 @@ func (s *Segment) load() error {
 	}
 	s.sinceIndex = size - int64(pos)
 	next := s.base
+	reach := int64(-1) // see entryFits
 	for p := int64(pos); p < size; {
 		h, err := s.headerAt(p, size)
 		if err != nil {
 			return err
 		}
-		if p == int64(pos) && entries > 0 && h.LastOffset() != entryOffset {
-			return corruptAt(s.offsets.Path(), int64(entries-1)*8,
-				fmt.Errorf("last index entry names offset %d but the batch at %d ends at %d", entryOffset, pos, h.LastOffset()))
+		if p == int64(pos) && entries > 0 {
+			if reach = entryFits(h.LastOffset(), entryOffset); reach == -2 {
+				return corruptAt(s.offsets.Path(), int64(entries-1)*8,
+					fmt.Errorf("last index entry names offset %d but the batch at %d ends at %d", entryOffset, pos, h.LastOffset()))
+			}
 		}
 		if p > int64(pos) {
 			if err := s.checkFollows(h.BaseOffset, next, p); err != nil {
 				return err
+			}
+			if reach >= 0 {
+				if reach = reaches(h.BaseOffset, h.LastOffset(), reach); reach == -2 {
+					return corruptAt(s.path, p, fmt.Errorf("no batch ends at the offset %d of the last index entry", entryOffset))
+				}
 			}
 		}
 		if err := s.raiseMaxTimestampChecked(h, p); err != nil && s.damaged == nil {
@@ -64,6 +72,9 @@ func (s *Segment) load() error {
 		}
 		next = h.NextOffset()
 		p += int64(h.Size())
+	}
+	if reach >= 0 {
+		return corruptAt(s.offsets.Path(), int64(entries-1)*8, fmt.Errorf("no batch ends at the offset %d of the last index entry", entryOffset))
 	}
 	s.next.Store(next)
 	return nil

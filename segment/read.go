@@ -142,12 +142,12 @@ func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
 				}
 				_ = s.prefetch(upPos, size, end, offset-entryOffset-1, upOffset-entryOffset)
 				base, last, _, ok := s.peek(upPos, end)
-				if ok && base <= offset {
-					if last != upOffset {
-						return -1, -1, corruptAt(s.path, upPos, fmt.Errorf("index entry names last offset %d, the batch here ends at %d", upOffset, last))
-					}
+				if ok && base <= offset && last == upOffset {
 					return upPos, -1, nil
 				}
+				// Otherwise the scan from pos checks the batches up to
+				// it (an index written by Kafka before 4.0 can point at a
+				// batch that ends before its entry's offset).
 			} else if offsets := upOffset - entryOffset; offsets > 0 {
 				// Where offset lies if the bytes spread evenly over the
 				// offsets, and a margin.
@@ -167,6 +167,7 @@ func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
 			}
 		}
 	}
+	reach := int64(-1) // an offset some batch must end at, for an entry of Kafka before 4.0
 	for pos < end {
 		base, last, size, ok := s.peek(pos, end)
 		if !ok {
@@ -179,11 +180,18 @@ func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
 		}
 		if checkEntry {
 			checkEntry = false
-			if last != entryOffset {
+			if reach = entryFits(last, entryOffset); reach == -2 {
 				return -1, -1, corruptAt(s.path, pos, fmt.Errorf("index entry names last offset %d, the batch here ends at %d", entryOffset, last))
 			}
-		} else if expect >= 0 && !s.canFollow(base, expect) {
-			return -1, -1, s.checkFollows(base, expect, pos)
+		} else {
+			if expect >= 0 && !s.canFollow(base, expect) {
+				return -1, -1, s.checkFollows(base, expect, pos)
+			}
+			if reach >= 0 {
+				if reach = reaches(base, last, reach); reach == -2 {
+					return -1, -1, corruptAt(s.path, pos, fmt.Errorf("no batch ends at the offset %d of the index entry before it", entryOffset))
+				}
+			}
 		}
 		if last >= offset {
 			return pos, expect, nil
@@ -237,16 +245,48 @@ func (s *Segment) prefetch(pos, size, end, k, n int64) byte {
 }
 
 // peek reads the fields of the batch header at pos that a scan needs — base
-// offset, size, last offset — checking only that they are plausible (magic
-// 2, a length that fits before end, a non-negative last offset delta). The
-// batches a read returns get the full check.
+// offset, size, last offset — checking only that they are plausible (see
+// log.PeekHeader: magic 0, 1 or 2, a length that fits before end, a
+// non-negative last offset delta). The batches a read returns get the full
+// check.
 func (s *Segment) peek(pos, end int64) (base, last, size int64, ok bool) {
-	if end-pos < log.BatchHeaderSize {
+	if end-pos < log.PrefixSize {
 		return 0, 0, 0, false
 	}
-	base, last, size, ok = log.PeekHeader(s.data[pos : pos+log.BatchHeaderSize])
+	base, last, size, ok = log.PeekHeader(s.data[pos:min(end, pos+log.BatchHeaderSize)])
 	if !ok || pos+size > end {
 		return 0, 0, 0, false
 	}
 	return base, last, size, true
+}
+
+// entryFits checks the batch an offset-index entry points at, which ends at
+// last, against the entry's offset: Strata's entries, and Kafka's since 4.0
+// (one per batch), name the batch's last offset; Kafka's before 4.0 (one
+// per append call, keyed by its last offset, at its first batch) may name a
+// later batch's. It returns -1 when the batch ends at the entry's offset,
+// the offset a later batch must end at when it ends before, and -2 (damage)
+// when it ends past it.
+func entryFits(last, entryOffset int64) int64 {
+	switch {
+	case last == entryOffset:
+		return -1
+	case last < entryOffset:
+		return entryOffset
+	}
+	return -2
+}
+
+// reaches checks a batch of [base, last] that follows, in the scan from an
+// entry of Kafka before 4.0, batches ending before reach, the offset some
+// batch must end at: it returns -1 once this one does, reach while none
+// has, and -2 (damage) if this one passes it.
+func reaches(base, last, reach int64) int64 {
+	switch {
+	case last == reach:
+		return -1
+	case base > reach || last > reach:
+		return -2
+	}
+	return reach
 }

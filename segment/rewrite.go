@@ -147,8 +147,8 @@ func SwapNextOffset(fsys vfs.FS, dir string, base int64) (int64, error) {
 	}
 	next, pos := base, int64(0)
 	var buf []byte
-	for pos+log.BatchHeaderSize <= size {
-		buf = grow(buf, log.BatchHeaderSize)
+	for pos+log.PrefixSize <= size {
+		buf = grow(buf, int(min(log.BatchHeaderSize, size-pos)))
 		if _, err := f.ReadAt(buf, pos); err != nil {
 			break
 		}

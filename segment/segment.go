@@ -465,7 +465,7 @@ func (s *Segment) Delete() error {
 // headerAt decodes the header of the batch at pos and checks that the batch
 // ends by end.
 func (s *Segment) headerAt(pos, end int64) (log.BatchHeader, error) {
-	if end-pos < log.BatchHeaderSize {
+	if end-pos < log.PrefixSize {
 		return log.BatchHeader{}, corruptAt(s.path, pos, fmt.Errorf("a batch header runs past the end at %d: %w", end, log.ErrIncomplete))
 	}
 	h, err := log.ReadHeader(s.data[pos:end])

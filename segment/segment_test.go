@@ -290,7 +290,7 @@ func TestFindOffsetByTimestamp(t *testing.T) {
 					break
 				}
 			}
-			off, ts, found, err := s.FindOffsetByTimestamp(target, start, math.MaxInt64)
+			off, ts, found, err := s.FindOffsetByTimestamp(target, start, math.MaxInt64, &log.Decoder{})
 			require.NoError(t, err)
 			require.Equal(t, wantFound, found, "ts %d from %d", target, start)
 			require.Equal(t, wantOff, off, "ts %d from %d", target, start)

@@ -1,6 +1,9 @@
 package segment
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/stratalog/strata/log"
 )
 
@@ -8,9 +11,12 @@ import (
 // after startOffset and in a batch below limit (see View), whose timestamp
 // is at least ts (ms), as Kafka's ListOffsets does (KAFKA.md §7): the time
 // index narrows the search, then batches whose max timestamp reaches ts are
-// searched record by record. found is false when no such record is in the
-// segment.
-func (s *Segment) FindOffsetByTimestamp(ts, startOffset, limit int64) (offset, timestamp int64, found bool, err error) {
+// searched record by record (decompressed, with dec, if compressed). found
+// is false when no such record is in the segment. Control batches are
+// passed over; an uncompressed legacy message (magic 1) is its own record;
+// a compressed one, whose records this version does not read, is
+// log.ErrUnsupportedFormat.
+func (s *Segment) FindOffsetByTimestamp(ts, startOffset, limit int64, dec *log.Decoder) (offset, timestamp int64, found bool, err error) {
 	if s.maxTS.Load() < ts {
 		return -1, -1, false, nil
 	}
@@ -23,16 +29,19 @@ func (s *Segment) FindOffsetByTimestamp(ts, startOffset, limit int64) (offset, t
 			return -1, -1, false, err
 		}
 		for p := 0; p < len(batches); {
-			h, _ := log.ReadHeader(batches[p:]) // Read checked it
+			h, _ := log.ReadHeader(batches[p:]) // View checked it
 			batch := batches[p : p+h.Size()]
 			p += h.Size()
 			from = h.NextOffset()
-			if h.MaxTimestamp < ts {
+			switch {
+			case h.MaxTimestamp < ts || h.IsControl() || h.LastOffset() < startOffset:
 				continue
+			case h.IsLegacy() && h.Compression() == log.None:
+				return h.BaseOffset, h.MaxTimestamp, true, nil
 			}
-			it, err := log.NewRecordIter(batch)
+			it, err := dec.Iter(batch, h)
 			if err != nil {
-				return -1, -1, false, corruptAt(s.path, -1, err)
+				return -1, -1, false, s.recordsError(err)
 			}
 			for it.Next(&rec) {
 				if t := rec.Timestamp.UnixMilli(); t >= ts && rec.Offset >= startOffset {
@@ -40,8 +49,18 @@ func (s *Segment) FindOffsetByTimestamp(ts, startOffset, limit int64) (offset, t
 				}
 			}
 			if err := it.Err(); err != nil {
-				return -1, -1, false, corruptAt(s.path, -1, err)
+				return -1, -1, false, s.recordsError(err)
 			}
 		}
 	}
+}
+
+// recordsError names the segment in an error from reading a batch's
+// records: damage is ErrCorrupt; a batch this version cannot read (a legacy
+// message, an unknown codec, one too large) is not.
+func (s *Segment) recordsError(err error) error {
+	if errors.Is(err, log.ErrCorrupt) {
+		return corruptAt(s.path, -1, err)
+	}
+	return fmt.Errorf("segment: reading %s: %w", s.path, err)
 }

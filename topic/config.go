@@ -29,6 +29,40 @@ func (p CleanupPolicy) Compacts() bool { return p == CleanupCompact || p == Clea
 // (delete, or compact,delete).
 func (p CleanupPolicy) Deletes() bool { return p == CleanupDelete || p == CleanupCompactDelete }
 
+// CompressionType is Kafka's compression.type for a topic: "producer" (the
+// default) keeps the codec each writer chose; a codec's name makes every
+// batch written to the topic use that codec, a batch written in another
+// being re-encoded, as a Kafka broker does.
+type CompressionType string
+
+// The compression types.
+const (
+	CompressionProducer CompressionType = "producer"
+	CompressionNone     CompressionType = "none"
+	CompressionGzip     CompressionType = "gzip"
+	CompressionSnappy   CompressionType = "snappy"
+	CompressionLZ4      CompressionType = "lz4"
+	CompressionZstd     CompressionType = "zstd"
+)
+
+// Codec returns the codec t names, and false for producer (or an unknown
+// type).
+func (t CompressionType) Codec() (log.Compression, bool) {
+	switch t {
+	case CompressionNone:
+		return log.None, true
+	case CompressionGzip:
+		return log.Gzip, true
+	case CompressionSnappy:
+		return log.Snappy, true
+	case CompressionLZ4:
+		return log.LZ4, true
+	case CompressionZstd:
+		return log.Zstd, true
+	}
+	return log.None, false
+}
+
 // ErrInvalidConfig means a topic configuration field is out of range.
 var ErrInvalidConfig = errors.New("topic: invalid config")
 
@@ -76,6 +110,15 @@ type Config struct {
 	// dirty ratio, once its oldest dirty record is this old. Default 0,
 	// meaning never (max.compaction.lag.ms).
 	MaxCompactionLag time.Duration `json:"max_compaction_lag"`
+	// Compression is the topic's compression.type. Default producer: each
+	// writer chooses (Append writes uncompressed, a Producer as its
+	// options say, a batch appended as Kafka encoded it keeps its codec).
+	Compression CompressionType `json:"compression,omitempty"`
+	// CompressionLevel is the level of the topic's codec (KIP-390's
+	// compression.gzip.level, compression.lz4.level, compression.zstd.level):
+	// gzip 1–9, lz4 1–17, zstd -131072–22. Default 0: the codec's own
+	// (gzip 6, lz4 9, zstd 3).
+	CompressionLevel int `json:"compression_level,omitempty"`
 	// Preallocate reserves SegmentBytes on disk for each new segment
 	// (Kafka's preallocate); see partition.Config.Preallocate for what it
 	// buys (little: small appends already reserve ahead). Default false.
@@ -103,6 +146,9 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.CleanupPolicy == "" {
 		c.CleanupPolicy = CleanupDelete
 	}
+	if c.Compression == "" {
+		c.Compression = CompressionProducer
+	}
 	// The cleaner's defaults, so that the config describes the topic as it
 	// runs (negative values pass, and the cleaner takes them as zero).
 	if c.MinCleanableDirtyRatio == 0 {
@@ -120,6 +166,10 @@ func (c Config) WithDefaults() (Config, error) {
 		return c, fmt.Errorf("topic: retention bytes %d below -1: %w", c.RetentionBytes, ErrInvalidConfig)
 	case !c.CleanupPolicy.Compacts() && !c.CleanupPolicy.Deletes():
 		return c, fmt.Errorf("topic: cleanup policy %q is not delete, compact or compact,delete: %w", c.CleanupPolicy, ErrInvalidConfig)
+	case c.Compression != CompressionProducer && !knownCodec(c.Compression):
+		return c, fmt.Errorf("topic: compression type %q is not producer, none, gzip, snappy, lz4 or zstd: %w", c.Compression, ErrInvalidConfig)
+	case c.Compression == CompressionProducer && c.CompressionLevel != 0:
+		return c, fmt.Errorf("topic: compression level %d without a codec (compression type producer): %w", c.CompressionLevel, ErrInvalidConfig)
 	case math.IsNaN(c.MinCleanableDirtyRatio) || c.MinCleanableDirtyRatio > 1:
 		return c, fmt.Errorf("topic: min cleanable dirty ratio %v out of range [0, 1] (negative: 0): %w", c.MinCleanableDirtyRatio, ErrInvalidConfig)
 	}
@@ -152,5 +202,13 @@ func (c Config) partitionConfig(base partition.Config) partition.Config {
 	base.Sync = c.Sync
 	base.Preallocate = c.Preallocate
 	base.Compacted = c.CleanupPolicy.Compacts()
+	base.Compression, base.ForceCompression = c.Compression.Codec()
+	base.CompressionLevel = c.CompressionLevel
 	return base
+}
+
+// knownCodec reports whether t names a codec.
+func knownCodec(t CompressionType) bool {
+	_, ok := t.Codec()
+	return ok
 }
