@@ -57,6 +57,15 @@ var (
 	// file and, for segments, the byte position. Reads return the intact
 	// records before a damaged batch and this error when they reach it.
 	ErrCorrupt = log.ErrCorrupt
+	// ErrUnsupportedFormat means a read reached a message of Kafka's
+	// formats before RecordBatch v2 (magic 0 or 1): valid data, kept and
+	// checked by the store, whose records this version does not read. The
+	// records after it stay reachable by offset.
+	ErrUnsupportedFormat = log.ErrUnsupportedFormat
+	// ErrUnsupportedCompression means a read reached a batch compressed
+	// with a codec Kafka does not have (an attribute value of 5 to 7):
+	// kept, but not readable.
+	ErrUnsupportedCompression = log.ErrUnsupportedCompression
 	// ErrDiskFull means the file system is full (ENOSPC). A failed write
 	// changes nothing: free space and try again.
 	ErrDiskFull error = syscall.ENOSPC

@@ -21,17 +21,18 @@ const modulePath = "github.com/stratalog/strata"
 // packages on lower rows. internal/vfs sits below index because the index's
 // memory mapping goes through the file-system seam.
 var layers = map[string]int{
-	"internal/vfs": 0,
-	"log":          1,
-	"index":        1,
-	"segment":      2,
-	"compaction":   3,
-	"retention":    3,
-	"partition":    4,
-	"topic":        5,
-	"group":        5,
-	"":             6, // the root package strata
-	"stratatest":   7, // test helpers over the root package
+	"internal/vfs":      0,
+	"log":               1,
+	"index":             1,
+	"segment":           2,
+	"internal/kafkadir": 2, // test helper: Kafka-written partition directories
+	"compaction":        3,
+	"retention":         3,
+	"partition":         4,
+	"topic":             5,
+	"group":             5,
+	"":                  6, // the root package strata
+	"stratatest":        7, // test helpers over the root package
 }
 
 // sinks are folders whose packages nothing may import.

@@ -314,7 +314,7 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBas
 			// whole (its tail was never fsynced): as Kafka does, the later
 			// segments, which hold valid records, stay.
 			if recovered[n-1] {
-				p.cfg.Logger.Warn("partition: offsets are missing between a recovered segment and the next",
+				p.cfg.Logger.Info("partition: a gap in the offsets between a recovered segment and the next",
 					"dir", p.dir, "from", prevNext, "to", base)
 			}
 		}
