@@ -12,38 +12,36 @@ import (
 // to limit bytes). Control batches (transaction markers) yield nothing.
 func recordsOf(batches []byte, limit int) iter.Seq2[Record, error] {
 	return func(yield func(Record, error) bool) {
-		for len(batches) > 0 {
-			h, err := log.ReadHeader(batches)
-			if err != nil {
-				yield(Record{}, err)
-				return
-			}
-			batch := batches[:h.Size()]
-			batches = batches[h.Size():]
+		it := log.NewBatchIter(batches)
+		for it.Next() {
+			h := it.Header()
 			if h.IsControl() {
 				continue
 			}
 			// A Decoder per batch: the records handed out alias its
 			// buffer, which the next batch must not overwrite.
 			d := log.Decoder{Limit: limit}
-			it, err := d.Iter(batch, h)
+			ri, err := d.Iter(it.Batch(), h)
 			if err != nil {
 				yield(Record{}, err)
 				return
 			}
 			for {
 				var r Record
-				if !it.Next(&r) {
+				if !ri.Next(&r) {
 					break
 				}
 				if !yield(r, nil) {
 					return
 				}
 			}
-			if err := it.Err(); err != nil {
+			if err := ri.Err(); err != nil {
 				yield(Record{}, err)
 				return
 			}
+		}
+		if err := it.Err(); err != nil {
+			yield(Record{}, err)
 		}
 	}
 }
@@ -51,13 +49,8 @@ func recordsOf(batches []byte, limit int) iter.Seq2[Record, error] {
 // lastNext returns the offset after the last of back-to-back batches.
 func lastNext(batches []byte) int64 {
 	next := int64(-1)
-	for len(batches) > 0 {
-		h, err := log.ReadHeader(batches)
-		if err != nil {
-			break
-		}
-		next = h.NextOffset()
-		batches = batches[h.Size():]
+	for it := log.NewBatchIter(batches); it.Next(); {
+		next = it.Header().NextOffset()
 	}
 	return next
 }

@@ -341,25 +341,21 @@ func (c *cleaner) flush() error {
 		return err
 	}
 	// Batch by batch, to find the first that does not fit.
-	for p := 0; p < len(c.buf); {
-		h, err := log.ReadHeader(c.buf[p:])
-		if err != nil {
-			return err
-		}
-		b := c.buf[p : p+h.Size()]
-		err = dst.Append(b)
+	it := log.NewBatchIter(c.buf)
+	for it.Next() {
+		h, b := it.Header(), it.Batch()
+		err = dst.AppendHeader(b, h)
 		if errors.Is(err, segment.ErrFull) && dst.Size() > 0 {
 			if err = c.next(h.BaseOffset); err == nil {
 				dst = c.out[len(c.out)-1]
-				err = dst.Append(b)
+				err = dst.AppendHeader(b, h)
 			}
 		}
 		if err != nil {
 			return err
 		}
-		p += h.Size()
 	}
-	return nil
+	return it.Err()
 }
 
 // next seals the current output segment, if any, and starts a new one at

@@ -56,7 +56,7 @@ func checkDecode(t *testing.T, b []byte) {
 	checkIterHeader(t, b, hh, herr, it, ierr)
 	if err != nil {
 		require.True(t, errors.Is(err, log.ErrIncomplete) || errors.Is(err, log.ErrCorrupt) ||
-			errors.Is(err, log.ErrUnsupportedCompression), "unexpected error %v", err)
+			errors.Is(err, log.ErrUnsupportedCompression) || errors.Is(err, log.ErrUnsupportedFormat), "unexpected error %v", err)
 		return
 	}
 	require.NoError(t, ierr)

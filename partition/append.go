@@ -239,6 +239,7 @@ func (p *Partition) appendLocked(batch []byte, h log.BatchHeader) (int64, error)
 	}
 	base := p.end.Load()
 	log.SetBaseOffset(batch, base)
+	h.BaseOffset = base
 	last := base + int64(h.LastOffsetDelta)
 	active := p.mu.active.seg
 	if p.shouldRoll(active, len(batch), h.MaxTimestamp, last) {
@@ -247,13 +248,13 @@ func (p *Partition) appendLocked(batch []byte, h log.BatchHeader) (int64, error)
 		}
 		active = p.mu.active.seg
 	}
-	err := active.Append(batch)
+	err := active.AppendHeader(batch, h)
 	if errors.Is(err, segment.ErrFull) && active.Size() > 0 {
 		// The segment knows limits the roll check does not ask about.
 		if err := p.rollLocked(base); err != nil {
 			return 0, err
 		}
-		err = p.mu.active.seg.Append(batch)
+		err = p.mu.active.seg.AppendHeader(batch, h)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)

@@ -28,22 +28,56 @@ import (
 // reserve the room of the entry Seal writes: a segment takes no record
 // that sealing it could not cover.
 func (s *Segment) Append(batches []byte) error {
-	switch {
-	case s.closed:
-		return ErrClosed
-	case s.sealed:
-		return fmt.Errorf("segment: %s: %w", s.path, ErrSealed)
-	case len(batches) == 0:
-		return fmt.Errorf("segment: no batch to append: %w", ErrInvalidBatch)
+	if err := s.checkWritable(len(batches)); err != nil {
+		return err
 	}
 	first, err := s.checkAppend(batches)
 	if err != nil {
 		return err
 	}
+	return s.appendChecked(batches, first, true)
+}
+
+// AppendHeader is Append for one batch whose header h the caller has read
+// (encoded it, or read it with log.ReadHeader), which saves parsing it
+// again.
+func (s *Segment) AppendHeader(batch []byte, h log.BatchHeader) error {
+	if err := s.checkWritable(len(batch)); err != nil {
+		return err
+	}
+	if h.Size() != len(batch) {
+		return fmt.Errorf("segment: a batch of %d bytes declares %d: %w", len(batch), h.Size(), ErrInvalidBatch)
+	}
+	c := s.newAppendCheck()
+	if err := c.add(h, 0); err != nil {
+		return err
+	}
+	if err := c.fits(len(batch)); err != nil {
+		return err
+	}
+	return s.appendChecked(batch, h, false)
+}
+
+// checkWritable fails unless the segment takes an append of n bytes.
+func (s *Segment) checkWritable(n int) error {
+	switch {
+	case s.closed:
+		return ErrClosed
+	case s.sealed:
+		return fmt.Errorf("segment: %s: %w", s.path, ErrSealed)
+	case n == 0:
+		return fmt.Errorf("segment: no batch to append: %w", ErrInvalidBatch)
+	}
+	return nil
+}
+
+// appendChecked writes batches, checked, whose first header is first, and
+// indexes them; more says whether headers follow the first, to be read
+// from the bytes.
+func (s *Segment) appendChecked(batches []byte, first log.BatchHeader, more bool) error {
 	if err := s.times.Reserve(); err != nil {
 		return err
 	}
-
 	pos := s.size.Load()
 	if err := s.write(batches, pos); err != nil {
 		return err
@@ -54,19 +88,23 @@ func (s *Segment) Append(batches []byte) error {
 	// them (a segment reopened and not read through), each batch is marked
 	// checked.
 	extends := s.verified.CompareAndSwap(pos, end)
-	h := first
-	for p := int64(0); ; {
-		s.indexBatch(h, pos+p)
+	last := first
+	index := func(h log.BatchHeader, at int64) {
+		s.indexBatch(h, at)
 		if !extends {
-			s.marks.set(pos+p, int64(len(s.data)))
+			s.marks.set(at, int64(len(s.data)))
 		}
-		if p += int64(h.Size()); pos+p == end {
-			break
+		last = h
+	}
+	if !more {
+		index(first, pos)
+	} else {
+		for it := log.NewBatchIter(batches); it.Next(); { // checked by checkAppend
+			index(it.Header(), pos+int64(it.Pos()))
 		}
-		h, _ = log.ReadHeader(batches[p:]) // checked by checkAppend
 	}
 	s.size.Store(end)
-	s.next.Store(h.NextOffset())
+	s.next.Store(last.NextOffset())
 	return nil
 }
 
@@ -106,45 +144,68 @@ func (s *Segment) raiseMaxTimestamp(h log.BatchHeader) {
 // segment, fit its relative offsets and fit what is left of its indexes, and
 // returns the header of the first.
 func (s *Segment) checkAppend(batches []byte) (first log.BatchHeader, err error) {
-	next := s.next.Load()
-	since := s.sinceIndex
-	entries := 0
-	for p := 0; p < len(batches); {
-		h, err := log.ReadHeader(batches[p:])
-		if err != nil {
-			return first, fmt.Errorf("segment: batch at byte %d of the append: %w: %w", p, ErrInvalidBatch, err)
+	c := s.newAppendCheck()
+	it := log.NewBatchIter(batches)
+	for n := 0; it.Next(); n++ {
+		if n == 0 {
+			first = it.Header()
 		}
-		if p == 0 {
-			first = h
+		if err := c.add(it.Header(), it.Pos()); err != nil {
+			return first, err
 		}
-		if h.IsLegacy() {
-			return first, fmt.Errorf("segment: batch at byte %d of the append has magic %d; appends are RecordBatch v2: %w", p, h.Magic, ErrInvalidBatch)
-		}
-		if p+h.Size() > len(batches) {
-			return first, fmt.Errorf("segment: batch at byte %d of the append declares %d bytes, %d are there: %w",
-				p, h.Size(), len(batches)-p, ErrInvalidBatch)
-		}
-		if reason := s.follows(h.BaseOffset, next); reason != nil {
-			return first, fmt.Errorf("segment: batch at byte %d of the append: %w: %w", p, reason, ErrInvalidBatch)
-		}
-		if !s.CanAppendOffset(h.LastOffset()) {
-			return first, fmt.Errorf("segment: offset %d is too far from base offset %d: %w", h.LastOffset(), s.base, ErrFull)
-		}
-		if since > int64(s.cfg.IndexIntervalBytes) {
-			entries++
-			since = 0
-		}
-		since += int64(h.Size())
-		next = h.NextOffset()
-		p += h.Size()
 	}
-	if s.size.Load()+int64(len(batches)) > int64(len(s.data)) {
-		return first, fmt.Errorf("segment: %d more bytes would take %s past its %d bytes: %w", len(batches), s.path, len(s.data), ErrFull)
+	if err := it.Err(); err != nil {
+		return first, fmt.Errorf("segment: batch at byte %d of the append: %w: %w", it.Pos(), ErrInvalidBatch, err)
 	}
-	if s.offsets.Entries()+entries > s.offsets.MaxEntries() || s.times.Entries()+entries > s.times.MaxEntries()-1 {
-		return first, fmt.Errorf("segment: %d index entries needed, the indexes of %s are full: %w", entries, s.path, ErrFull)
+	return first, c.fits(len(batches))
+}
+
+// appendCheck checks the batches of an append, one after another, against
+// the segment.
+type appendCheck struct {
+	s       *Segment
+	next    int64 // the offset the next batch must start at (or past)
+	since   int64 // bytes since the last index entry
+	entries int   // index entries the append adds
+}
+
+func (s *Segment) newAppendCheck() appendCheck {
+	return appendCheck{s: s, next: s.next.Load(), since: s.sinceIndex}
+}
+
+// add checks the batch with header h at byte p of the append: RecordBatch
+// v2, following the one before, within the segment's relative offsets.
+func (c *appendCheck) add(h log.BatchHeader, p int) error {
+	s := c.s
+	if h.IsLegacy() {
+		return fmt.Errorf("segment: batch at byte %d of the append has magic %d; appends are RecordBatch v2: %w", p, h.Magic, ErrInvalidBatch)
 	}
-	return first, nil
+	if reason := s.follows(h.BaseOffset, c.next); reason != nil {
+		return fmt.Errorf("segment: batch at byte %d of the append: %w: %w", p, reason, ErrInvalidBatch)
+	}
+	if !s.CanAppendOffset(h.LastOffset()) {
+		return fmt.Errorf("segment: offset %d is too far from base offset %d: %w", h.LastOffset(), s.base, ErrFull)
+	}
+	if c.since > int64(s.cfg.IndexIntervalBytes) {
+		c.entries++
+		c.since = 0
+	}
+	c.since += int64(h.Size())
+	c.next = h.NextOffset()
+	return nil
+}
+
+// fits checks that n more bytes, and the index entries of the batches
+// added, fit the segment.
+func (c *appendCheck) fits(n int) error {
+	s := c.s
+	if s.size.Load()+int64(n) > int64(len(s.data)) {
+		return fmt.Errorf("segment: %d more bytes would take %s past its %d bytes: %w", n, s.path, len(s.data), ErrFull)
+	}
+	if s.offsets.Entries()+c.entries > s.offsets.MaxEntries() || s.times.Entries()+c.entries > s.times.MaxEntries()-1 {
+		return fmt.Errorf("segment: %d index entries needed, the indexes of %s are full: %w", c.entries, s.path, ErrFull)
+	}
+	return nil
 }
 
 // canFollow reports whether a batch with base offset base may come after a

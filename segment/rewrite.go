@@ -133,10 +133,11 @@ func RenameTemp(fsys vfs.FS, dir string, base int64, from, to string) error {
 
 // SwapNextOffset returns the offset after the last valid batch of the .swap
 // log of the segment at base, to find which segments a swap replaces. It
-// reads the log alone (whole batches, CRC-checked), never the indexes.
+// reads the log alone (whole batches, CRC-checked), through a mapping of
+// it, never the indexes.
 func SwapNextOffset(fsys vfs.FS, dir string, base int64) (int64, error) {
 	path := filepath.Join(dir, FileName(base, LogSuffix)+SwapSuffix)
-	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+	f, err := fsys.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return 0, fmt.Errorf("segment: opening %s: %w", path, err)
 	}
@@ -145,35 +146,17 @@ func SwapNextOffset(fsys vfs.FS, dir string, base int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	next, pos := base, int64(0)
-	var buf []byte
-	for pos+log.PrefixSize <= size {
-		buf = grow(buf, int(min(log.BatchHeaderSize, size-pos)))
-		if _, err := f.ReadAt(buf, pos); err != nil {
+	data, err := f.Map(int(min(size, MaxBytesLimit)))
+	if err != nil {
+		return 0, fmt.Errorf("segment: mapping %s: %w", path, err)
+	}
+	defer func() { _ = f.Unmap(data) }()
+	next := base
+	for it := log.NewBatchIter(data); it.Next(); {
+		if _, err := log.CheckBatch(it.Batch()); err != nil {
 			break
 		}
-		h, err := log.ReadHeader(buf)
-		if err != nil || pos+int64(h.Size()) > size {
-			break
-		}
-		buf = grow(buf, h.Size())
-		if _, err := f.ReadAt(buf, pos); err != nil {
-			break
-		}
-		if _, err := log.CheckBatch(buf); err != nil {
-			break
-		}
-		next = h.NextOffset()
-		pos += int64(h.Size())
+		next = it.Header().NextOffset()
 	}
 	return next, nil
-}
-
-// grow returns buf resized to n bytes, reallocating only when its capacity
-// is too small.
-func grow(buf []byte, n int) []byte {
-	if cap(buf) < n {
-		return make([]byte, n)
-	}
-	return buf[:n]
 }

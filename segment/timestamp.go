@@ -28,10 +28,8 @@ func (s *Segment) FindOffsetByTimestamp(ts, startOffset, limit int64, dec *log.D
 		if err != nil || len(batches) == 0 {
 			return -1, -1, false, err
 		}
-		for p := 0; p < len(batches); {
-			h, _ := log.ReadHeader(batches[p:]) // View checked it
-			batch := batches[p : p+h.Size()]
-			p += h.Size()
+		for bi := log.NewBatchIter(batches); bi.Next(); { // View checked them
+			h, batch := bi.Header(), bi.Batch()
 			from = h.NextOffset()
 			switch {
 			case h.MaxTimestamp < ts || h.IsControl() || h.LastOffset() < startOffset:
