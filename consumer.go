@@ -315,10 +315,8 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 			// Retention moved the start past our position: reset.
 			np, rerr := c.opts.AutoOffsetReset.Position(tp, pos, false, p.StartOffset(), p.HighWatermark())
 			if rerr != nil {
-				if len(out) > 0 {
-					return out, nil
-				}
-				return nil, fmt.Errorf("strata: group %q: %w", c.group, rerr)
+				failed = errors.Join(failed, fmt.Errorf("strata: group %q: %w", c.group, rerr))
+				continue
 			}
 			c.mu.Lock()
 			c.pos[tp] = np
@@ -418,10 +416,11 @@ func (c *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition
 	now := c.s.opts.Now()
 	commits := make(map[TopicPartition]OffsetAndMetadata, len(offsets))
 	for tp, off := range offsets {
-		if err := c.s.checkCommit(tp.Topic, tp.Partition, off); err != nil {
+		id, err := c.s.checkCommit(tp.Topic, tp.Partition, off)
+		if err != nil {
 			return err
 		}
-		commits[tp] = OffsetAndMetadata{Offset: off, CommitTime: now}
+		commits[tp] = OffsetAndMetadata{Offset: off, CommitTime: now, TopicID: id}
 	}
 	c.mu.Lock()
 	ref := c.ref

@@ -80,6 +80,7 @@ func TestBadInputSentinels(t *testing.T) {
 
 	for name, cfg := range map[string]strata.TopicConfig{
 		"NaN ratio":         {MinCleanableDirtyRatio: math.NaN()},
+		"-Inf ratio":        {MinCleanableDirtyRatio: math.Inf(-1), CleanupPolicy: strata.CleanupCompact},
 		"ratio above 1":     {MinCleanableDirtyRatio: 2},
 		"negative interval": {Sync: strata.SyncEvery(-time.Second)},
 	} {

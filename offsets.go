@@ -111,12 +111,15 @@ func (s *Store) initGroups() error {
 	if err != nil {
 		return err
 	}
+	// Stale offsets are harmless (no read returns them: their topic is
+	// gone, or their id is not its id): a failure to tombstone them, on a
+	// full disk say, is logged, and the next Open tries again.
 	n, err := s.groups.DeleteStaleOffsets()
 	if n > 0 {
 		s.opts.Logger.Warn("strata: deleted the committed offsets of topics that no longer exist", "offsets", n)
 	}
 	if err != nil {
-		return fmt.Errorf("strata: deleting the offsets of deleted topics: %w", err)
+		s.opts.Logger.Warn("strata: could not delete the committed offsets of topics that no longer exist; the next Open tries again", "err", err)
 	}
 	return nil
 }
@@ -195,25 +198,28 @@ func (s *Store) reopenRecovered(t *topic.Topic) (*topic.Topic, error) {
 // topic, as durable as the store's flush policy makes appends, and replayed
 // at Open. Consumers commit with Consumer.Commit.
 func (s *Store) Commit(groupName, topicName string, part int, offset int64, metadata string) error {
-	if err := s.checkCommit(topicName, part, offset); err != nil {
+	id, err := s.checkCommit(topicName, part, offset)
+	if err != nil {
 		return err
 	}
 	tp := TopicPartition{Topic: topicName, Partition: part}
 	return s.groups.Commit(groupName, group.MemberRef{}, map[TopicPartition]OffsetAndMetadata{
-		tp: {Offset: offset, Metadata: metadata, CommitTime: s.opts.Now()},
+		tp: {Offset: offset, Metadata: metadata, CommitTime: s.opts.Now(), TopicID: id},
 	})
 }
 
-// checkCommit refuses a commit outside the partition's [start, end].
-func (s *Store) checkCommit(topicName string, part int, offset int64) error {
-	p, err := s.partition(topicName, part)
+// checkCommit refuses a commit outside the partition's [start, end], and
+// returns the id of the topic it checked, for the commit to carry: a topic
+// deleted (or created again) before the commit is stored must not take it.
+func (s *Store) checkCommit(topicName string, part int, offset int64) (TopicID, error) {
+	t, p, err := s.topicPartition(topicName, part)
 	if err != nil {
-		return err
+		return TopicID{}, err
 	}
 	if start, end := p.StartOffset(), p.HighWatermark(); offset < start || offset > end {
-		return fmt.Errorf("strata: commit of offset %d for %s-%d out of range [%d, %d]: %w", offset, topicName, part, start, end, ErrOffsetOutOfRange)
+		return TopicID{}, fmt.Errorf("strata: commit of offset %d for %s-%d out of range [%d, %d]: %w", offset, topicName, part, start, end, ErrOffsetOutOfRange)
 	}
-	return nil
+	return t.ID(), nil
 }
 
 // Committed returns a group's committed offset for a partition, and false

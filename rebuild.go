@@ -42,24 +42,9 @@ func RebuildRegistry(dir string) ([]string, error) {
 	if err == nil && len(reg) > 0 {
 		return nil, fmt.Errorf("strata: %s reads fine; nothing to rebuild: %w", filepath.Join(dir, topicsFile), ErrInvalidConfig)
 	}
-	names, err := fsys.ReadDir(dir)
+	counts, err := partitionDirs(fsys, dir)
 	if err != nil {
-		return nil, fmt.Errorf("strata: listing %s: %w", dir, err)
-	}
-	counts := map[string]int{}
-	for _, name := range names {
-		i := strings.LastIndexByte(name, '-')
-		if i <= 0 {
-			continue
-		}
-		n, err := strconv.Atoi(name[i+1:])
-		if err != nil || n < 0 || strconv.Itoa(n) != name[i+1:] || topic.ValidateName(name[:i]) != nil {
-			continue // not a partition directory ("t-0.x-delete", a file)
-		}
-		if fi, err := fsys.Stat(filepath.Join(dir, name)); err != nil || !fi.IsDir {
-			continue
-		}
-		counts[name[:i]] = max(counts[name[:i]], n+1)
+		return nil, err
 	}
 	rebuilt := map[string]registryEntry{}
 	for name, n := range counts {
@@ -106,4 +91,30 @@ func RebuildRegistry(dir string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// partitionDirs returns, for every topic name with partition directories
+// ("<topic>-<partition>") in dir, the number of partitions its
+// highest-numbered one says it has.
+func partitionDirs(fsys vfs.FS, dir string) (map[string]int, error) {
+	names, err := fsys.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("strata: listing %s: %w", dir, err)
+	}
+	counts := map[string]int{}
+	for _, name := range names {
+		i := strings.LastIndexByte(name, '-')
+		if i <= 0 {
+			continue
+		}
+		n, err := strconv.Atoi(name[i+1:])
+		if err != nil || n < 0 || strconv.Itoa(n) != name[i+1:] || topic.ValidateName(name[:i]) != nil {
+			continue // not a partition directory ("t-0.x-delete", a file)
+		}
+		if fi, err := fsys.Stat(filepath.Join(dir, name)); err != nil || !fi.IsDir {
+			continue
+		}
+		counts[name[:i]] = max(counts[name[:i]], n+1)
+	}
+	return counts, nil
 }

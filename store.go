@@ -3,8 +3,10 @@ package strata
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -40,6 +42,11 @@ type Store struct {
 	closed atomic.Bool
 
 	groups *group.Coordinator // consumer groups and their committed offsets
+
+	// orphans are the topics whose partition directories a store without
+	// topics.json found at Open (see noteOrphans): CreateTopic refuses
+	// them. Set by Open only.
+	orphans map[string]bool
 
 	stop chan struct{} // closed by Close: stops the background goroutine (retention and cleaning)
 	done chan struct{} // closed when it has stopped
@@ -120,6 +127,11 @@ func (s *Store) load() error {
 	if err != nil {
 		return err
 	}
+	if _, err := s.fsys.Stat(filepath.Join(s.dir, topicsFile)); errors.Is(err, os.ErrNotExist) {
+		if err := s.noteOrphans(); err != nil {
+			return err
+		}
+	}
 	// Topics from a registry without ids (version 1) take the id their
 	// partition directory records (written by an Open that crashed before
 	// it rewrote the registry, or by Kafka), or a new one.
@@ -154,6 +166,29 @@ func (s *Store) load() error {
 		}
 	}
 	s.topics.Store(&topics)
+	return nil
+}
+
+// noteOrphans looks, in a store without topics.json, for partition
+// directories: topics.json was lost (a restore that missed it, a removal by
+// hand), since a store writes it before it creates any. Their topics are
+// not opened, and CreateTopic refuses their names instead of removing their
+// data as stale; the log says how to keep them.
+func (s *Store) noteOrphans() error {
+	counts, err := partitionDirs(s.fsys, s.dir)
+	if err != nil {
+		return err
+	}
+	if len(counts) == 0 {
+		return nil
+	}
+	s.orphans = map[string]bool{}
+	for name := range counts {
+		s.orphans[name] = true
+	}
+	s.opts.Logger.Warn("strata: "+topicsFile+" is missing, but partition directories are there; their topics are not opened: "+
+		"rebuild the registry with strata.RebuildRegistry(dir) to keep them, or remove the directories",
+		"dir", s.dir, "topics", slices.Sorted(maps.Keys(s.orphans)))
 	return nil
 }
 

@@ -43,6 +43,10 @@ func (s *Store) createTopic(name string, cfg TopicConfig) error {
 	if _, ok := old[name]; ok {
 		return fmt.Errorf("strata: topic %q: %w", name, ErrTopicExists)
 	}
+	if s.orphans[name] {
+		return fmt.Errorf("strata: topic %q: partition directories of the name are there, but %s, which would list them, was missing at Open: "+
+			"rebuild it with RebuildRegistry to keep their data, or remove them: %w", name, topicsFile, ErrTopicExists)
+	}
 	if err := checkRoom(name, cfg.Partitions); err != nil {
 		return err
 	}
@@ -61,6 +65,8 @@ func (s *Store) createTopic(name string, cfg TopicConfig) error {
 			continue
 		}
 		dir := filepath.Join(s.dir, e)
+		s.opts.Logger.Warn("strata: removing a partition directory of a topic that no longer exists (a deletion a crash stopped)",
+			"dir", dir, "topic_id", topic.DirID(s.fsys, dir).String())
 		if err := s.fsys.RemoveAll(dir); err != nil {
 			return fmt.Errorf("strata: removing stale %s: %w", dir, err)
 		}
@@ -121,42 +127,47 @@ func (s *Store) DeleteTopic(name string) error {
 	if topic.IsInternal(name) {
 		return fmt.Errorf("strata: topic %q: %w", name, ErrReservedTopic)
 	}
-	if err := s.deleteTopic(name); err != nil {
+	id, err := s.deleteTopic(name)
+	if err != nil {
 		return err
 	}
-	s.deleteTopicOffsets(name)
+	s.deleteTopicOffsets(name, id)
 	return nil
 }
 
 // deleteTopicOffsets deletes every group's committed offsets for a deleted
-// topic, as Kafka does, so that a topic created again under the name starts
-// from its beginning for them, even for groups whose members subscribe to
-// it.
-func (s *Store) deleteTopicOffsets(name string) {
-	if err := s.groups.DeleteTopic(name); err != nil {
+// topic, whose id was id, as Kafka does, so that a topic created again
+// under the name starts from its beginning for them, even for groups whose
+// members subscribe to it. Offsets committed for a topic of the name
+// created meanwhile stay. A failure leaves offsets that nothing reads (their
+// id is the deleted topic's); the next Open deletes them.
+func (s *Store) deleteTopicOffsets(name string, id topic.ID) {
+	if err := s.groups.DeleteTopic(name, id); err != nil {
 		s.opts.Logger.Warn("strata: could not delete the offsets of a deleted topic", "topic", name, "err", err)
 	}
 }
 
-func (s *Store) deleteTopic(name string) error {
+// deleteTopic removes the topic from the registry and its data, and
+// returns its id.
+func (s *Store) deleteTopic(name string) (topic.ID, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed.Load() {
-		return ErrClosed
+		return topic.ID{}, ErrClosed
 	}
 	old := *s.topics.Load()
 	t, ok := old[name]
 	if !ok {
-		return fmt.Errorf("strata: topic %q: %w", name, ErrUnknownTopic)
+		return topic.ID{}, fmt.Errorf("strata: topic %q: %w", name, ErrUnknownTopic)
 	}
 	next := maps.Clone(old)
 	delete(next, name)
 	if err := writeRegistry(s.fsys, s.dir, entries(next)); err != nil {
-		return err
+		return topic.ID{}, err
 	}
 	s.topics.Store(&next)
 	_ = t.Close()
-	return s.removePartitionDirs(name, t.NumPartitions())
+	return t.ID(), s.removePartitionDirs(name, t.NumPartitions())
 }
 
 // removePartitionDirs removes the directories of a topic's partitions

@@ -332,14 +332,18 @@ func (c *Coordinator) DeleteOffsets(group string, parts ...TopicPartition) error
 // offsets of deleted partitions so that a topic created again under the
 // name is read from its start. DeleteOffsets, the admin operation, refuses
 // while a member subscribes to the topic.
-func (c *Coordinator) DeleteTopic(topic string) error {
+//
+// id is the deleted topic's id: the offsets committed with it, or with no
+// id, go; an offset committed for a topic of the name created since (with
+// another id) stays. A zero id deletes every offset of the name.
+func (c *Coordinator) DeleteTopic(topic string, id [16]byte) error {
 	var errs []error
 	for _, g := range c.all() {
 		g.mu.Lock()
 		c.expireLocked(g)
 		var parts []TopicPartition
-		for tp := range g.offsets {
-			if tp.Topic == topic {
+		for tp, om := range g.offsets {
+			if tp.Topic == topic && (id == [16]byte{} || om.TopicID == id || om.TopicID == [16]byte{}) {
 				parts = append(parts, tp)
 			}
 		}

@@ -88,10 +88,10 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	p.synced.Store(active.seg.NextOffset())
 	if !clean || rpLost {
 		// Everything below the active segment is now checked and synced.
-		if err := writeCheckpoint(fsys, dir, recoveryPointFile, active.seg.Base()); err != nil {
-			releaseAll(segs)
-			return nil, err
-		}
+		// A checkpoint that cannot be written (a full disk) stays due, as
+		// after a roll: it only makes the next recovery start earlier.
+		p.checkpoint.set(active.seg.Base())
+		p.checkpointLocked()
 	}
 	p.startBackground()
 	return p, nil

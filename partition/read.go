@@ -12,8 +12,9 @@ import (
 // maxBytes (always at least one batch), and returns them. The first batch may
 // start before offset: skip its earlier records (a Reader does). Only
 // batches below the high watermark are returned: reading at HighWatermark
-// returns no bytes; an offset outside [StartOffset, HighWatermark] is
-// ErrOutOfRange, with the valid range in the message.
+// (or past it, up to EndOffset) returns no bytes; an offset outside
+// [StartOffset, EndOffset] is ErrOutOfRange, with the range readers see in
+// the message.
 //
 // Every batch is checked (header rules, offsets that follow one another,
 // and its CRC the first time the process reads it, unless the process
@@ -57,18 +58,22 @@ func (p *Partition) viewBatches(offset int64, maxBytes int) ([]byte, *segRef, er
 // (true: the reference is then the caller's) or fails (the reference is
 // released and the error returned, naming the partition). A segment dropped
 // meanwhile makes it start over on a fresh snapshot. It reports false, with
-// no error, when offset is the high watermark or no segment was kept, and
-// ErrOutOfRange when offset is outside [StartOffset, HighWatermark].
+// no error, when offset is at or past the high watermark (up to EndOffset)
+// or no segment was kept, and ErrOutOfRange when offset is outside
+// [StartOffset, EndOffset].
 func (p *Partition) fromSegment(offset int64, try func(st *state, i int, r *segRef, hw int64) (bool, error)) (bool, error) {
 	for {
 		if err := p.checkOpen(); err != nil {
 			return false, err // Close released the segments
 		}
 		st, start, end := p.readable()
-		if offset < start || offset > end {
+		if offset < start || offset > max(end, p.end.Load()) {
 			return false, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", offset, p.name, start, end, ErrOutOfRange)
 		}
-		if offset == end {
+		if offset >= end {
+			// At the high watermark, or past it but not past the end
+			// offset (an fsync in flight under SyncAlways): nothing to
+			// read yet, as Kafka answers a fetch between the two.
 			return false, nil
 		}
 		i := sort.Search(len(st.segs), func(i int) bool { return st.segs[i].seg.Base() > offset }) - 1

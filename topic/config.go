@@ -170,7 +170,7 @@ func (c Config) WithDefaults() (Config, error) {
 		return c, fmt.Errorf("topic: compression type %q is not producer, none, gzip, snappy, lz4 or zstd: %w", c.Compression, ErrInvalidConfig)
 	case c.Compression == CompressionProducer && c.CompressionLevel != 0:
 		return c, fmt.Errorf("topic: compression level %d without a codec (compression type producer): %w", c.CompressionLevel, ErrInvalidConfig)
-	case math.IsNaN(c.MinCleanableDirtyRatio) || c.MinCleanableDirtyRatio > 1:
+	case math.IsNaN(c.MinCleanableDirtyRatio) || math.IsInf(c.MinCleanableDirtyRatio, 0) || c.MinCleanableDirtyRatio > 1:
 		return c, fmt.Errorf("topic: min cleanable dirty ratio %v out of range [0, 1] (negative: 0): %w", c.MinCleanableDirtyRatio, ErrInvalidConfig)
 	}
 	if err := c.Sync.Validate(); err != nil {

@@ -43,13 +43,22 @@ func TestPartitionMetadata(t *testing.T) {
 	require.NoError(t, m.MkdirAll("t-0", 0o755))
 	require.True(t, DirID(m, "t-0").IsZero(), "no file: no id")
 	id := NewID()
-	require.NoError(t, ensureMetadata(m, "t-0", id))
+	was, err := ensureMetadata(m, "t-0", id)
+	require.NoError(t, err)
+	require.True(t, was.IsZero())
 	data, err := vfs.ReadFile(m, "t-0/partition.metadata")
 	require.NoError(t, err)
 	require.Equal(t, "version: 0\ntopic_id: "+id.String(), string(data), "Kafka's format")
 	require.Equal(t, id, DirID(m, "t-0"))
-	require.NoError(t, ensureMetadata(m, "t-0", id), "the same id again is fine")
-	require.ErrorIs(t, ensureMetadata(m, "t-0", NewID()), ErrIDMismatch)
+	was, err = ensureMetadata(m, "t-0", id)
+	require.NoError(t, err, "the same id again is fine")
+	require.Equal(t, id, was)
+	other := NewID()
+	was, err = ensureMetadata(m, "t-0", other)
+	require.NoError(t, err, "another id: the registry's wins")
+	require.Equal(t, id, was)
+	require.Equal(t, other, DirID(m, "t-0"))
+	id = other
 
 	// A torn or damaged file names no id, and is written again.
 	for _, bad := range []string{"", "version: 0\n", "version: 1\ntopic_id: " + id.String(), "garbage"} {
@@ -59,7 +68,8 @@ func TestPartitionMetadata(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, f.Close())
 		require.True(t, DirID(m, "t-0").IsZero(), "%q", bad)
-		require.NoError(t, ensureMetadata(m, "t-0", id))
+		_, err = ensureMetadata(m, "t-0", id)
+		require.NoError(t, err)
 		require.Equal(t, id, DirID(m, "t-0"))
 	}
 }

@@ -1,7 +1,6 @@
 package topic
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -13,10 +12,6 @@ import (
 // topic id, in Kafka's format ("version: 0\ntopic_id: <id>"): a Kafka
 // broker deletes a partition directory without one as stray.
 const MetadataFile = "partition.metadata"
-
-// ErrIDMismatch means a partition directory belongs to another topic of
-// the same name: its partition.metadata names another topic id.
-var ErrIDMismatch = errors.New("topic: partition directory of another topic id")
 
 // readMetadata returns the topic id in dir's partition.metadata, the zero
 // id if there is no readable one (missing, torn by a crash, damaged).
@@ -45,24 +40,22 @@ func readMetadata(fsys vfs.FS, dir string) ID {
 	return id
 }
 
-// ensureMetadata makes dir's partition.metadata name id: it writes the file
-// if it has no readable id, and fails with ErrIDMismatch if it names
-// another. The file is written with a rename but not fsynced: the store's
-// registry is the durable record of the id, and a file a crash tore is
-// written again at the next Open.
-func ensureMetadata(fsys vfs.FS, dir string, id ID) error {
-	switch got := readMetadata(fsys, dir); {
-	case got == id:
-		return nil
-	case !got.IsZero():
-		return fmt.Errorf("topic: %s names topic id %s, the topic's id is %s (a directory left by an earlier topic of the name?): %w",
-			filepath.Join(dir, MetadataFile), got, id, ErrIDMismatch)
+// ensureMetadata makes dir's partition.metadata name id, writing the file
+// if it names no id or another one, and returns what it named before
+// (zero if nothing readable). The store's registry, checksummed and
+// fsynced, is the record of the id: this file is a copy for Kafka's tools,
+// written with a rename but not fsynced, so a file that a crash tore or a
+// bad sector changed is written again.
+func ensureMetadata(fsys vfs.FS, dir string, id ID) (ID, error) {
+	got := readMetadata(fsys, dir)
+	if got == id {
+		return got, nil
 	}
 	path := filepath.Join(dir, MetadataFile)
 	if err := vfs.ReplaceFile(fsys, path, []byte("version: 0\ntopic_id: "+id.String())); err != nil {
-		return fmt.Errorf("topic: writing %s: %w", path, err)
+		return got, fmt.Errorf("topic: writing %s: %w", path, err)
 	}
-	return nil
+	return got, nil
 }
 
 // DirID returns the topic id that the partition directory dir records, the

@@ -30,7 +30,7 @@ type Topic struct {
 // cfg (defaults filled) on top of base, the store's clock, logger and flush
 // policy. clean says whether the store shut down cleanly (see
 // partition.Open). Each partition directory's partition.metadata is
-// written if it names no id; one that names another id is ErrIDMismatch.
+// written if it does not name id (one naming another is logged).
 func Open(fsys vfs.FS, root, name string, id ID, cfg Config, base partition.Config, clean bool) (*Topic, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
@@ -52,7 +52,11 @@ func Open(fsys vfs.FS, root, name string, id ID, cfg Config, base partition.Conf
 		p, err := partition.Open(fsys, dir, pcfg, clean)
 		if err == nil {
 			t.parts = append(t.parts, p)
-			err = ensureMetadata(fsys, dir, id)
+			var was ID
+			if was, err = ensureMetadata(fsys, dir, id); err == nil && !was.IsZero() && was != id {
+				p.Config().Logger.Warn("topic: partition.metadata named another topic id; rewrote it with the registry's",
+					"dir", dir, "was", was.String(), "id", id.String())
+			}
 		}
 		if err != nil {
 			_ = t.Close()
