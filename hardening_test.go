@@ -244,3 +244,78 @@ func TestLostRegistryKeepsTheData(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, recs, 10)
 }
+
+// TestRecordsAfterADamagedLengthStayReachable: a damaged length field in
+// the part of a segment a clean Open scans is stepped over to the next
+// batch that reads: the records before it read, a read at it fails, and
+// the records after it stay reachable by offset.
+func TestRecordsAfterADamagedLengthStayReachable(t *testing.T) {
+	dir := t.TempDir()
+	s, err := strata.Open(dir, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	for i := range 20 {
+		_, err := s.AppendTo(ctx, "t", 0, rec("k", fmt.Sprint(i)))
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+	logPath := filepath.Join(dir, "t-0", "00000000000000000000.log")
+	b, err := os.ReadFile(logPath)
+	require.NoError(t, err)
+	// Find batch 10 (one record per batch) and damage its length field.
+	pos := 0
+	for range 10 {
+		pos += 12 + int(uint32(b[pos+8])<<24|uint32(b[pos+9])<<16|uint32(b[pos+10])<<8|uint32(b[pos+11]))
+	}
+	b[pos+11] ^= 0x40
+	require.NoError(t, os.WriteFile(logPath, b, 0o644))
+	s, err = strata.Open(dir, nil)
+	require.NoError(t, err)
+	defer s.Close()
+	recs, err := s.Read(ctx, "t", 0, 0, 100)
+	require.NoError(t, err)
+	require.Len(t, recs, 10, "the intact records before the damage")
+	_, err = s.Read(ctx, "t", 0, 10, 1)
+	require.ErrorIs(t, err, strata.ErrCorrupt)
+	recs, err = s.Read(ctx, "t", 0, 15, 1)
+	require.NoError(t, err, "records after the damaged batch stay reachable by offset")
+	require.Len(t, recs, 1)
+}
+
+// TestDamagedLengthInSealedSegmentKeepsLaterSegments: a clean shutdown,
+// then one flipped bit in the length field of the last batch of a sealed
+// segment (the part Open scans): the segment is cut at the damage, and the
+// later segments — intact, fsynced records — stay.
+func TestDamagedLengthInSealedSegmentKeepsLaterSegments(t *testing.T) {
+	dir := t.TempDir()
+	s, err := strata.Open(dir, &strata.Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{SegmentBytes: 4 << 10, Retention: -1}))
+	for i := range 200 {
+		_, err := s.AppendTo(ctx, "t", 0, rec("k", fmt.Sprintf("value-%03d-%s", i, strings.Repeat("x", 40))))
+		require.NoError(t, err)
+	}
+	d, err := s.DescribeTopic("t")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, d.Partitions[0].Segments, 4)
+	require.NoError(t, s.Close())
+
+	logPath := filepath.Join(dir, "t-0", "00000000000000000000.log")
+	b, err := os.ReadFile(logPath)
+	require.NoError(t, err)
+	// The last batch of the first (sealed) segment: damage its length.
+	pos, last := 0, 0
+	for pos < len(b) {
+		last = pos
+		pos += 12 + int(uint32(b[pos+8])<<24|uint32(b[pos+9])<<16|uint32(b[pos+10])<<8|uint32(b[pos+11]))
+	}
+	b[last+11] ^= 0x40
+	require.NoError(t, os.WriteFile(logPath, b, 0o644))
+
+	s, err = strata.Open(dir, &strata.Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	defer s.Close()
+	end, err := s.ListOffsets("t", 0, strata.Latest)
+	require.NoError(t, err)
+	require.Equal(t, int64(200), end, "one flipped bit of one batch; the later segments hold 150+ intact records")
+}

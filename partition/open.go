@@ -263,6 +263,11 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBas
 			}
 		}
 		if !trusted || errors.Is(err, segment.ErrCorrupt) {
+			// A segment that was trusted (closed cleanly, or synced below
+			// the recovery point) and failed its check is damaged data,
+			// not the unsynced tail of a crash: the segments after it are
+			// durable, and stay.
+			durable := trusted
 			trusted = false
 			if err != nil {
 				p.cfg.Logger.Warn("partition: segment failed its check, recovering it", "dir", p.dir, "base", base, "err", err)
@@ -282,9 +287,10 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBas
 					"dir", p.dir, "files", rec.Recreated)
 				err = p.fsys.SyncDir(p.dir) // and so are their names
 			}
-			if err == nil && rec.Truncated > 0 && !last {
-				// What followed the cut bytes cannot stay (as Kafka's
-				// recovery has it): every later segment goes.
+			if err == nil && rec.Truncated > 0 && !last && !durable {
+				// What followed the cut bytes of an unsynced segment
+				// cannot stay (as Kafka's recovery has it): every later
+				// segment goes.
 				segs = append(segs, newRef(s))
 				if err := p.dropSegments(bases[i+1:]); err != nil {
 					return fail(err)

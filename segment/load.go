@@ -11,8 +11,13 @@ import (
 // next offset comes from scanning the batch headers after the offset index's
 // last entry. A scanned batch raises the max timestamp only if its CRC
 // holds (see raiseMaxTimestampChecked); one that fails is left for reads to
-// report, and recorded for Damaged. The indexes get a shape check; a failure
-// is ErrCorrupt, and the caller recovers the segment instead.
+// report, and recorded for Damaged. A header that does not read (a damaged
+// length or magic, offsets that run backwards) is stepped over to the next
+// batch that reads (see resync): the bytes between are a hole, which reads
+// report when they reach it and lookups jump, and nothing after it is lost;
+// when nothing after the damage reads, load fails. The indexes get a shape
+// check; a failure is ErrCorrupt, and the caller recovers the segment
+// instead.
 func (s *Segment) load() error {
 	size, err := s.log.Size()
 	if err != nil {
@@ -46,10 +51,37 @@ func (s *Segment) load() error {
 	s.sinceIndex = size - int64(pos)
 	next := s.base
 	reach := int64(-1) // see entryFits
+	afterHole := false // the batch at p follows a hole: its offsets only have to rise
 	for p := int64(pos); p < size; {
 		h, err := s.headerAt(p, size)
-		if err != nil {
+		switch {
+		case err != nil:
+		case afterHole && h.BaseOffset < next:
+			err = corruptAt(s.path, p, fmt.Errorf("base offset %d after a hole, below %d", h.BaseOffset, next))
+		case p > int64(pos) && !afterHole:
+			err = s.checkFollows(h.BaseOffset, next, p)
+		}
+		afterHole = false
+		if err != nil && firstNonZero(s.data[p:min(size, p+log.BatchHeaderSize)]) < 0 {
+			// Zeros, as a file grown ahead of its appends leaves them: not
+			// a file closed cleanly; recovery cuts them.
 			return err
+		}
+		if err != nil {
+			q := s.resync(p, size, next)
+			if q == size {
+				// Nothing reads after the damage: let recovery cut it
+				// (the caller keeps the segments after this one).
+				return err
+			}
+			base, _, _, _ := s.peek(q, size) // resync checked it
+			s.holes = append(s.holes, hole{pos: p, end: q, next: base, err: err})
+			if s.damaged == nil {
+				s.damaged = err
+			}
+			reach = -1 // what the hole held cannot be checked against the entry
+			p, afterHole = q, true
+			continue
 		}
 		if p == int64(pos) && entries > 0 {
 			if reach = entryFits(h.LastOffset(), entryOffset); reach == -2 {
@@ -57,14 +89,9 @@ func (s *Segment) load() error {
 					fmt.Errorf("last index entry names offset %d but the batch at %d ends at %d", entryOffset, pos, h.LastOffset()))
 			}
 		}
-		if p > int64(pos) {
-			if err := s.checkFollows(h.BaseOffset, next, p); err != nil {
-				return err
-			}
-			if reach >= 0 {
-				if reach = reaches(h.BaseOffset, h.LastOffset(), reach); reach == -2 {
-					return corruptAt(s.path, p, fmt.Errorf("no batch ends at the offset %d of the last index entry", entryOffset))
-				}
+		if p > int64(pos) && reach >= 0 {
+			if reach = reaches(h.BaseOffset, h.LastOffset(), reach); reach == -2 {
+				return corruptAt(s.path, p, fmt.Errorf("no batch ends at the offset %d of the last index entry", entryOffset))
 			}
 		}
 		if err := s.raiseMaxTimestampChecked(h, p); err != nil && s.damaged == nil {
@@ -125,4 +152,59 @@ func (s *Segment) checkIndexShape(size int64) error {
 		}
 	}
 	return nil
+}
+
+// hole is a damaged stretch of a segment's log that Open found and stepped
+// over: [pos, end) holds nothing that reads as a batch, and the batch that
+// starts at end, with base offset next, reads. The offsets below next that
+// no batch before the hole holds were in the hole: reading them is err.
+type hole struct {
+	pos, end int64
+	next     int64
+	err      error
+}
+
+// resync returns the first position after p, up to end, at which a run of
+// batches that read — headers valid, offsets rising from minBase on, the
+// first one's CRC matching — goes on to end exactly: where reading can go
+// on after damage at p. It returns end if there is none.
+func (s *Segment) resync(p, end, minBase int64) int64 {
+	for q := p + 1; q+log.PrefixSize <= end; q++ {
+		base, _, size, ok := s.peek(q, end)
+		if !ok || base < minBase {
+			continue
+		}
+		if _, err := log.CheckBatch(s.data[q : q+size]); err != nil {
+			continue
+		}
+		if s.chainEnds(q, end) {
+			return q
+		}
+	}
+	return end
+}
+
+// chainEnds reports whether the batches from q on read (headers valid,
+// offsets rising) up to end exactly.
+func (s *Segment) chainEnds(q, end int64) bool {
+	next := int64(-1)
+	for q < end {
+		h, err := s.headerAt(q, end)
+		if err != nil || h.BaseOffset < next {
+			return false
+		}
+		next = h.NextOffset()
+		q += int64(h.Size())
+	}
+	return q == end
+}
+
+// holeAt returns the hole that starts at pos, and false if none does.
+func (s *Segment) holeAt(pos int64) (hole, bool) {
+	for _, h := range s.holes {
+		if h.pos == pos {
+			return h, true
+		}
+	}
+	return hole{}, false
 }

@@ -171,6 +171,15 @@ func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
 	for pos < end {
 		base, last, size, ok := s.peek(pos, end)
 		if !ok {
+			if h, ok := s.holeAt(pos); ok {
+				// Damage Open stepped over: a lookup past it goes on
+				// after it; one of an offset it held fails.
+				if offset < h.next {
+					return -1, -1, h.err
+				}
+				pos, expect, checkEntry, reach = h.end, -1, false, -1
+				continue
+			}
 			// Not a plausible header: let the full check say why.
 			_, err := s.headerAt(pos, end)
 			if err == nil {

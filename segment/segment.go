@@ -124,8 +124,9 @@ type Segment struct {
 	writable      bool
 	sealed        bool
 	closed        bool
-	marked        bool  // MarkDeleted renamed the files: the live names are not ours
-	damaged       error // the first damaged batch load found, for Damaged
+	marked        bool   // MarkDeleted renamed the files: the live names are not ours
+	damaged       error  // the first damaged batch load found, for Damaged
+	holes         []hole // damaged stretches load stepped over; set by Open only
 }
 
 // Create makes a new, empty, writable segment with base offset base in dir,
