@@ -12,7 +12,6 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
-	"github.com/pierrec/lz4/v4"
 )
 
 // The codecs of a compressed batch's records section, as Kafka frames them
@@ -79,7 +78,7 @@ func decompress(dst []byte, c Compression, src []byte, limit int) ([]byte, error
 		return dst, errorf(ErrUnsupportedCompression, "unknown compression codec %d", c)
 	}
 	switch {
-	case errors.Is(err, ErrTooLarge) || errors.Is(err, ErrCorrupt):
+	case errors.Is(err, ErrTooLarge) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrUnsupportedCompression):
 		return dst[:n], err
 	case err != nil:
 		return dst[:n], errorf(ErrCorrupt, "records compressed with %s: %v", c, err)
@@ -212,65 +211,6 @@ func unsnappyBlock(dst, src []byte, limit int) ([]byte, error) {
 		return dst[:start], fmt.Errorf("snappy block decoded to %d bytes, declared %d", len(out), n)
 	}
 	return dst, nil
-}
-
-// lz4Reader is a pooled lz4 frame reader with the bytes.Reader it reads.
-type lz4Reader struct {
-	src bytes.Reader
-	lz  *lz4.Reader
-}
-
-var lz4Readers = sync.Pool{New: func() any {
-	r := &lz4Reader{}
-	r.lz = lz4.NewReader(&r.src)
-	return r
-}}
-
-func unlz4(dst, src []byte, limit int) ([]byte, error) {
-	r := lz4Readers.Get().(*lz4Reader)
-	defer lz4Readers.Put(r)
-	r.src.Reset(src)
-	r.lz.Reset(&r.src)
-	return readLimited(dst, r.lz, LZ4, limit)
-}
-
-// lz4Writers pools lz4 frame writers per level, 1 to 17.
-var lz4Writers [MaxLZ4Level + 1]sync.Pool
-
-// lz4Level maps a Kafka lz4 level to pierrec's: Kafka's default (9) uses
-// lz4-java's fast compressor, the others its high-compression one, whose
-// levels pierrec has up to 9.
-func lz4Level(level int) lz4.CompressionLevel {
-	if level == 0 || level == DefaultLZ4Level {
-		return lz4.Fast
-	}
-	return lz4.Level1 << (min(level, 9) - 1)
-}
-
-func lz4Append(dst, src []byte, level int) ([]byte, error) {
-	if level == 0 {
-		level = DefaultLZ4Level
-	}
-	a := appender{b: dst}
-	w, _ := lz4Writers[level].Get().(*lz4.Writer)
-	if w == nil {
-		w = lz4.NewWriter(&a)
-		// Kafka's framing: independent 64 KiB blocks, no block checksums.
-		if err := w.Apply(lz4.BlockSizeOption(lz4.Block64Kb), lz4.BlockChecksumOption(false),
-			lz4.ChecksumOption(true), lz4.CompressionLevelOption(lz4Level(level))); err != nil {
-			return dst, err
-		}
-	} else {
-		w.Reset(&a)
-	}
-	defer lz4Writers[level].Put(w)
-	if _, err := w.Write(src); err != nil {
-		return dst, err
-	}
-	if err := w.Close(); err != nil {
-		return dst, err
-	}
-	return a.b, nil
 }
 
 // zstdReader is a pooled zstd stream decoder with the bytes.Reader it

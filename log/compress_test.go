@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/s2"
+	"github.com/pierrec/lz4/v4"
 	"github.com/stretchr/testify/require"
 
 	"github.com/stratalog/strata/log"
@@ -392,4 +393,55 @@ func legacyMessage(magic byte, offset int64, key, value []byte) []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(4+len(body)))
 	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(body))
 	return append(b, body...)
+}
+
+// TestLZ4FrameFormat: the frames written are those of lz4's reference
+// format as pierrec/lz4's streaming writer writes them with Kafka's
+// options (the header, and its checksum byte, the same), and frames of
+// every option the format has — block checksums, a content checksum and
+// size, 4 MiB blocks, dependent blocks — read back.
+func TestLZ4FrameFormat(t *testing.T) {
+	var d log.Decoder
+	recs := jsonRecords(2000, 11) // more than one 64 KiB block
+	plain, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1})
+	require.NoError(t, err)
+	section := plain[log.BatchHeaderSize:]
+	require.Greater(t, len(section), 64<<10)
+	ours, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1, Compression: log.LZ4})
+	require.NoError(t, err)
+	var ref bytes.Buffer
+	w := lz4.NewWriter(&ref)
+	require.NoError(t, w.Apply(lz4.BlockSizeOption(lz4.Block64Kb), lz4.BlockChecksumOption(false), lz4.ChecksumOption(false)))
+	_, err = w.Write(section)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	require.Equal(t, ref.Bytes()[:7], ours[log.BatchHeaderSize:log.BatchHeaderSize+7], "the frame header, checksum byte included")
+
+	for name, opts := range map[string][]lz4.Option{
+		"block and content checksums": {lz4.BlockChecksumOption(true), lz4.ChecksumOption(true)},
+		"4 MiB blocks":                {lz4.BlockSizeOption(lz4.Block4Mb)},
+		"content size":                {lz4.SizeOption(uint64(len(section)))},
+		"high compression":            {lz4.CompressionLevelOption(lz4.Level9)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var b bytes.Buffer
+			w := lz4.NewWriter(&b)
+			require.NoError(t, w.Apply(opts...))
+			_, err := w.Write(section)
+			require.NoError(t, err)
+			require.NoError(t, w.Close())
+			sameRecords(t, recs, readAll(t, &d, withRecords(t, plain, log.LZ4, b.Bytes())), 0)
+		})
+	}
+	t.Run("two frames", func(t *testing.T) {
+		half := len(section) / 2
+		var b bytes.Buffer
+		for _, part := range [][]byte{section[:half], section[half:]} {
+			w := lz4.NewWriter(&b)
+			_, err := w.Write(part)
+			require.NoError(t, err)
+			require.NoError(t, w.Close())
+		}
+		sameRecords(t, recs, readAll(t, &d, withRecords(t, plain, log.LZ4, b.Bytes())), 0)
+	})
 }
