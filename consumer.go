@@ -302,9 +302,10 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 				c.mu.Unlock()
 			}
 		}
+		reached := pos
 		if err == nil {
 			// The records go straight into out, with room made for them once.
-			out, err = appendRecords(out, p, pos, c.opts.MaxPollRecords-n, func(r Record) Message {
+			out, reached, err = appendRecords(out, p, pos, c.opts.MaxPollRecords-n, func(r Record) Message {
 				return Message{Topic: tp.Topic, Partition: tp.Partition, Record: r}
 			})
 		}
@@ -329,11 +330,15 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 			failed = errors.Join(failed, err)
 			continue
 		}
-		if len(out) > n {
-			next := out[len(out)-1].Offset + 1
+		if reached > pos {
+			// Past the records delivered, and past what the read stepped
+			// over after them (a transaction's marker, compacted offsets),
+			// so a commit covers them and the lag can reach zero.
 			c.mu.Lock()
-			c.pos[tp] = next
-			c.next = (start + i + 1) % len(order)
+			c.pos[tp] = reached
+			if len(out) > n {
+				c.next = (start + i + 1) % len(order)
+			}
 			c.mu.Unlock()
 		}
 		if len(out) >= c.opts.MaxPollRecords {
@@ -390,9 +395,11 @@ func (c *Consumer) wait(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// Commit commits, for every partition the consumer owns, the offset after
-// the last record Poll returned from it: call it after processing them
-// (at-least-once). A consumer that was evicted gets ErrFenced: its
+// Commit commits, for every partition the consumer owns, its position: the
+// offset after the last record Poll returned from it, or past what Poll
+// stepped over after that record (a transaction's marker, offsets
+// compaction removed), as Kafka's consumers commit. Call it after
+// processing them (at-least-once). A consumer that was evicted gets ErrFenced: its
 // partitions belong to others now, and they will redeliver what it did not
 // commit.
 func (c *Consumer) Commit(ctx context.Context) error {

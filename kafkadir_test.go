@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/stratalog/strata"
@@ -235,4 +236,75 @@ func TestKafkaDirectoryMissingIndexes(t *testing.T) {
 		requireKafkaRecords(t, want, 72, recs)
 		require.NoError(t, s.Close())
 	}
+}
+
+// TestTrailingMarker: a partition whose last batch is a transaction's
+// COMMIT marker. A consumer that read every record commits the end offset
+// (past the marker), so its lag is zero; a read from the marker's offset
+// returns nothing, and a Fetch there waits for a record after it.
+func TestTrailingMarker(t *testing.T) {
+	dir := t.TempDir()
+	p := kafkadir.New(filepath.Join(dir, "k-0"))
+	p.Roll(0)
+	p.Append(kafkadir.Batch(0, 4, kafkadir.Records(0, 5, kafkaEpoch), kafkadir.Opts{ProducerID: 9, BaseSequence: 0, Transactional: true}))
+	p.Append(kafkadir.Control(5, true, 9, 0, kafkaEpoch))
+	_, err := p.Write(kafkadir.Files{})
+	require.NoError(t, err)
+	_, err = strata.RebuildRegistry(dir)
+	require.NoError(t, err)
+	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncNever})
+	require.NoError(t, err)
+	defer s.Close()
+	ctx := context.Background()
+
+	end, err := s.ListOffsets("k", 0, strata.Latest)
+	require.NoError(t, err)
+	require.Equal(t, int64(6), end)
+	recs, err := s.Read(ctx, "k", 0, 5, 10)
+	require.NoError(t, err)
+	require.Empty(t, recs, "the marker is no record")
+
+	c, err := s.Consumer("g", []string{"k"}, strata.ConsumerOptions{AutoOffsetReset: strata.ResetEarliest})
+	require.NoError(t, err)
+	n := 0
+	for n < 5 {
+		msgs, err := c.Poll(ctx)
+		require.NoError(t, err)
+		n += len(msgs)
+	}
+	require.Equal(t, 5, n)
+	pctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	msgs, err := c.Poll(pctx) // steps over the marker
+	cancel()
+	require.Empty(t, msgs)
+	if err != nil {
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	}
+	require.NoError(t, c.Commit(ctx))
+	om, ok := s.Committed("g", "k", 0)
+	require.True(t, ok)
+	require.Equal(t, int64(6), om.Offset, "the commit is past the marker")
+	lag, err := s.Lag(ctx, "g", "k")
+	require.NoError(t, err)
+	require.Zero(t, lag[0].Lag)
+	require.NoError(t, c.Close())
+
+	// A Fetch at the marker waits for a record after it, rather than
+	// returning nothing at once (which would make a fetch loop spin).
+	fetched := make(chan []strata.Record, 1)
+	go func() {
+		recs, err := s.Fetch(ctx, "k", 0, 5, 10, time.Minute)
+		assert.NoError(t, err)
+		fetched <- recs
+	}()
+	off, err := s.AppendTo(ctx, "k", 0, strata.Record{Key: []byte("k"), Value: []byte("after")})
+	require.NoError(t, err)
+	require.Equal(t, int64(6), off)
+	recs = <-fetched
+	require.Len(t, recs, 1)
+	require.Equal(t, int64(6), recs[0].Offset)
+	recs, err = s.Read(ctx, "k", 0, 5, 10)
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	require.Equal(t, int64(6), recs[0].Offset)
 }

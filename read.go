@@ -45,13 +45,15 @@ func (s *Store) Fetch(ctx context.Context, topicName string, part int, offset in
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	recs, err := readRecords(p, offset, max)
+	recs, reached, err := appendRecords(nil, p, offset, max, func(r Record) Record { return r })
 	if err != nil || len(recs) > 0 || maxWait <= 0 {
 		return recs, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, maxWait)
 	defer cancel()
-	if err := p.Wait(wctx, offset); err != nil {
+	// Wait past what the read stepped over (control batches, gaps), so
+	// that a marker at offset does not make every Fetch return at once.
+	if err := p.Wait(wctx, reached); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -64,29 +66,34 @@ func (s *Store) Fetch(ctx context.Context, topicName string, part int, offset in
 }
 
 func readRecords(p *partition.Partition, offset int64, limit int) ([]Record, error) {
-	return appendRecords(nil, p, offset, limit, func(r Record) Record { return r })
+	recs, _, err := appendRecords(nil, p, offset, limit, func(r Record) Record { return r })
+	return recs, err
 }
 
 // appendRecords appends to dst, each made by wrap, up to limit records of p
-// from offset on, as many as readers see now. An error after it appended
-// records (damage further on) ends the read without an error: the records
-// before the damage are returned, and the next read, which starts at the
-// damage, reports it.
-func appendRecords[T any](dst []T, p *partition.Partition, offset int64, limit int, wrap func(Record) T) ([]T, error) {
+// from offset on, as many as readers see now, and returns the offset the
+// read reached: after the last record appended, or further, past what it
+// stepped over after it (control batches, offsets compaction removed)
+// when it read everything readers see. That is where the next read
+// starts, as Kafka's consumers move their position to a batch's next
+// offset. An error after it appended records (damage further on) ends the
+// read without an error: the records before the damage are returned, and
+// the next read, which starts at the damage, reports it.
+func appendRecords[T any](dst []T, p *partition.Partition, offset int64, limit int, wrap func(Record) T) ([]T, int64, error) {
 	if limit <= 0 {
-		return dst, nil
+		return dst, offset, nil
 	}
 	n := len(dst)
-	dst, err := appendRecordsTo(dst, p, offset, limit, wrap)
+	dst, reached, err := appendRecordsTo(dst, p, offset, limit, wrap)
 	if err != nil && len(dst) > n {
-		return dst, nil
+		return dst, reached, nil
 	}
-	return dst, err
+	return dst, reached, err
 }
 
 // appendRecordsTo is appendRecords; on an error it returns what it appended
-// before it.
-func appendRecordsTo[T any](dst []T, p *partition.Partition, offset int64, limit int, wrap func(Record) T) ([]T, error) {
+// before it, and the offset after the last of those.
+func appendRecordsTo[T any](dst []T, p *partition.Partition, offset int64, limit int, wrap func(Record) T) ([]T, int64, error) {
 	want := len(dst) + limit
 	// Ask for about what limit records of a few hundred bytes take, so a
 	// small Read copies little; a short answer just means another round.
@@ -95,7 +102,7 @@ func appendRecordsTo[T any](dst []T, p *partition.Partition, offset int64, limit
 		// A fresh buffer each time: the records returned alias it.
 		batches, err := p.ReadBatches(nil, offset, chunk)
 		if err != nil {
-			return dst, err
+			return dst, offset, err
 		}
 		if len(batches) == 0 {
 			break
@@ -107,7 +114,7 @@ func appendRecordsTo[T any](dst []T, p *partition.Partition, offset int64, limit
 		dst = slices.Grow(dst, int(max(0, min(int64(want-len(dst)), next-offset))))
 		for r, err := range recordsOf(batches, p.MaxDecompressed()) {
 			if err != nil {
-				return dst, err
+				return dst, offset, err
 			}
 			if r.Offset < offset {
 				continue
@@ -115,12 +122,12 @@ func appendRecordsTo[T any](dst []T, p *partition.Partition, offset int64, limit
 			dst = append(dst, wrap(r))
 			offset = r.Offset + 1
 			if len(dst) == want {
-				break
+				return dst, offset, nil
 			}
 		}
 		offset = max(offset, next)
 	}
-	return dst, nil
+	return dst, offset, nil
 }
 
 // Records returns an iterator over a partition's records from offset on that
