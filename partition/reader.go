@@ -17,7 +17,10 @@ import (
 // compressed batch is decompressed once, into a buffer the Reader reuses.
 // Control batches (a transaction's commit or abort markers) are stepped
 // over: they take offsets, but no record of theirs is returned. Records of
-// aborted transactions are returned (Kafka's read_uncommitted). To keep
+// aborted transactions are returned (Kafka's read_uncommitted): filtering
+// them (read_committed) needs the markers, which a scan of the control
+// batches gives (each names its producer id, and log.ParseControlKey its
+// commit or abort), and Kafka's last stable offset. To keep
 // the mapping valid it holds a reference on the segment it is in, which
 // Close releases (so does reaching the end of the partition).
 //
