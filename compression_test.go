@@ -205,9 +205,9 @@ func TestProducerCompression(t *testing.T) {
 
 // TestUnreadableBatchesAreKept: data this version cannot read — messages
 // of Kafka's formats before v2 (magic 0 and 1) and a batch whose codec
-// Kafka does not have — is kept by recovery with everything after it;
-// reading it says what is unsupported, and the records after it are read
-// by offset.
+// Kafka does not have, and a batch that would decompress past the limit —
+// is kept by recovery with everything after it; reading it says what is
+// unsupported, and the records after it are read by offset.
 func TestUnreadableBatchesAreKept(t *testing.T) {
 	for _, crashed := range []bool{false, true} {
 		dir := t.TempDir()
@@ -221,6 +221,15 @@ func TestUnreadableBatchesAreKept(t *testing.T) {
 		fixCRCOf(odd)
 		p.Append(odd)
 		p.Append(kafkadir.Batch(11, 15, kafkadir.Records(11, 5, kafkaEpoch), kafkadir.Opts{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}))
+		// A bomb: a few kilobytes of zstd that hold 80 MiB of records.
+		bomb := make([]log.Record, 10)
+		for i := range bomb {
+			bomb[i] = log.Record{Offset: int64(16 + i), Timestamp: kafkaEpoch, Value: make([]byte, 8<<20)}
+		}
+		zb := kafkadir.Batch(16, 25, bomb, kafkadir.Opts{Codec: log.Zstd, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1})
+		require.Less(t, len(zb), 1<<20)
+		p.Append(zb)
+		p.Append(kafkadir.Batch(26, 27, kafkadir.Records(26, 2, kafkaEpoch), kafkadir.Opts{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}))
 		_, err := p.Write(kafkadir.Files{})
 		require.NoError(t, err)
 		_, err = strata.RebuildRegistry(dir)
@@ -232,7 +241,7 @@ func TestUnreadableBatchesAreKept(t *testing.T) {
 		require.NoError(t, err)
 		end, err := s.ListOffsets("k", 0, strata.Latest)
 		require.NoError(t, err)
-		require.Equal(t, int64(16), end, "crashed=%v: nothing was cut", crashed)
+		require.Equal(t, int64(28), end, "crashed=%v: nothing was cut", crashed)
 		_, err = s.Read(ctx, "k", 0, 0, 10)
 		require.ErrorIs(t, err, strata.ErrUnsupportedFormat)
 		require.NotErrorIs(t, err, strata.ErrCorrupt)
@@ -243,10 +252,15 @@ func TestUnreadableBatchesAreKept(t *testing.T) {
 		require.ErrorIs(t, err, strata.ErrUnsupportedCompression)
 		recs, err = s.Read(ctx, "k", 0, 11, 100)
 		require.NoError(t, err)
-		require.Len(t, recs, 5)
+		require.Len(t, recs, 5, "the records before the bomb")
+		_, err = s.Read(ctx, "k", 0, 16, 100)
+		require.ErrorIs(t, err, strata.ErrDecompressedTooLarge)
+		recs, err = s.Read(ctx, "k", 0, 26, 100)
+		require.NoError(t, err)
+		require.Len(t, recs, 2)
 		off, err := s.AppendTo(ctx, "k", 0, rec("k", "new"))
 		require.NoError(t, err)
-		require.Equal(t, int64(16), off, "no offset is used twice")
+		require.Equal(t, int64(28), off, "no offset is used twice")
 		require.NoError(t, s.Close())
 	}
 }

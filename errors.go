@@ -62,10 +62,17 @@ var (
 	// checked by the store, whose records this version does not read. The
 	// records after it stay reachable by offset.
 	ErrUnsupportedFormat = log.ErrUnsupportedFormat
-	// ErrUnsupportedCompression means a read reached a batch compressed
-	// with a codec Kafka does not have (an attribute value of 5 to 7):
-	// kept, but not readable.
+	// ErrUnsupportedCompression means a read reached a batch Strata cannot
+	// decompress though its CRC is right: a codec Kafka does not have (an
+	// attribute value of 5 to 7), or an LZ4 frame with dependent blocks
+	// (which Kafka refuses too). The batch is kept; the records after it
+	// stay reachable by offset.
 	ErrUnsupportedCompression = log.ErrUnsupportedCompression
+	// ErrDecompressedTooLarge means a read reached a compressed batch whose
+	// records decompress to more than the partition's limit (64 MiB, or
+	// 64 × the topic's MaxBatchBytes when that is more, at most 1 GiB), so
+	// that a hostile batch cannot make a reader allocate without bound.
+	ErrDecompressedTooLarge = log.ErrTooLarge
 	// ErrDiskFull means the file system is full (ENOSPC). A failed write
 	// changes nothing: free space and try again.
 	ErrDiskFull error = syscall.ENOSPC

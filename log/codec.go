@@ -133,6 +133,12 @@ func gunzip(dst, src []byte, limit int) ([]byte, error) {
 	return readLimited(dst, &r.gz, Gzip, limit)
 }
 
+// gzipWriter is a pooled gzip writer with the appender it writes to.
+type gzipWriter struct {
+	a appender
+	w *gzip.Writer
+}
+
 // gzipWriters pools gzip writers per level, 1 to 9.
 var gzipWriters [MaxGzipLevel + 1]sync.Pool
 
@@ -140,24 +146,28 @@ func gzipAppend(dst, src []byte, level int) ([]byte, error) {
 	if level == 0 {
 		level = DefaultGzipLevel
 	}
-	a := appender{b: dst}
-	w, _ := gzipWriters[level].Get().(*gzip.Writer)
-	if w == nil {
+	g, _ := gzipWriters[level].Get().(*gzipWriter)
+	if g == nil {
+		g = new(gzipWriter)
 		var err error
-		if w, err = gzip.NewWriterLevel(&a, level); err != nil {
+		if g.w, err = gzip.NewWriterLevel(&g.a, level); err != nil {
 			return dst, err
 		}
 	} else {
-		w.Reset(&a)
+		g.w.Reset(&g.a)
 	}
-	defer gzipWriters[level].Put(w)
-	if _, err := w.Write(src); err != nil {
+	g.a.b = dst
+	defer func() {
+		g.a.b = nil // the caller's buffer is not the pool's to keep
+		gzipWriters[level].Put(g)
+	}()
+	if _, err := g.w.Write(src); err != nil {
 		return dst, err
 	}
-	if err := w.Close(); err != nil {
+	if err := g.w.Close(); err != nil {
 		return dst, err
 	}
-	return a.b, nil
+	return g.a.b, nil
 }
 
 // xerialMagic starts the xerial snappy framing of Kafka's Java producer
