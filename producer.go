@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/topic"
 )
 
@@ -90,7 +92,12 @@ func (o ProducerOptions) withDefaults() ProducerOptions {
 // callback is returned by the next Flush or Close, so none goes unseen.
 //
 // One goroutine, started by Store.Producer and stopped by Close, appends
-// the batches and runs the callbacks, one at a time. Callbacks should be
+// the batches and runs the callbacks, one at a time. It encodes (and
+// compresses) each batch before appending it, unless a Produce waiting for
+// room already did: a Produce that must wait encodes the last batch queued
+// instead of sleeping, so that producing goroutines share the encoding
+// with the sender (as Kafka's Java producer compresses in the caller's
+// thread). Callbacks should be
 // quick; they must not call Flush or Close (which wait for them), and a
 // Produce from a callback can wait forever for room. Close the Producer
 // before the Store: batches appended after the Store closes fail with
@@ -103,6 +110,8 @@ type Producer struct {
 	opts  ProducerOptions
 	codec log.Compression // opts.Compression's
 	bad   error           // what is wrong with opts, for every Produce
+
+	encodedAhead atomic.Int64 // batches a waiting Produce encoded
 
 	wake    chan struct{} // capacity 1: there may be work for the sender
 	closing chan struct{} // closed by Close: Produce stops waiting for room
@@ -126,6 +135,12 @@ type Producer struct {
 		// err is the first append error of a record that had no callback
 		// since the last Flush, for the next Flush or Close to return.
 		err error
+		// unencoded holds the shipped batches nobody has started to
+		// encode, in the order they were shipped: the sender takes them
+		// from the front, a Produce waiting for room from the back.
+		unencoded []*batch
+		// encoded is signalled when a Produce finishes encoding a batch.
+		encoded sync.Cond
 	}
 }
 
@@ -151,10 +166,26 @@ type batch struct {
 	shipped bool      // in the sender's queue (or sent)
 	a       *arena
 
+	// enc is the batch encoded for its partition, into encBuf, once state
+	// is encDone.
+	enc    encoded
+	encBuf *[]byte
+	state  encState
+
 	done chan struct{} // a flush mark: closed when everything before it is done
 	err  error         // a flush mark: the error for Flush or Close
 	stop bool          // Close's mark: the sender returns after it
 }
+
+// encState says who encodes a shipped batch (under the producer's mutex).
+type encState uint8
+
+const (
+	encNone   encState = iota // nobody yet
+	encSender                 // the sender, as it appends it
+	encCaller                 // a Produce waiting for room, ahead of the sender
+	encDone                   // encoded by a Produce: enc holds it
+)
 
 // Producer returns a new Producer that appends to s, with opts (zero
 // fields mean their defaults). It starts the producer's goroutine: Close
@@ -168,6 +199,7 @@ func (s *Store) Producer(opts ProducerOptions) *Producer {
 		exited:  make(chan struct{}),
 	}
 	p.mu.topics = map[string]*topicBatches{}
+	p.mu.encoded.L = &p.mu.Mutex
 	p.codec, p.bad = p.opts.codec()
 	go p.run()
 	return p
@@ -199,8 +231,9 @@ func (o ProducerOptions) codec() (log.Compression, error) {
 // now, at Produce, as Kafka's producer stamps a record when it is sent.
 //
 // Produce blocks only for back-pressure: when MaxBufferedRecords or
-// MaxBufferedBytes are buffered, it appends every open batch and waits for
-// room until ctx ends. It fails at once, without calling callback, for an
+// MaxBufferedBytes are buffered, it appends every open batch, encodes
+// queued batches for the sender while there are any, and waits for room
+// until ctx ends. It fails at once, without calling callback, for an
 // ended ctx, an unknown topic (ErrUnknownTopic), a record whose batch alone
 // would be over the topic's MaxBatchBytes (ErrBatchTooLarge), a timestamp
 // too far ahead (ErrTimestampTooFarAhead), and a closed Producer or Store
@@ -244,8 +277,13 @@ func (p *Producer) Produce(ctx context.Context, topicName string, r Record, call
 		}
 		if p.mu.records > 0 && (p.mu.records >= p.opts.MaxBufferedRecords || p.mu.bytes+alone > p.opts.MaxBufferedBytes) {
 			// As Kafka's producer does when its buffer is exhausted, make
-			// every batch sendable, then wait for room.
+			// every batch sendable, then wait for room: first by encoding
+			// (compressing) the batch the sender will reach last, on this
+			// goroutine, so that the sender only appends it.
 			p.shipAllLocked()
+			if p.encodeAheadLocked() {
+				continue
+			}
 			if p.mu.room == nil {
 				p.mu.room = make(chan struct{})
 			}
@@ -356,8 +394,36 @@ func (p *Producer) shipLocked(b *batch) {
 		b.tb.t.NextBatch()
 	}
 	p.mu.ready = append(p.mu.ready, b)
+	p.mu.unencoded = append(p.mu.unencoded, b)
 	p.wakeSender()
 }
+
+// encodeAheadLocked encodes the last shipped batch nobody has started to
+// encode, releasing the mutex meanwhile, and reports whether there was
+// one. A Produce waiting for room calls it, so that the goroutines that
+// produce share the encoding (and compression) with the sender instead of
+// sleeping.
+func (p *Producer) encodeAheadLocked() bool {
+	u := p.mu.unencoded
+	if len(u) == 0 {
+		return false
+	}
+	b := u[len(u)-1]
+	u[len(u)-1] = nil
+	p.mu.unencoded = u[:len(u)-1]
+	b.state = encCaller
+	p.mu.Unlock()
+	buf := encodeBuffers.Get().(*[]byte)
+	e := p.encode(b, (*buf)[:0])
+	p.mu.Lock()
+	b.enc, b.encBuf, b.state = e, buf, encDone
+	p.encodedAhead.Add(1)
+	p.mu.encoded.Broadcast()
+	return true
+}
+
+// encodeBuffers recycles the buffers batches are encoded into.
+var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // shipAllLocked ships every open batch.
 func (p *Producer) shipAllLocked() {
@@ -495,11 +561,38 @@ func (p *Producer) run() {
 	}
 }
 
-// send appends batch b and runs its callbacks.
+// send appends batch b, encoding it first unless a Produce did, and runs
+// its callbacks.
 func (p *Producer) send(b *batch) {
+	p.mu.Lock()
+	if u := p.mu.unencoded; len(u) > 0 && u[0] == b {
+		// Batches are shipped, and sent, in one order: b is at the front
+		// unless a Produce took it.
+		copy(u, u[1:])
+		u[len(u)-1] = nil
+		p.mu.unencoded = u[:len(u)-1]
+	}
+	if b.state == encNone {
+		b.state = encSender
+	}
+	for b.state == encCaller {
+		p.mu.encoded.Wait()
+	}
+	e, buf := b.enc, b.encBuf
+	b.enc, b.encBuf = encoded{}, nil
+	p.mu.Unlock()
+	if buf == nil {
+		buf = encodeBuffers.Get().(*[]byte)
+		e = p.encode(b, (*buf)[:0])
+	}
+	off, err := e.append()
+	if bs := e.b.Bytes(); bs != nil {
+		*buf = bs[:0] // grown, perhaps: keep the larger one
+	}
+	encodeBuffers.Put(buf)
+
 	a := b.a
 	b.a = nil
-	off, err := p.append(b.tb, b.part, a.recs)
 
 	p.mu.Lock()
 	p.mu.records -= len(a.recs)
@@ -532,22 +625,40 @@ func (p *Producer) send(b *batch) {
 	a.free()
 }
 
-// append appends recs to partition part of the topic tb was made for. A
-// batch queued before its topic was deleted fails with ErrUnknownTopic, even
-// if a topic of that name was created since: it never lands in the new one.
-func (p *Producer) append(tb *topicBatches, part int, recs []Record) (int64, error) {
-	t, err := p.s.topic(tb.name)
+// encoded is a batch encoded for its partition, or the error that kept it
+// from being encoded.
+type encoded struct {
+	pt  *partition.Partition
+	b   partition.Batch
+	err error
+}
+
+// append appends the encoded batch, or returns the error.
+func (e encoded) append() (int64, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	return e.pt.AppendEncoded(e.b)
+}
+
+// encode encodes batch b for its partition of the topic it was made for,
+// into buf. A batch queued before its topic was deleted fails with
+// ErrUnknownTopic, even if a topic of that name was created since: it
+// never lands in the new one.
+func (p *Producer) encode(b *batch, buf []byte) encoded {
+	t, err := p.s.topic(b.tb.name)
 	switch {
 	case err != nil:
-		return 0, err
-	case t != tb.t:
-		return 0, fmt.Errorf("strata: topic %q was deleted after the batch was started: %w", tb.name, ErrUnknownTopic)
+		return encoded{err: err}
+	case t != b.tb.t:
+		return encoded{err: fmt.Errorf("strata: topic %q was deleted after the batch was started: %w", b.tb.name, ErrUnknownTopic)}
 	}
-	pt, err := t.Partition(part)
+	pt, err := t.Partition(b.part)
 	if err != nil {
-		return 0, err
+		return encoded{err: err}
 	}
-	return pt.AppendWith(recs, p.codec, p.opts.CompressionLevel)
+	eb, err := pt.EncodeWith(buf, b.a.recs, p.codec, p.opts.CompressionLevel)
+	return encoded{pt: pt, b: eb, err: err}
 }
 
 // arena holds a batch's records with copies of their bytes. Arenas are

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/stratalog/strata"
@@ -651,4 +652,70 @@ func TestProducerBatchesFit(t *testing.T) {
 		bytes += ps.AppendedBytes
 	}
 	require.Greater(t, float64(bytes)/float64(totalAppends(s)), 0.75*maxBatch, "batches are filled close to the limit")
+}
+
+// TestProducerEncodesAheadUnderBackPressure: goroutines producing
+// compressed records faster than the sender appends them encode batches
+// for it while they wait for room; every record still lands once, in the
+// order of its key, at the offset its callback was given.
+func TestProducerEncodesAheadUnderBackPressure(t *testing.T) {
+	s := stratatest.Open(t, nil)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 3}))
+	p := s.Producer(strata.ProducerOptions{Compression: strata.CompressionLZ4, BatchBytes: 2048, MaxBufferedRecords: 300})
+	const producers, each = 4, 3000
+	type sent struct {
+		key, value string
+		pos        strata.Position
+	}
+	var mu sync.Mutex
+	var got []sent
+	var wg sync.WaitGroup
+	for g := range producers {
+		wg.Go(func() {
+			for i := range each {
+				key, value := fmt.Sprintf("g%d-k%d", g, i%7), fmt.Sprintf(`{"g":%d,"i":%d,"pad":"%032d"}`, g, i, i)
+				err := p.Produce(ctx, "t", strata.Record{Key: []byte(key), Value: []byte(value)}, func(pos strata.Position, err error) {
+					assert.NoError(t, err)
+					mu.Lock()
+					got = append(got, sent{key, value, pos})
+					mu.Unlock()
+				})
+				if !assert.NoError(t, err) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, p.Close())
+	require.Positive(t, p.EncodedAhead(), "waiting producers encoded batches")
+	require.Len(t, got, producers*each)
+
+	byOffset := map[strata.Position]sent{}
+	for _, g := range got {
+		_, dup := byOffset[g.pos]
+		require.False(t, dup, "offset %v given twice", g.pos)
+		byOffset[g.pos] = g
+	}
+	last := map[string]int{} // key → last i read
+	n := 0
+	for part := range 3 {
+		recs, err := s.Read(ctx, "t", part, 0, producers*each)
+		require.NoError(t, err)
+		for _, r := range recs {
+			want, ok := byOffset[strata.Position{Partition: part, Offset: r.Offset}]
+			require.True(t, ok, "a record no callback was told of at %d/%d", part, r.Offset)
+			require.Equal(t, want.key, string(r.Key))
+			require.Equal(t, want.value, string(r.Value))
+			var g, i int
+			_, err := fmt.Sscanf(string(r.Value), `{"g":%d,"i":%d`, &g, &i)
+			require.NoError(t, err)
+			if prev, ok := last[want.key]; ok {
+				require.Greater(t, i, prev, "key %s out of order", want.key)
+			}
+			last[want.key] = i
+			n++
+		}
+	}
+	require.Equal(t, producers*each, n)
 }

@@ -60,6 +60,11 @@ type Batch struct {
 	header log.BatchHeader
 }
 
+// Bytes returns the batch's bytes: the buffer given to Encode, grown if it
+// had to be. AppendEncoded does not keep them, so once it has returned the
+// buffer may be reused (as Bytes()[:0]) for the next Encode.
+func (b Batch) Bytes() []byte { return b.bytes }
+
 // Encode encodes records as one batch into dst (reused if large enough)
 // with the partition's timestamp policy, and checks it against
 // MaxBatchBytes, MaxTimestampSkew and, in a compacted partition, the need
