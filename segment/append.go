@@ -35,7 +35,7 @@ func (s *Segment) Append(batches []byte) error {
 	if err != nil {
 		return err
 	}
-	return s.appendChecked(batches, first, true)
+	return s.appendChecked(batches, first, len(batches) > first.Size())
 }
 
 // AppendHeader is Append for one batch whose header h the caller has read

@@ -14,8 +14,9 @@ import (
 // report, and recorded for Damaged. A header that does not read (a damaged
 // length or magic, offsets that run backwards) is stepped over to the next
 // batch that reads (see resync): the bytes between are a hole, which reads
-// report when they reach it and lookups jump, and nothing after it is lost;
-// when nothing after the damage reads, load fails. The indexes get a shape
+// report when they reach it and lookups jump, so the batches after it stay
+// readable (until a recovery, which cuts the file at the hole); when nothing
+// after the damage reads, load fails. The indexes get a shape
 // check; a failure is ErrCorrupt, and the caller recovers the segment
 // instead.
 func (s *Segment) load() error {
@@ -125,11 +126,13 @@ func (s *Segment) raiseMaxTimestampChecked(h log.BatchHeader, pos int64) error {
 	return nil
 }
 
-// Damaged returns the first damaged batch that Open came across while it
-// loaded the segment (a batch that claims a larger max timestamp than the
-// time index holds, but fails its CRC check), or nil. Open keeps such a
-// batch in place, trusting nothing from it: reading it fails with
-// ErrCorrupt, and recovery cuts it.
+// Damaged returns the first damage that Open came across while it loaded
+// the segment, or nil: a header that did not read, which Open stepped over
+// (a hole), or a batch that claims a larger max timestamp than the time
+// index holds but fails its CRC check. Open keeps the damage in place,
+// trusting nothing from it: reading it fails with ErrCorrupt, and recovery
+// cuts the segment at it (with every batch after it in this file, so
+// nothing should be appended after damage: the partition rolls instead).
 func (s *Segment) Damaged() error { return s.damaged }
 
 // checkIndexShape checks what is cheap to check of trusted indexes: entries

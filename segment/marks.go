@@ -2,11 +2,12 @@ package segment
 
 import "sync/atomic"
 
-// The granularity of batchMarks: one bit per 32-byte block of the file. No
+// The granularity of batchMarks: one bit per 16-byte block of the file. No
 // two batches start in one block, since a batch takes at least 61 bytes (its
-// header), so a block's bit stands for the batch that starts in it.
+// header) and a legacy message (magic 0) at least 26, so a block's bit
+// stands for the batch that starts in it.
 const (
-	markShift  = 5
+	markShift  = 4
 	chunkWords = 1 << (chunkShift - markShift - 6)
 )
 
@@ -16,7 +17,7 @@ const (
 // prefix grows only from the start of the file, which a reader keeping up
 // with the log does, but random lookups do not.
 //
-// Marks are kept in chunks of 4 KiB, each covering 1 MiB of the file,
+// Marks are kept in chunks of 8 KiB, each covering 1 MiB of the file,
 // allocated when a batch in that MiB is first checked: a segment nobody
 // reads at random costs nothing. Readers set and test marks concurrently,
 // without a lock; reset needs the segment to itself (Truncate, Recover).

@@ -169,17 +169,20 @@ func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
 	}
 	reach := int64(-1) // an offset some batch must end at, for an entry of Kafka before 4.0
 	for pos < end {
-		base, last, size, ok := s.peek(pos, end)
-		if !ok {
+		if len(s.holes) > 0 {
 			if h, ok := s.holeAt(pos); ok {
-				// Damage Open stepped over: a lookup past it goes on
-				// after it; one of an offset it held fails.
+				// Damage Open stepped over (its header may look fine: a
+				// base offset that runs backwards): a lookup past it goes
+				// on after it; one of an offset it held fails.
 				if offset < h.next {
 					return -1, -1, h.err
 				}
 				pos, expect, checkEntry, reach = h.end, -1, false, -1
 				continue
 			}
+		}
+		base, last, size, ok := s.peek(pos, end)
+		if !ok {
 			// Not a plausible header: let the full check say why.
 			_, err := s.headerAt(pos, end)
 			if err == nil {

@@ -11,7 +11,8 @@ import (
 // batches and the max timestamp is recomputed.
 //
 // Truncate needs a writable, unsealed segment (reopen a sealed one with Open
-// writable) and must not run while a reader uses the segment.
+// writable) without damage Open stepped over (Damaged), and must not run
+// while a reader uses the segment.
 func (s *Segment) Truncate(offset int64) error {
 	switch {
 	case s.closed:
@@ -20,6 +21,10 @@ func (s *Segment) Truncate(offset int64) error {
 		return fmt.Errorf("segment: truncating %s: %w", s.path, ErrSealed)
 	case offset >= s.next.Load():
 		return nil
+	case len(s.holes) > 0:
+		// The rescan of the kept batches would stop at a hole after the
+		// file was cut, leaving the state past the new end.
+		return fmt.Errorf("segment: truncating %s, which holds damage Open stepped over (%w): recover it first", s.path, s.holes[0].err)
 	}
 	end := s.size.Load()
 	cut, cutBase, err := s.locate(max(offset, s.base), end)
