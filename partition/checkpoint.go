@@ -52,18 +52,20 @@ func readCheckpoint(fsys vfs.FS, dir, name string, missing int64) (int64, error)
 	return off, nil
 }
 
-// loadCheckpoint reads a checkpoint as readCheckpoint does, but never fails:
-// a file that cannot be read or does not hold an offset is distrusted (see
-// distrustCheckpoint) and taken for missing, which the caller chose to be
-// the conservative value; instead says what that means. It reports whether
-// the file was distrusted.
-func (p *Partition) loadCheckpoint(name string, missing int64, instead string) (int64, bool) {
+// loadCheckpoint reads a checkpoint as readCheckpoint does: a file that
+// does not hold an offset is distrusted (see distrustCheckpoint) and taken
+// for missing, which the caller chose to be the conservative value;
+// instead says what that means. It reports whether the file was
+// distrusted. A file that cannot be read (an I/O error) is an error, not a
+// reason to distrust it: removing a start offset the disk failed to give
+// once would bring deleted records back for good.
+func (p *Partition) loadCheckpoint(name string, missing int64, instead string) (int64, bool, error) {
 	off, err := readCheckpoint(p.fsys, p.dir, name, missing)
-	if err != nil {
+	if errors.Is(err, ErrCorruptCheckpoint) {
 		p.distrustCheckpoint(name, instead, "err", err)
-		return missing, true
+		return missing, true, nil
 	}
-	return off, false
+	return off, false, err
 }
 
 // distrustCheckpoint logs that the checkpoint file name cannot be trusted,

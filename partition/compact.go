@@ -67,7 +67,10 @@ func (p *Partition) Compact(now time.Time, cfg compaction.Config) (compaction.St
 		return stats, nil // a segment went meanwhile: try again later
 	}
 
-	firstDirty, _ := p.loadCheckpoint(cleanerOffsetFile, start, "cleaning from the start")
+	firstDirty, _, err := p.loadCheckpoint(cleanerOffsetFile, start, "cleaning from the start")
+	if err != nil {
+		return stats, err
+	}
 	plan := compaction.Assess(infos, max(firstDirty, start), now, cfg)
 	if !plan.Cleanable {
 		return stats, nil

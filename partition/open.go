@@ -24,16 +24,20 @@ import (
 // is cut at the first torn or damaged batch, and both indexes are rebuilt.
 // Without a checkpoint every segment is recovered. Any earlier segment whose
 // files fail their shape check, or that lacks an index file, is recovered
-// too (a missing index file is rebuilt from the log), and once a segment
-// loses bytes every later segment is deleted so offsets stay dense. What
-// recovery did is logged.
+// too (a missing index file is rebuilt from the log). Once a segment past
+// the recovery point loses bytes, every later segment is deleted, as
+// Kafka's recovery does (what followed an unsynced tail cannot stay); a
+// segment below it, or one of a partition without a recovery point, loses
+// only its own damaged tail, and the later segments stay (offsets only have
+// to rise). What recovery did is logged.
 //
-// A checkpoint file is never a reason to fail or to delete records: one
-// that cannot be read or holds no offset is logged, removed or rewritten,
-// and taken for missing (the partition starts at its first segment; a lost
+// A checkpoint file is never a reason to delete records: one that holds no
+// offset is logged, removed or rewritten, and taken for missing (the partition starts at its first segment; a lost
 // recovery point means every segment is recovered), and so is a start
-// offset past the end of the log. Temporary files that an interrupted
-// checkpoint write left are removed.
+// offset past the end of the log. One the disk fails to read (an I/O
+// error) fails Open instead, since distrusting a start offset would bring
+// deleted records back. Temporary files that an interrupted checkpoint
+// write left are removed.
 func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -48,16 +52,24 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A checkpoint that cannot be read is taken for missing: the start at
+	// A checkpoint that holds no offset is taken for missing: the start at
 	// the first segment, every segment recovered after a crash.
-	start, _ := p.loadCheckpoint(startOffsetFile, 0, "starting at the first segment")
+	start, _, err := p.loadCheckpoint(startOffsetFile, 0, "starting at the first segment")
+	if err != nil {
+		return nil, err
+	}
 	rpAction := "recovering every segment"
 	if clean {
 		rpAction = "rewriting it"
 	}
-	rp, rpLost := p.loadCheckpoint(recoveryPointFile, -1, rpAction)
+	rp, rpLost, err := p.loadCheckpoint(recoveryPointFile, -1, rpAction)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Compacted {
-		p.loadCheckpoint(cleanerOffsetFile, 0, "cleaning from the start")
+		if _, _, err := p.loadCheckpoint(cleanerOffsetFile, 0, "cleaning from the start"); err != nil {
+			return nil, err
+		}
 	}
 	segs, err := p.openSegments(bases, clean, rp, recoverBases)
 	if err != nil {
@@ -71,6 +83,28 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 		p.distrustCheckpoint(startOffsetFile, "starting at the first segment",
 			"start_offset", start, "log_end", segs[n-1].seg.NextOffset())
 		start = 0
+	}
+	rolled := false
+	if n := len(segs); n > 0 && segs[n-1].seg.Damaged() != nil {
+		// Damage Open stepped over in the last segment: an append after it
+		// in the same file would be lost to a recovery after a crash, which
+		// cuts the file at the damage. Seal the segment and append to a new
+		// one, as a roll does.
+		last := segs[n-1].seg
+		err := last.Seal()
+		if err == nil {
+			err = last.Sync()
+		}
+		var s *segment.Segment
+		if err == nil {
+			s, err = segment.Create(fsys, dir, last.NextOffset(), cfg.segmentConfig())
+		}
+		if err != nil {
+			releaseAll(segs)
+			return nil, fmt.Errorf("partition: rolling past the damaged segment %d of %s: %w", last.Base(), p.name, err)
+		}
+		segs = append(segs, newRef(s))
+		rolled = true
 	}
 	if len(segs) == 0 {
 		s, err := segment.Create(fsys, dir, start, cfg.segmentConfig())
@@ -86,7 +120,7 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	p.start.Store(max(start, segs[0].seg.Base()))
 	p.end.Store(active.seg.NextOffset())
 	p.synced.Store(active.seg.NextOffset())
-	if !clean || rpLost {
+	if !clean || rpLost || rolled {
 		// Everything below the active segment is now checked and synced.
 		// A checkpoint that cannot be written (a full disk) stays due, as
 		// after a roll: it only makes the next recovery start earlier.
@@ -178,7 +212,10 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, err error)
 		}
 		// A compaction records where the segments it replaces end, which
 		// its output may not reach.
-		end, _ := p.loadCheckpoint(swapEndFile, -1, "completing the swap over what its output covers")
+		end, _, err := p.loadCheckpoint(swapEndFile, -1, "completing the swap over what its output covers")
+		if err != nil {
+			return nil, nil, err
+		}
 		hi = max(hi, end)
 		for base := range logs {
 			if base >= lo && base < hi && !swaps[base] {
@@ -258,7 +295,7 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBas
 		if trusted {
 			s, err = segment.Open(p.fsys, p.dir, base, scfg, last)
 			if err == nil && s.Damaged() != nil {
-				p.cfg.Logger.Warn("partition: a batch failed its CRC check at open; nothing is taken from it, reads of it fail",
+				p.cfg.Logger.Warn("partition: damage in a segment at open (a batch failing its CRC check, or a header stepped over); nothing is taken from it, reads of it fail",
 					"dir", p.dir, "segment", segment.FileName(base, segment.LogSuffix), "err", s.Damaged())
 			}
 		}
@@ -266,8 +303,10 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBas
 			// A segment that was trusted (closed cleanly, or synced below
 			// the recovery point) and failed its check is damaged data,
 			// not the unsynced tail of a crash: the segments after it are
-			// durable, and stay.
-			durable := trusted
+			// durable, and stay. Without a recovery point nothing tells
+			// the two apart, and the later segments, which pass their own
+			// checks, stay too.
+			durable := trusted || rp < 0
 			trusted = false
 			if err != nil {
 				p.cfg.Logger.Warn("partition: segment failed its check, recovering it", "dir", p.dir, "base", base, "err", err)
