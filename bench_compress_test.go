@@ -8,6 +8,20 @@ import (
 	"github.com/stratalog/strata"
 )
 
+// benchTopicStore opens a store under SyncNever in a temporary directory,
+// with topic "t" of one partition configured as cfg, closed when b ends.
+func benchTopicStore(b *testing.B, cfg strata.TopicConfig) *strata.Store {
+	s, err := strata.Open(b.TempDir(), &strata.Options{Sync: strata.SyncNever, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	if err := s.CreateTopic("t", cfg); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
 var benchCompressions = []strata.CompressionType{strata.CompressionNone, strata.CompressionGzip, strata.CompressionSnappy,
 	strata.CompressionLZ4, strata.CompressionZstd}
 
@@ -20,14 +34,7 @@ func BenchmarkProducerCompression(b *testing.B) {
 	ctx := context.Background()
 	for _, ct := range benchCompressions {
 		b.Run("codec="+string(ct), func(b *testing.B) {
-			s, err := strata.Open(b.TempDir(), &strata.Options{Sync: strata.SyncNever, Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			if err := s.CreateTopic("t", strata.TopicConfig{}); err != nil {
-				b.Fatal(err)
-			}
+			s := benchTopicStore(b, strata.TopicConfig{})
 			p := s.Producer(strata.ProducerOptions{Compression: ct})
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
@@ -56,14 +63,7 @@ func BenchmarkRecordsCompression(b *testing.B) {
 	ctx := context.Background()
 	for _, ct := range benchCompressions {
 		b.Run("codec="+string(ct), func(b *testing.B) {
-			s, err := strata.Open(b.TempDir(), &strata.Options{Sync: strata.SyncNever, Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			if err := s.CreateTopic("t", strata.TopicConfig{Compression: ct}); err != nil {
-				b.Fatal(err)
-			}
+			s := benchTopicStore(b, strata.TopicConfig{Compression: ct})
 			for i := 0; i < total; i += 100 {
 				if _, err := s.AppendTo(ctx, "t", 0, eventRecords(i, 100)...); err != nil {
 					b.Fatal(err)

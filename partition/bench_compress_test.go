@@ -25,6 +25,17 @@ func jsonBenchRecords(from, n int) []log.Record {
 	return recs
 }
 
+// openCompressedBench opens a partition under SyncNever in a temporary
+// directory that compresses its appends with c, closed when b ends.
+func openCompressedBench(b *testing.B, c log.Compression) *Partition {
+	cfg := benchConfig(SyncNever)
+	cfg.Compression = c
+	p, err := Open(vfs.OS, b.TempDir(), cfg, false)
+	require.NoError(b, err)
+	b.Cleanup(func() { p.Close() })
+	return p
+}
+
 var benchCodecs = []log.Compression{log.None, log.Gzip, log.Snappy, log.LZ4, log.Zstd}
 
 // BenchmarkCompressedAppend appends batches of 100 JSON-like records of
@@ -39,11 +50,7 @@ func BenchmarkCompressedAppend(b *testing.B) {
 	}
 	for _, c := range benchCodecs {
 		b.Run("codec="+c.String(), func(b *testing.B) {
-			cfg := benchConfig(SyncNever)
-			cfg.Compression = c
-			p, err := Open(vfs.OS, b.TempDir(), cfg, false)
-			require.NoError(b, err)
-			defer p.Close()
+			p := openCompressedBench(b, c)
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
@@ -65,32 +72,14 @@ func BenchmarkCompressedRead(b *testing.B) {
 	const perBatch, total = 100, 100_000
 	for _, c := range benchCodecs {
 		b.Run("codec="+c.String(), func(b *testing.B) {
-			cfg := benchConfig(SyncNever)
-			cfg.Compression = c
-			p, err := Open(vfs.OS, b.TempDir(), cfg, false)
-			require.NoError(b, err)
-			defer p.Close()
+			p := openCompressedBench(b, c)
 			for i := 0; i < total; i += perBatch {
 				_, err := p.Append(jsonBenchRecords(i, perBatch))
 				require.NoError(b, err)
 			}
 			b.ReportAllocs()
-			var rec log.Record
 			for b.Loop() {
-				r := p.NewReader(0)
-				n := 0
-				for {
-					ok, err := r.Next(&rec)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if !ok {
-						break
-					}
-					n++
-				}
-				r.Close()
-				if n != total {
+				if n := readAllRecords(b, p); n != total {
 					b.Fatalf("read %d records", n)
 				}
 			}

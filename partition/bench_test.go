@@ -252,6 +252,25 @@ func BenchmarkAppendSyncAlways(b *testing.B) {
 
 // fillPartition writes records 100-byte records in batches of 100 to a
 // partition in dir and closes it cleanly.
+// readAllRecords reads p from offset 0 to its end with one Reader and
+// returns how many records it read.
+func readAllRecords(b *testing.B, p *Partition) int {
+	r := p.NewReader(0)
+	defer r.Close()
+	var rec log.Record
+	n := 0
+	for {
+		ok, err := r.Next(&rec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !ok {
+			return n
+		}
+		n++
+	}
+}
+
 func fillPartition(b *testing.B, dir string, records int) {
 	p, err := Open(vfs.OS, dir, benchConfig(SyncNever), false)
 	require.NoError(b, err)
@@ -277,21 +296,8 @@ func BenchmarkRead(b *testing.B) {
 
 	b.Run("mode=sequential/records=1M", func(b *testing.B) {
 		b.ReportAllocs()
-		var rec log.Record
 		for b.Loop() {
-			r := p.NewReader(0)
-			n := 0
-			for {
-				ok, err := r.Next(&rec)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if !ok {
-					break
-				}
-				n++
-			}
-			if n != records {
+			if n := readAllRecords(b, p); n != records {
 				b.Fatalf("read %d records", n)
 			}
 		}
