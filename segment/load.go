@@ -172,7 +172,14 @@ type hole struct {
 // first one's CRC matching — goes on to end exactly: where reading can go
 // on after damage at p. It returns end if there is none.
 func (s *Segment) resync(p, end, minBase int64) int64 {
+	// The batch starts a failed chain walked: a later candidate that is
+	// one of them, or whose chain reaches one, fails as that chain did, so
+	// every position is walked once and the search stays linear.
+	var failed map[int64]bool
 	for q := p + 1; q+log.PrefixSize <= end; q++ {
+		if failed[q] {
+			continue
+		}
 		base, _, size, ok := s.peek(q, end)
 		if !ok || base < minBase {
 			continue
@@ -180,7 +187,10 @@ func (s *Segment) resync(p, end, minBase int64) int64 {
 		if _, err := log.CheckBatch(s.data[q : q+size]); err != nil {
 			continue
 		}
-		if s.chainEnds(q, end) {
+		if failed == nil {
+			failed = map[int64]bool{}
+		}
+		if s.chainEnds(q, end, failed) {
 			return q
 		}
 	}
@@ -188,18 +198,28 @@ func (s *Segment) resync(p, end, minBase int64) int64 {
 }
 
 // chainEnds reports whether the batches from q on read (headers valid,
-// offsets rising) up to end exactly.
-func (s *Segment) chainEnds(q, end int64) bool {
+// offsets rising) up to end exactly. A chain that fails adds the batch
+// starts it walked to failed, and one that reaches a start in failed
+// fails there.
+func (s *Segment) chainEnds(q, end int64, failed map[int64]bool) bool {
+	var walked []int64
 	next := int64(-1)
 	for q < end {
 		h, err := s.headerAt(q, end)
-		if err != nil || h.BaseOffset < next {
-			return false
+		if err != nil || h.BaseOffset < next || failed[q] {
+			break
 		}
+		walked = append(walked, q)
 		next = h.NextOffset()
 		q += int64(h.Size())
 	}
-	return q == end
+	if q == end {
+		return true
+	}
+	for _, w := range walked {
+		failed[w] = true
+	}
+	return false
 }
 
 // holeAt returns the hole that starts at pos, and false if none does.
