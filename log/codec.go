@@ -28,26 +28,29 @@ const (
 	MinZstdLevel, MaxZstdLevel, DefaultZstdLevel = -131072, 22, 3
 )
 
-// CheckLevel reports, with ErrInvalidBatch, a compression level that codec
-// c does not take: gzip 1 to 9, lz4 1 to 17, zstd -131072 to 22; none and
-// snappy take none. Zero, the codec's default, is always valid.
+// CheckLevel reports a codec this package cannot compress with
+// (ErrUnsupportedCompression: Kafka has codecs 0 to 4), and, with
+// ErrInvalidBatch, a compression level that codec c does not take: gzip 1
+// to 9, lz4 1 to 17, zstd -131072 to 22; none and snappy take none. Zero,
+// the codec's default, is always valid.
 func CheckLevel(c Compression, level int) error {
-	if level == 0 {
-		return nil
-	}
-	lo, hi := 0, 0
+	var lo, hi int
 	switch c {
+	case None, Snappy:
+		if level != 0 {
+			return errorf(ErrInvalidBatch, "%s takes no compression level, got %d", c, level)
+		}
+		return nil
 	case Gzip:
 		lo, hi = MinGzipLevel, MaxGzipLevel
 	case LZ4:
 		lo, hi = MinLZ4Level, MaxLZ4Level
 	case Zstd:
 		lo, hi = MinZstdLevel, MaxZstdLevel
+	default:
+		return errorf(ErrUnsupportedCompression, "unknown compression codec %d", c)
 	}
-	if level < lo || level > hi || lo == hi {
-		if lo == hi {
-			return errorf(ErrInvalidBatch, "%s takes no compression level, got %d", c, level)
-		}
+	if level != 0 && (level < lo || level > hi) {
 		return errorf(ErrInvalidBatch, "%s compression level %d out of range [%d, %d]", c, level, lo, hi)
 	}
 	return nil
@@ -86,14 +89,18 @@ func decompress(dst []byte, c Compression, src []byte, limit int) ([]byte, error
 	return dst, nil
 }
 
-// readLimited appends what r yields to dst, up to limit bytes.
+// readLimited appends what r yields to dst, up to limit bytes. The buffer
+// grows by doubling, and never past one byte over the limit (the byte that
+// tells the limit was passed), so a stream that would decompress to more
+// costs at most about twice the limit.
 func readLimited(dst []byte, r io.Reader, c Compression, limit int) ([]byte, error) {
 	start := len(dst)
+	bound := start + limit + 1
 	for {
 		if len(dst) == cap(dst) {
-			dst = append(dst, 0)[:len(dst)]
+			dst = slices.Grow(dst, min(max(len(dst)-start, 4<<10), bound-len(dst)))
 		}
-		n, err := r.Read(dst[len(dst):cap(dst)])
+		n, err := r.Read(dst[len(dst):min(cap(dst), bound)])
 		dst = dst[:len(dst)+n]
 		if len(dst)-start > limit {
 			return dst, errTooLarge(c, limit)
@@ -223,46 +230,52 @@ func unsnappyBlock(dst, src []byte, limit int) ([]byte, error) {
 	return dst, nil
 }
 
-// zstdReader is a pooled zstd stream decoder with the bytes.Reader it
-// reads.
-type zstdReader struct {
-	src bytes.Reader
-	zd  *zstd.Decoder
-}
-
-var zstdReaders = sync.Pool{New: func() any {
-	r := &zstdReader{}
-	// Synchronous, and low on memory: the batches are small.
-	r.zd, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
-	return r
-}}
+// zstdDecoders pools zstd decoders per decompression limit (a partition's,
+// so there are few): DecodeAll decodes into dst, which serves as the
+// window, and fails once the output passes the decoder's maximum, which
+// also caps the window a frame may declare; a stream decoder would
+// allocate whatever window a hostile frame declares first.
+var zstdDecoders sync.Map // limit (int) → *sync.Pool of *zstd.Decoder
 
 func unzstd(dst, src []byte, limit int) ([]byte, error) {
-	r := zstdReaders.Get().(*zstdReader)
-	defer zstdReaders.Put(r)
-	r.src.Reset(src)
-	if err := r.zd.Reset(&r.src); err != nil {
+	pool, ok := zstdDecoders.Load(limit)
+	if !ok {
+		pool, _ = zstdDecoders.LoadOrStore(limit, &sync.Pool{New: func() any {
+			zd, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+				zstd.WithDecoderMaxMemory(uint64(limit)))
+			return zd
+		}})
+	}
+	zd := pool.(*sync.Pool).Get().(*zstd.Decoder)
+	defer pool.(*sync.Pool).Put(zd)
+	out, err := zd.DecodeAll(src, dst)
+	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
+		return dst, errTooLarge(Zstd, limit)
+	}
+	if err != nil {
 		return dst, err
 	}
-	return readLimited(dst, r.zd, Zstd, limit)
+	return out, nil
 }
 
-// zstdEncoders holds one encoder per zstd level in use; EncodeAll may be
-// called on it concurrently.
-var zstdEncoders sync.Map // level (int) → *zstd.Encoder
+// zstdEncoders holds one encoder per zstd encoder speed in use (Kafka's
+// levels map onto the library's four); EncodeAll may be called on it
+// concurrently.
+var zstdEncoders sync.Map // zstd.EncoderLevel → *zstd.Encoder
 
 func zstdAppend(dst, src []byte, level int) ([]byte, error) {
 	if level == 0 {
 		level = DefaultZstdLevel
 	}
-	e, ok := zstdEncoders.Load(level)
+	speed := zstd.EncoderLevelFromZstd(level)
+	e, ok := zstdEncoders.Load(speed)
 	if !ok {
-		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(speed),
 			zstd.WithZeroFrames(true), zstd.WithWindowSize(1<<20))
 		if err != nil {
 			return dst, err
 		}
-		e, _ = zstdEncoders.LoadOrStore(level, enc)
+		e, _ = zstdEncoders.LoadOrStore(speed, enc)
 	}
 	return e.(*zstd.Encoder).EncodeAll(src, dst), nil
 }

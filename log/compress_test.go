@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/s2"
 	"github.com/pierrec/lz4/v4"
 	"github.com/stretchr/testify/require"
@@ -250,6 +252,61 @@ func TestDecompressLimit(t *testing.T) {
 	}
 }
 
+// allocatedBy returns the bytes f allocated.
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestDecompressionBombsStayBounded: what decompressing a hostile batch
+// allocates stays near the Decoder's limit: a zstd frame that declares a
+// 512 MiB window but holds 128 KiB, and a gzip stream of a few hundred KiB
+// that inflates to 200 MiB. A zstd frame whose window is larger than the
+// limit is refused (only zstd's ultra levels write such windows).
+func TestDecompressionBombsStayBounded(t *testing.T) {
+	plain, err := log.AppendBatch(nil, []log.Record{{Value: []byte("v")}}, log.BatchOptions{Now: 1})
+	require.NoError(t, err)
+
+	// zstd: magic, a frame header with windowLog 29 and no content size,
+	// then one last RLE block of 128 KiB of 'x'.
+	frame := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 19 << 3}
+	blk := uint32(1 | 1<<1 | (128<<10)<<3)
+	frame = append(frame, byte(blk), byte(blk>>8), byte(blk>>16), 'x')
+	b := withRecords(t, plain, log.Zstd, frame)
+	h, err := log.CheckBatch(b)
+	require.NoError(t, err)
+	d := log.Decoder{Limit: 1 << 30}
+	var out []byte
+	n := allocatedBy(func() { out, err = d.Plain(b, h) })
+	require.NoError(t, err)
+	require.Equal(t, bytes.Repeat([]byte("x"), 128<<10), out[log.BatchHeaderSize:])
+	require.Less(t, n, uint64(16<<20), "the declared window is not allocated")
+	d = log.Decoder{Limit: 1 << 20} // a window past the limit is refused
+	n = allocatedBy(func() { _, err = d.Plain(b, h) })
+	require.ErrorIs(t, err, log.ErrTooLarge)
+	require.Less(t, n, uint64(16<<20))
+
+	var zb bytes.Buffer
+	w := gzip.NewWriter(&zb)
+	zeros := make([]byte, 1<<20)
+	for range 200 {
+		_, err := w.Write(zeros)
+		require.NoError(t, err)
+	}
+	require.NoError(t, w.Close())
+	b = withRecords(t, plain, log.Gzip, zb.Bytes())
+	h, err = log.CheckBatch(b)
+	require.NoError(t, err)
+	d = log.Decoder{Limit: 64 << 20}
+	n = allocatedBy(func() { _, err = d.Plain(b, h) })
+	require.ErrorIs(t, err, log.ErrTooLarge)
+	require.Less(t, n, uint64(3*64<<20), "at most about twice the limit")
+}
+
 // TestDamagedStreams: a compressed records section that is not a valid
 // stream is ErrCorrupt (its CRC matching: written so), never a panic.
 func TestDamagedStreams(t *testing.T) {
@@ -444,4 +501,48 @@ func TestLZ4FrameFormat(t *testing.T) {
 		}
 		sameRecords(t, recs, readAll(t, &d, withRecords(t, plain, log.LZ4, b.Bytes())), 0)
 	})
+}
+
+// TestLZ4HeaderChecksum: a frame whose header checksum is wrong is
+// corrupt, as Kafka's reader has it, though the batch's CRC matches.
+func TestLZ4HeaderChecksum(t *testing.T) {
+	b, err := log.AppendBatch(nil, jsonRecords(50, 1), log.BatchOptions{Now: 1, Compression: log.LZ4})
+	require.NoError(t, err)
+	h, err := log.CheckBatch(b)
+	require.NoError(t, err)
+	require.Equal(t, log.LZ4, h.Compression())
+	var d log.Decoder
+	_, err = d.Plain(b, h)
+	require.NoError(t, err)
+	bad := bytes.Clone(b)
+	bad[log.BatchHeaderSize+6] ^= 0x01 // magic (4), FLG, BD, then the checksum
+	fixCRC(bad)
+	h, err = log.CheckBatch(bad)
+	require.NoError(t, err)
+	_, err = d.Plain(bad, h)
+	require.ErrorIs(t, err, log.ErrCorrupt)
+}
+
+// TestEncodeAllocatesNothingPerBatch: encoding into a buffer large enough
+// allocates nothing, at every codec's default level and at a high lz4
+// level (pooled per level).
+func TestEncodeAllocatesNothingPerBatch(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop what is put back")
+	}
+	recs := jsonRecords(100, 2)
+	buf := make([]byte, 0, 1<<20)
+	for _, o := range []log.BatchOptions{
+		{Compression: log.Snappy}, {Compression: log.LZ4}, {Compression: log.LZ4, CompressionLevel: 12},
+		{Compression: log.Zstd}, {Compression: log.Gzip},
+	} {
+		o.Now = 1
+		_, err := log.AppendBatch(buf[:0], recs, o)
+		require.NoError(t, err)
+		for range 100 { // the codecs' own pools fill up
+			_, _ = log.AppendBatch(buf[:0], recs, o)
+		}
+		n := testing.AllocsPerRun(100, func() { _, _ = log.AppendBatch(buf[:0], recs, o) })
+		require.Zero(t, n, "%s level %d", o.Compression, o.CompressionLevel)
+	}
 }

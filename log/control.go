@@ -55,10 +55,10 @@ func (t ControlType) String() string {
 // Kafka keeps in .txnindex, come from this scan).
 func ParseControlKey(key []byte) (ControlType, error) {
 	if len(key) < 4 {
-		return 0, fmt.Errorf("%w: control record key of %d bytes, want 4", ErrCorrupt, len(key))
+		return 0, errorf(ErrCorrupt, "control record key of %d bytes, want 4", len(key))
 	}
 	if v := int16(binary.BigEndian.Uint16(key)); v < 0 {
-		return 0, fmt.Errorf("%w: control record key version %d, want 0 or more", ErrCorrupt, v)
+		return 0, errorf(ErrCorrupt, "control record key version %d, want 0 or more", v)
 	}
 	return ControlType(int16(binary.BigEndian.Uint16(key[2:]))), nil
 }

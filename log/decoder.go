@@ -113,8 +113,15 @@ func (d *Decoder) Validate(b []byte) (BatchHeader, error) {
 	return h, it.err
 }
 
-// Release drops the Decoder's buffer, for a Decoder kept idle.
-func (d *Decoder) Release() { d.buf, d.src = nil, nil }
+// Idle readies d to be kept unused (in a pool, say): it forgets the batch
+// it decompressed last, which it would otherwise keep from being collected,
+// and drops its buffer if that is larger than keep bytes.
+func (d *Decoder) Idle(keep int) {
+	d.src = nil
+	if cap(d.buf) > keep {
+		d.buf = nil
+	}
+}
 
 // Recompress appends to dst the batch batch, whose header h the caller has
 // read, with its records compressed with c at level (None: uncompressed),
@@ -124,9 +131,6 @@ func (d *Decoder) Release() { d.buf, d.src = nil, nil }
 // that would not get smaller is written uncompressed. d decompresses it
 // first if it is compressed.
 func Recompress(dst []byte, d *Decoder, batch []byte, h BatchHeader, c Compression, level int) ([]byte, error) {
-	if c < None || c > Zstd {
-		return dst, errorf(ErrUnsupportedCompression, "cannot compress with codec %d", c)
-	}
 	if err := CheckLevel(c, level); err != nil {
 		return dst, err
 	}

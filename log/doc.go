@@ -1,6 +1,9 @@
 // Package log is Kafka's log format: the Record and Header types and a codec
 // for RecordBatch v2 (magic 2), the unit Kafka stores, replicates and serves.
-// It works on byte slices only: no files, no goroutines, no compression.
+// It works on byte slices only: no files, no goroutines. Batches are read
+// and written in every codec Kafka has (gzip, snappy, lz4, zstd; see
+// [Decoder] and [BatchOptions].Compression), and Kafka's legacy messages
+// (magic 0 and 1) are recognized and checked but not read.
 //
 // # Batch layout
 //
@@ -56,14 +59,20 @@
 //
 // # Reading
 //
-// [ReadHeader] decodes a header alone, for scanning a segment batch by batch.
-// [CheckBatch] adds the CRC: the fast check for recovery. [Validate] adds a
-// walk of every record. [RecordIter] and [Records] read the records.
+// [ReadHeader] decodes a header alone, for scanning a segment batch by batch,
+// and [BatchIter] walks back-to-back batches. [CheckBatch] adds the CRC: the
+// fast check for recovery. [Validate] adds a walk of every record.
+// [RecordIter] and [Records] read the records of an uncompressed batch; a
+// [Decoder] reads those of any batch, decompressing a compressed one once
+// into a buffer it reuses.
 //
 // Decoding never panics and never allocates from a length it has not checked
 // against the bytes that remain. Bytes that end early give [ErrIncomplete]
-// (a torn tail), bytes that can never be valid give [ErrCorrupt], valid but
-// compressed batches [ErrUnsupportedCompression]. Decoding is strict: varints
+// (a torn tail), bytes that can never be valid give [ErrCorrupt], a batch in
+// a codec Kafka does not have [ErrUnsupportedCompression] (so does a
+// compressed one given to [NewRecordIter] rather than a [Decoder]), a legacy
+// message [ErrUnsupportedFormat], and a batch that decompresses past the
+// Decoder's limit [ErrTooLarge]. Decoding is strict: varints
 // must be minimal, record attributes 0, every length and count consistent,
 // so a batch that [Validate] accepts re-encodes to exactly the same bytes.
 //

@@ -28,7 +28,8 @@ type BatchOptions struct {
 	BaseSequence  int32
 	// Compression compresses the records section with a codec (None, the
 	// zero value, does not). A batch that would not get smaller is written
-	// uncompressed, as Kafka's clients do.
+	// uncompressed, as librdkafka and franz-go do (Kafka's Java producer
+	// keeps the codec whatever the size).
 	Compression Compression
 	// CompressionLevel is the codec's level (see CheckLevel); zero is its
 	// default.
@@ -71,9 +72,6 @@ func AppendBatch(dst []byte, recs []Record, opts BatchOptions) ([]byte, error) {
 	if opts.Idempotent {
 		h.ProducerID, h.ProducerEpoch, h.BaseSequence = opts.ProducerID, opts.ProducerEpoch, opts.BaseSequence
 	}
-	if opts.Compression < None || opts.Compression > Zstd {
-		return dst, errorf(ErrUnsupportedCompression, "cannot compress with codec %d", opts.Compression)
-	}
 	if err := CheckLevel(opts.Compression, opts.CompressionLevel); err != nil {
 		return dst, err
 	}
@@ -106,8 +104,8 @@ func AppendBatch(dst []byte, recs []Record, opts BatchOptions) ([]byte, error) {
 // timestamps in a LogAppendTime batch).
 func AppendBatchHeader(dst []byte, h BatchHeader, recs []Record) ([]byte, error) {
 	c := h.Compression()
-	if c > Zstd {
-		return dst, errorf(ErrUnsupportedCompression, "cannot encode records with %s", c)
+	if err := CheckLevel(c, 0); err != nil {
+		return dst, err
 	}
 	if h.LastOffsetDelta < 0 {
 		return dst, errorf(ErrInvalidBatch, "negative last offset delta %d", h.LastOffsetDelta)

@@ -16,9 +16,10 @@ var (
 	// ErrCorrupt reports bytes that can never be a valid batch: a bad magic,
 	// a CRC mismatch, lengths or counts that disagree, malformed varints.
 	ErrCorrupt = errors.New("log: corrupt batch")
-	// ErrUnsupportedCompression reports a batch whose records are compressed.
-	// The batch passed its CRC check: it is valid Kafka data this package
-	// cannot read.
+	// ErrUnsupportedCompression reports a batch this package cannot
+	// decompress though it may pass its CRC check: a codec Kafka does not
+	// have (5 to 7), an LZ4 frame of dependent blocks, or a compressed batch
+	// given to a reader of uncompressed ones (NewRecordIter; use a Decoder).
 	ErrUnsupportedCompression = errors.New("log: unsupported compression")
 	// ErrUnsupportedFormat reports a message of the formats before
 	// RecordBatch v2 (magic 0 or 1): valid Kafka data, kept and checked,

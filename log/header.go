@@ -59,8 +59,8 @@ type BatchHeader struct {
 	BaseOffset           int64  // offset of the first record
 	Length               int32  // bytes after this field: Size() - 12
 	PartitionLeaderEpoch int32  // -1 for none; outside the CRC
-	Magic                int8   // always 2
-	CRC                  uint32 // CRC-32C of [21, Size())
+	Magic                int8   // 2; 0 or 1 for a legacy message (see IsLegacy)
+	CRC                  uint32 // CRC-32C of [21, Size()); a legacy message's is CRC-32 of [16, Size())
 	Attributes           int16  // the Attr* bits
 	LastOffsetDelta      int32  // last offset - BaseOffset
 	BaseTimestamp        int64  // first record's timestamp, or the delete horizon

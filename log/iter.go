@@ -34,8 +34,10 @@ type RecordIter struct {
 
 // NewRecordIter returns an iterator over the records of the batch at the
 // start of batch, which may hold more bytes after it. It checks the header as
-// [ReadHeader] does, that the whole batch is present ([ErrIncomplete]) and
-// that it is not compressed ([ErrUnsupportedCompression]). It does not check
+// [ReadHeader] does, that the whole batch is present ([ErrIncomplete]),
+// that it is not a legacy message ([ErrUnsupportedFormat]) and that it is
+// not compressed ([ErrUnsupportedCompression]: read it with a [Decoder]).
+// It does not check
 // the CRC: call [CheckBatch] first on bytes you do not trust.
 func NewRecordIter(batch []byte) (RecordIter, error) {
 	h, err := readWhole(batch)

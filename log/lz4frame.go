@@ -82,10 +82,15 @@ func unlz4Frame(dst, src []byte, start, limit int) ([]byte, []byte, error) {
 		// As Kafka's reader: "Dependent block stream is unsupported".
 		return dst, nil, errorf(ErrUnsupportedCompression, "lz4 frame with dependent blocks or a dictionary")
 	}
-	p++ // the header checksum: the batch's CRC covers these bytes already
-	if p > len(src) {
+	if p >= len(src) {
 		return dst, nil, errorf(ErrCorrupt, "lz4: frame header cut short")
 	}
+	// The header checksum, which Kafka's reader checks too: the second
+	// byte of the xxHash32 of the descriptor.
+	if want := byte(xxh32Short(src[4:p]) >> 8); src[p] != want {
+		return dst, nil, errorf(ErrCorrupt, "lz4: frame header checksum %#02x, want %#02x", src[p], want)
+	}
+	p++
 	for {
 		if len(src)-p < 4 {
 			return dst, nil, errorf(ErrCorrupt, "lz4: block size cut short")
@@ -141,10 +146,10 @@ func unlz4Frame(dst, src []byte, start, limit int) ([]byte, []byte, error) {
 }
 
 // lz4Compressors pools the block compressors of the fast level;
-// lz4HCCompressors those of the others, per pierrec level.
+// lz4HCCompressors those of the others, per pierrec level (1 to 9).
 var (
 	lz4Compressors   = sync.Pool{New: func() any { return new(lz4.Compressor) }}
-	lz4HCCompressors sync.Map // lz4.CompressionLevel → *sync.Pool
+	lz4HCCompressors [9]sync.Pool
 )
 
 // lz4Append appends src as an LZ4 frame of independent 64 KiB blocks with
@@ -156,9 +161,12 @@ func lz4Append(dst, src []byte, level int) ([]byte, error) {
 		defer lz4Compressors.Put(c)
 		compress = c.CompressBlock
 	} else {
-		pool, _ := lz4HCCompressors.LoadOrStore(l, &sync.Pool{New: func() any { return &lz4.CompressorHC{Level: l} }})
-		c := pool.(*sync.Pool).Get().(*lz4.CompressorHC)
-		defer pool.(*sync.Pool).Put(c)
+		pool := &lz4HCCompressors[min(level, 9)-1]
+		c, _ := pool.Get().(*lz4.CompressorHC)
+		if c == nil {
+			c = &lz4.CompressorHC{Level: l}
+		}
+		defer pool.Put(c)
 		compress = c.CompressBlock
 	}
 	dst = append(dst, lz4Header...)
@@ -192,4 +200,26 @@ func lz4Level(level int) lz4.CompressionLevel {
 		return lz4.Fast
 	}
 	return lz4.Level1 << (min(level, 9) - 1)
+}
+
+// xxh32Short returns the xxHash32 (seed 0) of b, shorter than 16 bytes, as
+// an LZ4 frame descriptor is (at most 11 bytes).
+func xxh32Short(b []byte) uint32 {
+	const (
+		p1, p2, p3, p4, p5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+	)
+	rotl := func(x uint32, r uint) uint32 { return x<<r | x>>(32-r) }
+	h := uint32(p5) + uint32(len(b))
+	for ; len(b) >= 4; b = b[4:] {
+		h = rotl(h+binary.LittleEndian.Uint32(b)*p3, 17) * p4
+	}
+	for _, c := range b {
+		h = rotl(h+uint32(c)*p5, 11) * p1
+	}
+	h ^= h >> 15
+	h *= p2
+	h ^= h >> 13
+	h *= p3
+	h ^= h >> 16
+	return h
 }

@@ -66,8 +66,8 @@ func (t TimestampType) String() string {
 }
 
 // Compression is a batch's compression codec: bits 0-2 of its attributes.
-// This package reads and writes only uncompressed batches; it recognises the
-// others to report them.
+// This package reads and writes None, Gzip, Snappy, LZ4 and Zstd; the
+// values 5 to 7, which Kafka does not have, it recognises to report them.
 type Compression int8
 
 // Compression codecs, numbered as Kafka numbers them.
