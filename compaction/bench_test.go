@@ -58,7 +58,7 @@ func benchClean(b *testing.B, logBytes int64, livePercent int) {
 	var st Stats
 	for b.Loop() {
 		m.Reset()
-		end, err := BuildMap(m, l.segs, 0, l.active().Base())
+		end, err := BuildMap(m, l.segs, 0, l.active().Base(), 0)
 		require.NoError(b, err)
 		st = Stats{}
 		for _, g := range Group(l.infos(), end, segBytes, 0) {

@@ -28,8 +28,11 @@ import (
 // the next round reports it). If firstDirty ≥ uncleanable there is nothing
 // to map and it returns firstDirty.
 //
-// The segments must stay open during the call; m copies the keys.
-func BuildMap(m *OffsetMap, segs []*segment.Segment, firstDirty, uncleanable int64) (end int64, err error) {
+// Compressed batches are read with decompressLimit as their Decoder's
+// Limit (zero: log.DefaultDecompressLimit); one that decompresses past it
+// is copied as it is, unmapped. The segments must stay open during the
+// call; m copies the keys.
+func BuildMap(m *OffsetMap, segs []*segment.Segment, firstDirty, uncleanable int64, decompressLimit int) (end int64, err error) {
 	if m == nil {
 		return firstDirty, fmt.Errorf("compaction: no offset map: %w", ErrInvalid)
 	}
@@ -37,7 +40,7 @@ func BuildMap(m *OffsetMap, segs []*segment.Segment, firstDirty, uncleanable int
 		return firstDirty, nil
 	}
 	var r log.Record
-	var dec log.Decoder
+	dec := log.Decoder{Limit: decompressLimit}
 	for _, s := range segs {
 		if s.NextOffset() <= firstDirty || s.Size() == 0 {
 			continue

@@ -50,7 +50,7 @@ func TestBuildMap(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := NewOffsetMap(1<<16, nil)
-			end, err := BuildMap(m, l.segs, tt.first, tt.uncleanable)
+			end, err := BuildMap(m, l.segs, tt.first, tt.uncleanable, 0)
 			require.NoError(t, err)
 			require.Equal(t, tt.end, end)
 			require.Equal(t, len(tt.want), m.Len())
@@ -69,7 +69,7 @@ func TestBuildMapKeylessSectionAdvances(t *testing.T) {
 	l.appendBatch(controlBatch(t))
 	l.roll()
 	m := NewOffsetMap(1<<10, nil)
-	end, err := BuildMap(m, l.segs, 0, l.active().Base())
+	end, err := BuildMap(m, l.segs, 0, l.active().Base(), 0)
 	require.NoError(t, err)
 	require.Equal(t, int64(3), end)
 	require.Zero(t, m.Len())
@@ -89,7 +89,7 @@ func TestBuildMapPartial(t *testing.T) {
 	first, passes := int64(0), 0
 	for first < uncleanable {
 		m.Reset()
-		end, err := BuildMap(m, l.segs, first, uncleanable)
+		end, err := BuildMap(m, l.segs, first, uncleanable, 0)
 		require.NoError(t, err)
 		require.Greater(t, end, first, "progress")
 		require.LessOrEqual(t, end, uncleanable)
@@ -120,10 +120,10 @@ func TestBuildMapTooSmall(t *testing.T) {
 	l.write(kv(string(make([]byte, 500)), "v"))
 	l.roll()
 	m := NewOffsetMap(200, nil)
-	end, err := BuildMap(m, l.segs, 0, l.active().Base())
+	end, err := BuildMap(m, l.segs, 0, l.active().Base(), 0)
 	require.ErrorIs(t, err, ErrMapTooSmall)
 	require.Zero(t, end)
 
-	_, err = BuildMap(nil, l.segs, 0, 1)
+	_, err = BuildMap(nil, l.segs, 0, 1, 0)
 	require.ErrorIs(t, err, ErrInvalid)
 }

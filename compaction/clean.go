@@ -122,6 +122,7 @@ func Clean(src []*segment.Segment, create CreateFunc, r Round) (out []*segment.S
 		nowMs:   r.Now.UnixMilli(),
 		horizon: r.Now.Add(cfg.DeleteRetention).UnixMilli(),
 		create:  create,
+		dec:     log.Decoder{Limit: cfg.DecompressLimit},
 	}
 	defer func() {
 		if err != nil {

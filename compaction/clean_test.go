@@ -178,7 +178,7 @@ func TestCleanBeyondMap(t *testing.T) {
 	l.roll()
 	l.write(kv("z", "1"))
 	m := NewOffsetMap(1<<10, nil)
-	end, err := BuildMap(m, l.segs, 0, 3)
+	end, err := BuildMap(m, l.segs, 0, 3, 0)
 	require.NoError(t, err)
 	require.Equal(t, int64(3), end)
 	out, st, err := Clean(l.segs[:1], l.creator(4<<10), Round{Map: m, End: end, Now: t0})
@@ -255,7 +255,7 @@ func TestCleanKeepsLastBatchOfProducer(t *testing.T) {
 	l.roll()
 	l.write(kv("z", "1"))
 	m := NewOffsetMap(1<<10, nil)
-	end, err := BuildMap(m, l.segs, 0, l.active().Base())
+	end, err := BuildMap(m, l.segs, 0, l.active().Base(), 0)
 	require.NoError(t, err)
 	for _, tt := range []struct {
 		name      string
@@ -424,7 +424,7 @@ func TestCleanIOErrors(t *testing.T) {
 			}
 			l.roll()
 			m := NewOffsetMap(1<<10, nil)
-			end, err := BuildMap(m, l.segs, 0, l.active().Base())
+			end, err := BuildMap(m, l.segs, 0, l.active().Base(), 0)
 			require.NoError(t, err)
 			create := l.creator(64 << 10)
 			dir := fmt.Sprintf("cleaned-%d", l.rounds)
@@ -466,7 +466,7 @@ func TestCleanCorruptSource(t *testing.T) {
 	require.NoError(t, err)
 
 	m := NewOffsetMap(1<<10, nil)
-	_, err = BuildMap(m, l.segs, 0, l.active().Base())
+	_, err = BuildMap(m, l.segs, 0, l.active().Base(), 0)
 	require.ErrorIs(t, err, segment.ErrCorrupt)
 	_, _, err = Clean(l.segs[:1], l.creator(4<<10), Round{Map: m, End: 2, Now: t0})
 	require.ErrorIs(t, err, segment.ErrCorrupt)

@@ -37,6 +37,11 @@ type Config struct {
 	// BufferBytes is the memory budget of the offset map, see NewOffsetMap.
 	// Default DefaultBufferBytes (32 MiB).
 	BufferBytes int
+	// DecompressLimit bounds what the records of one compressed batch may
+	// decompress to when Clean rebuilds it (see log.Decoder): the
+	// partition's own limit, so that the cleaner reads every batch the
+	// partition took. Zero means log.DefaultDecompressLimit.
+	DecompressLimit int
 }
 
 // withDefaults returns c with its zero fields set to their defaults and

@@ -14,7 +14,7 @@
 //
 //	plan := compaction.Assess(infos, firstDirty, now, cfg)       // worth it? up to where?
 //	m.Reset()
-//	end, err := compaction.BuildMap(m, segs, plan.FirstDirty, plan.FirstUncleanable)
+//	end, err := compaction.BuildMap(m, segs, plan.FirstDirty, plan.FirstUncleanable, cfg.DecompressLimit)
 //	for _, g := range compaction.Group(infos, end, segmentBytes, indexBytes) {
 //		out, stats, err := compaction.Clean(segs[g.Start:g.End], create,
 //			compaction.Round{Config: cfg, Map: m, End: end, Now: now})

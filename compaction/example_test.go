@@ -45,7 +45,7 @@ func Example() {
 	plan := compaction.Assess(infos, 0, now, ccfg)
 	fmt.Printf("cleanable %v, dirty ratio %.2f, range [%d, %d)\n", plan.Cleanable, plan.Ratio, plan.FirstDirty, plan.FirstUncleanable)
 	m := ccfg.NewOffsetMap()
-	end, err := compaction.BuildMap(m, segs, plan.FirstDirty, plan.FirstUncleanable)
+	end, err := compaction.BuildMap(m, segs, plan.FirstDirty, plan.FirstUncleanable, 0)
 	if err != nil {
 		panic(err)
 	}

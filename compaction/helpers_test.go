@@ -135,7 +135,7 @@ func (l *testLog) clean(firstDirty int64, now time.Time, o roundOpts) (int64, St
 		o.outBytes = 2 * o.groupBytes
 	}
 	o.om.Reset()
-	end, err := BuildMap(o.om, l.segs, firstDirty, l.active().Base())
+	end, err := BuildMap(o.om, l.segs, firstDirty, l.active().Base(), 0)
 	require.NoError(l.tb, err)
 	create := l.creator(o.outBytes)
 	var total Stats

@@ -84,7 +84,7 @@ func runProperty(t *testing.T, seed uint64) {
 
 	round := func(om *OffsetMap, outBytes int64) int64 {
 		om.Reset()
-		end, err := BuildMap(om, l.segs, firstDirty, l.active().Base())
+		end, err := BuildMap(om, l.segs, firstDirty, l.active().Base(), 0)
 		require.NoError(t, err)
 		infos := l.infos()
 		groupBytes := l.cfg.MaxBytes * int64(1+rng.IntN(4))

@@ -85,9 +85,6 @@ func (p *Partition) EncodeWith(dst []byte, records []log.Record, c log.Compressi
 	if p.cfg.ForceCompression {
 		c, level = p.cfg.Compression, p.cfg.CompressionLevel
 	}
-	if c < log.None || c > log.Zstd {
-		return Batch{bytes: dst}, fmt.Errorf("partition: append to %s: unknown compression codec %d: %w", p.name, c, ErrInvalidConfig)
-	}
 	if err := log.CheckLevel(c, level); err != nil {
 		return Batch{bytes: dst}, fmt.Errorf("partition: append to %s: %w: %w", p.name, ErrInvalidConfig, err)
 	}
@@ -160,7 +157,8 @@ func (p *Partition) AppendEncoded(b Batch) (int64, error) {
 
 // AppendBatch appends one encoded batch (log.AppendBatch's output, or a
 // batch from Kafka, compressed or not), stamping its base offset into it,
-// and returns that offset. See Append. The batch is checked whole first
+// and returns that offset. See Append. A batch over MaxBatchBytes is
+// ErrBatchTooLarge before anything else. The batch is checked whole first
 // (its CRC, then every record, decompressed), since lookups later step
 // over its records by their lengths, and the partition's rules apply as
 // they do to Append: a compacted partition refuses a record without a key
@@ -170,8 +168,16 @@ func (p *Partition) AppendEncoded(b Batch) (int64, error) {
 // is re-encoded with the partition's (log.Recompress). A refused batch is
 // ErrCorrupt or the rule's error, and changes nothing.
 func (p *Partition) AppendBatch(batch []byte) (int64, error) {
+	if len(batch) > p.cfg.MaxBatchBytes {
+		// Before any decompression, as Kafka checks max.message.bytes
+		// against the batch it was sent.
+		return 0, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(batch), p.name, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
+	}
 	d := decoders.Get().(*log.Decoder)
-	defer decoders.Put(d)
+	defer func() {
+		d.Idle(pooledDecoderBytes)
+		decoders.Put(d)
+	}()
 	d.Limit = p.cfg.maxDecompress()
 	h, err := d.Validate(batch)
 	switch {
@@ -195,9 +201,12 @@ func (p *Partition) AppendBatch(batch []byte) (int64, error) {
 			p.name, h.MaxTimestamp, p.cfg.MaxTimestampSkew, ErrTimestampTooFarAhead)
 	}
 	if p.cfg.ForceCompression && h.Compression() != p.cfg.Compression {
-		if batch, err = log.Recompress(nil, d, batch, h, p.cfg.Compression, p.cfg.CompressionLevel); err != nil {
+		bufp := encodeBuffers.Get().(*[]byte)
+		defer encodeBuffers.Put(bufp)
+		if batch, err = log.Recompress((*bufp)[:0], d, batch, h, p.cfg.Compression, p.cfg.CompressionLevel); err != nil {
 			return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
 		}
+		*bufp = batch[:0] // appendEncoded keeps none of it
 		h, _ = log.ReadHeader(batch) // just encoded: cannot fail
 	}
 	if p.cfg.TimestampType == log.LogAppendTime {
@@ -210,6 +219,11 @@ func (p *Partition) AppendBatch(batch []byte) (int64, error) {
 // decoders recycles the Decoders that appends check compressed batches
 // with.
 var decoders = sync.Pool{New: func() any { return new(log.Decoder) }}
+
+// pooledDecoderBytes is the largest buffer a pooled Decoder keeps: a batch
+// that decompressed to more (up to the partition's limit, 1 GiB at most)
+// is not held in memory for the next append.
+const pooledDecoderBytes = 4 << 20
 
 // appendEncoded appends a batch whose header h has been checked.
 func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader) (int64, error) {

@@ -42,6 +42,7 @@ func (p *Partition) Compact(now time.Time, cfg compaction.Config) (compaction.St
 	}
 	p.cleanMu.Lock()
 	defer p.cleanMu.Unlock()
+	cfg.DecompressLimit = p.cfg.maxDecompress() // the cleaner reads what the partition took
 
 	// Hold every sealed segment for the round.
 	p.mu.Lock()
@@ -80,7 +81,7 @@ func (p *Partition) Compact(now time.Time, cfg compaction.Config) (compaction.St
 		segs[i] = r.seg
 	}
 	m := cfg.NewOffsetMap()
-	end, err := compaction.BuildMap(m, segs, plan.FirstDirty, plan.FirstUncleanable)
+	end, err := compaction.BuildMap(m, segs, plan.FirstDirty, plan.FirstUncleanable, cfg.DecompressLimit)
 	if err != nil {
 		return stats, fmt.Errorf("partition: compacting %s: %w", p.name, err)
 	}

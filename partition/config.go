@@ -207,8 +207,6 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("partition: unknown timestamp type %d: %w", c.TimestampType, ErrInvalidConfig)
 	case c.Sync.Mode < SyncModeEvery || c.Sync.Mode > SyncModeNever:
 		return c, fmt.Errorf("partition: unknown sync mode %d: %w", c.Sync.Mode, ErrInvalidConfig)
-	case c.Compression < log.None || c.Compression > log.Zstd:
-		return c, fmt.Errorf("partition: unknown compression codec %d: %w", c.Compression, ErrInvalidConfig)
 	}
 	if err := log.CheckLevel(c.Compression, c.CompressionLevel); err != nil {
 		return c, fmt.Errorf("partition: %w: %w", ErrInvalidConfig, err)

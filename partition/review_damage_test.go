@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -110,4 +111,57 @@ func TestCheckpointReadErrorFailsOpen(t *testing.T) {
 	require.NoError(t, err)
 	defer p.Close()
 	require.Equal(t, int64(5), p.StartOffset())
+}
+
+// TestCleanerReadsWhatThePartitionTook: with a MaxBatchBytes that raises
+// the partition's decompression limit past the default 64 MiB, the cleaner
+// reads (and compacts away) a superseded batch that decompresses to more
+// than 64 MiB, instead of keeping it as unreadable.
+func TestCleanerReadsWhatThePartitionTook(t *testing.T) {
+	cfg := small(newClock())
+	cfg.Compacted = true
+	cfg.SegmentBytes, cfg.MaxBatchBytes = 3<<19, 3<<19 // the limit: 96 MiB
+	p, _ := memPartition(t, cfg)
+	defer p.Close()
+	big, err := log.AppendBatch(nil, []log.Record{{Key: []byte("k"), Value: make([]byte, 70<<20)}},
+		log.BatchOptions{Now: cfg.Now().UnixMilli(), Compression: log.Zstd})
+	require.NoError(t, err)
+	require.Less(t, len(big), 64<<10)
+	_, err = p.AppendBatch(big)
+	require.NoError(t, err)
+	for i := 0; p.Segments()[0].Base == 0 && len(p.Segments()) < 3; i++ { // a newer k, past a roll
+		_, err := p.Append([]log.Record{{Key: []byte("k"), Value: make([]byte, 100<<10)}})
+		require.NoError(t, err)
+	}
+	st, err := p.Compact(cfg.Now(), eager)
+	require.NoError(t, err)
+	require.Positive(t, st.Superseded)
+	recs := readRange(t, p, 0)
+	require.NotEmpty(t, recs)
+	require.Less(t, len(recs[0].Value), 1<<20, "the superseded 70 MiB value went")
+}
+
+// TestOversizedBatchRefusedBeforeDecompressing: AppendBatch refuses a
+// batch over MaxBatchBytes before it decompresses anything, so a small
+// hostile batch cannot make it allocate its decompressed size first.
+func TestOversizedBatchRefusedBeforeDecompressing(t *testing.T) {
+	cfg := small(newClock())
+	p, _ := memPartition(t, cfg)
+	defer p.Close()
+	noise := make([]byte, 3<<10)
+	rng := newRand(1)
+	for i := range noise {
+		noise[i] = byte(rng.Uint32())
+	}
+	b, err := log.AppendBatch(nil, []log.Record{{Value: noise}, {Value: make([]byte, 32<<20)}},
+		log.BatchOptions{Now: cfg.Now().UnixMilli(), Compression: log.Zstd})
+	require.NoError(t, err)
+	require.Greater(t, len(b), cfg.MaxBatchBytes)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err = p.AppendBatch(b)
+	runtime.ReadMemStats(&after)
+	require.ErrorIs(t, err, ErrBatchTooLarge)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "nothing was decompressed")
 }
