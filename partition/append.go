@@ -206,7 +206,8 @@ func (p *Partition) AppendBatch(batch []byte) (int64, error) {
 		if batch, err = log.Recompress((*bufp)[:0], d, batch, h, p.cfg.Compression, p.cfg.CompressionLevel); err != nil {
 			return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
 		}
-		*bufp = batch[:0] // appendEncoded keeps none of it
+		// appendEncoded keeps none of the buffer: it goes back to the pool.
+		*bufp = batch[:0]
 		h, _ = log.ReadHeader(batch) // just encoded: cannot fail
 	}
 	if p.cfg.TimestampType == log.LogAppendTime {
