@@ -77,7 +77,7 @@ func (o ProducerOptions) withDefaults() ProducerOptions {
 //
 // Produce routes each record as Append does (murmur2 of the key, a sticky
 // partition for records without a key) and adds it to its partition's open
-// batch. A batch is appended, with one AppendTo, when it reaches BatchBytes
+// batch. A batch is appended, as one batch, when it reaches BatchBytes
 // or Linger after its first record, whichever comes first (Kafka's
 // batch.size and linger.ms); Flush and Close append every open batch at
 // once. Records without a key stick to one partition until a batch holding
@@ -152,6 +152,10 @@ type topicBatches struct {
 	maxBatch int      // the topic's MaxBatchBytes
 	skew     time.Duration
 	checkTs  bool // CreateTime with a skew limit
+	// appendTime is set for a LogAppendTime topic, whose batches are
+	// stamped when they are encoded: only the sender encodes them, just
+	// before it appends them, so that their times rise with their offsets.
+	appendTime bool
 }
 
 // batch is one partition's batch, or (with done set) a flush mark in the
@@ -166,26 +170,17 @@ type batch struct {
 	shipped bool      // in the sender's queue (or sent)
 	a       *arena
 
-	// enc is the batch encoded for its partition, into encBuf, once state
-	// is encDone.
+	// ahead is set when a Produce waiting for room took the batch to
+	// encode; it has finished once encBuf is set, and enc holds the batch
+	// encoded into *encBuf.
+	ahead  bool
 	enc    encoded
 	encBuf *[]byte
-	state  encState
 
 	done chan struct{} // a flush mark: closed when everything before it is done
 	err  error         // a flush mark: the error for Flush or Close
 	stop bool          // Close's mark: the sender returns after it
 }
-
-// encState says who encodes a shipped batch (under the producer's mutex).
-type encState uint8
-
-const (
-	encNone   encState = iota // nobody yet
-	encSender                 // the sender, as it appends it
-	encCaller                 // a Produce waiting for room, ahead of the sender
-	encDone                   // encoded by a Produce: enc holds it
-)
 
 // Producer returns a new Producer that appends to s, with opts (zero
 // fields mean their defaults). It starts the producer's goroutine: Close
@@ -281,7 +276,7 @@ func (p *Producer) Produce(ctx context.Context, topicName string, r Record, call
 			// (compressing) the batch the sender will reach last, on this
 			// goroutine, so that the sender only appends it.
 			p.shipAllLocked()
-			if p.encodeAheadLocked() {
+			if ctx.Err() == nil && p.encodeAheadLocked() {
 				continue
 			}
 			if p.mu.room == nil {
@@ -365,6 +360,8 @@ func (p *Producer) topicLocked(name string, t *topic.Topic) *topicBatches {
 		maxBatch: cfg.MaxBatchBytes,
 		skew:     cfg.MaxTimestampSkew,
 		checkTs:  cfg.TimestampType == log.CreateTime && cfg.MaxTimestampSkew >= 0,
+
+		appendTime: cfg.TimestampType == log.LogAppendTime,
 	}
 	p.mu.topics[name] = tb
 	return tb
@@ -405,18 +402,18 @@ func (p *Producer) shipLocked(b *batch) {
 // sleeping.
 func (p *Producer) encodeAheadLocked() bool {
 	u := p.mu.unencoded
-	if len(u) == 0 {
+	if len(u) == 0 || u[len(u)-1].tb.appendTime {
 		return false
 	}
 	b := u[len(u)-1]
 	u[len(u)-1] = nil
 	p.mu.unencoded = u[:len(u)-1]
-	b.state = encCaller
+	b.ahead = true
 	p.mu.Unlock()
 	buf := encodeBuffers.Get().(*[]byte)
 	e := p.encode(b, (*buf)[:0])
 	p.mu.Lock()
-	b.enc, b.encBuf, b.state = e, buf, encDone
+	b.enc, b.encBuf = e, buf
 	p.encodedAhead.Add(1)
 	p.mu.encoded.Broadcast()
 	return true
@@ -565,17 +562,13 @@ func (p *Producer) run() {
 // its callbacks.
 func (p *Producer) send(b *batch) {
 	p.mu.Lock()
-	if u := p.mu.unencoded; len(u) > 0 && u[0] == b {
-		// Batches are shipped, and sent, in one order: b is at the front
-		// unless a Produce took it.
-		copy(u, u[1:])
-		u[len(u)-1] = nil
-		p.mu.unencoded = u[:len(u)-1]
+	if !b.ahead {
+		// Batches are shipped, and sent, in one order: one no Produce
+		// took is at the front.
+		p.mu.unencoded[0] = nil
+		p.mu.unencoded = p.mu.unencoded[1:]
 	}
-	if b.state == encNone {
-		b.state = encSender
-	}
-	for b.state == encCaller {
+	for b.ahead && b.encBuf == nil {
 		p.mu.encoded.Wait()
 	}
 	e, buf := b.enc, b.encBuf
@@ -584,6 +577,9 @@ func (p *Producer) send(b *batch) {
 	if buf == nil {
 		buf = encodeBuffers.Get().(*[]byte)
 		e = p.encode(b, (*buf)[:0])
+	} else if e.err == nil {
+		// Encoded ahead: the topic may have been deleted since.
+		e.err = p.checkTopic(b.tb)
 	}
 	off, err := e.append()
 	if bs := e.b.Bytes(); bs != nil {
@@ -633,6 +629,19 @@ type encoded struct {
 	err error
 }
 
+// checkTopic returns ErrUnknownTopic unless the topic tb was made for is
+// still the store's topic of its name.
+func (p *Producer) checkTopic(tb *topicBatches) error {
+	t, err := p.s.topic(tb.name)
+	switch {
+	case err != nil:
+		return err
+	case t != tb.t:
+		return fmt.Errorf("strata: topic %q was deleted after the batch was started: %w", tb.name, ErrUnknownTopic)
+	}
+	return nil
+}
+
 // append appends the encoded batch, or returns the error.
 func (e encoded) append() (int64, error) {
 	if e.err != nil {
@@ -646,14 +655,10 @@ func (e encoded) append() (int64, error) {
 // ErrUnknownTopic, even if a topic of that name was created since: it
 // never lands in the new one.
 func (p *Producer) encode(b *batch, buf []byte) encoded {
-	t, err := p.s.topic(b.tb.name)
-	switch {
-	case err != nil:
+	if err := p.checkTopic(b.tb); err != nil {
 		return encoded{err: err}
-	case t != b.tb.t:
-		return encoded{err: fmt.Errorf("strata: topic %q was deleted after the batch was started: %w", b.tb.name, ErrUnknownTopic)}
 	}
-	pt, err := t.Partition(b.part)
+	pt, err := b.tb.t.Partition(b.part)
 	if err != nil {
 		return encoded{err: err}
 	}

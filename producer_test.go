@@ -719,3 +719,37 @@ func TestProducerEncodesAheadUnderBackPressure(t *testing.T) {
 	}
 	require.Equal(t, producers*each, n)
 }
+
+// TestProducerAppendTimeRisesWithOffsets: on a LogAppendTime topic, where
+// a batch is stamped when it is encoded, producers waiting for room leave
+// the encoding to the sender, so that append times rise with offsets.
+func TestProducerAppendTimeRisesWithOffsets(t *testing.T) {
+	// A clock that moves a millisecond at every reading: each batch's
+	// append time differs from every other's.
+	var ms atomic.Int64
+	ms.Store(time.Now().UnixMilli())
+	s := stratatest.Open(t, &strata.Options{Now: func() time.Time { return time.UnixMilli(ms.Add(1)) }})
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{TimestampType: log.LogAppendTime}))
+	p := s.Producer(strata.ProducerOptions{Compression: strata.CompressionLZ4, BatchBytes: 2048, MaxBufferedRecords: 200})
+	const producers, each = 4, 3000
+	var wg sync.WaitGroup
+	for g := range producers {
+		wg.Go(func() {
+			for i := range each {
+				err := p.Produce(ctx, "t", strata.Record{Value: fmt.Appendf(nil, `{"g":%d,"i":%d,"pad":"%032d"}`, g, i, i)}, nil)
+				if !assert.NoError(t, err) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, p.Close())
+	recs, err := s.Read(ctx, "t", 0, 0, producers*each)
+	require.NoError(t, err)
+	require.Len(t, recs, producers*each)
+	for i := 1; i < len(recs); i++ {
+		require.False(t, recs[i].Timestamp.Before(recs[i-1].Timestamp),
+			"offset %d is stamped %v, before offset %d's %v", recs[i].Offset, recs[i].Timestamp, recs[i-1].Offset, recs[i-1].Timestamp)
+	}
+}
