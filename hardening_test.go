@@ -319,3 +319,29 @@ func TestDamagedLengthInSealedSegmentKeepsLaterSegments(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(200), end, "one flipped bit of one batch; the later segments hold 150+ intact records")
 }
+
+// TestCommitWithLostRegistrySaysWhy: with topics.json lost, the offsets
+// topic's directory is an orphan too; a commit fails saying so (and how to
+// keep the data), not with an unknown offsets topic.
+func TestCommitWithLostRegistrySaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	s, err := strata.Open(dir, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	_, err = s.AppendTo(ctx, "t", 0, rec("k", "v"))
+	require.NoError(t, err)
+	require.NoError(t, s.Commit("g", "t", 0, 1, ""))
+	require.NoError(t, s.Close())
+	require.NoError(t, os.Remove(filepath.Join(dir, "topics.json")))
+
+	s, err = strata.Open(dir, &strata.Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.CreateTopic("u", strata.TopicConfig{}))
+	_, err = s.AppendTo(ctx, "u", 0, rec("k", "v"))
+	require.NoError(t, err)
+	err = s.Commit("g", "u", 0, 1, "")
+	require.ErrorIs(t, err, strata.ErrTopicExists)
+	require.NotErrorIs(t, err, strata.ErrUnknownTopic)
+	require.Contains(t, err.Error(), "RebuildRegistry")
+}

@@ -45,7 +45,7 @@ func (s *Store) Fetch(ctx context.Context, topicName string, part int, offset in
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	recs, reached, err := appendRecords(nil, p, offset, max, func(r Record) Record { return r })
+	recs, reached, err := appendRecords(nil, p, offset, max, asRecord)
 	if err != nil || len(recs) > 0 || maxWait <= 0 {
 		return recs, err
 	}
@@ -62,13 +62,16 @@ func (s *Store) Fetch(ctx context.Context, topicName string, part int, offset in
 		}
 		return nil, nil // waited maxWait: nothing new
 	}
-	return readRecords(p, offset, max)
+	return readRecords(p, reached, max) // what lies before reached holds no record
 }
 
 func readRecords(p *partition.Partition, offset int64, limit int) ([]Record, error) {
-	recs, _, err := appendRecords(nil, p, offset, limit, func(r Record) Record { return r })
+	recs, _, err := appendRecords(nil, p, offset, limit, asRecord)
 	return recs, err
 }
+
+// asRecord is the wrap of appendRecords that keeps records as they are.
+func asRecord(r Record) Record { return r }
 
 // appendRecords appends to dst, each made by wrap, up to limit records of p
 // from offset on, as many as readers see now, and returns the offset the
@@ -80,21 +83,14 @@ func readRecords(p *partition.Partition, offset int64, limit int) ([]Record, err
 // read without an error: the records before the damage are returned, and
 // the next read, which starts at the damage, reports it.
 func appendRecords[T any](dst []T, p *partition.Partition, offset int64, limit int, wrap func(Record) T) ([]T, int64, error) {
-	if limit <= 0 {
-		return dst, offset, nil
+	n, want := len(dst), len(dst)+limit
+	// failed ends the read at an error: none if records came before it.
+	failed := func(err error) ([]T, int64, error) {
+		if len(dst) > n {
+			err = nil
+		}
+		return dst, offset, err
 	}
-	n := len(dst)
-	dst, reached, err := appendRecordsTo(dst, p, offset, limit, wrap)
-	if err != nil && len(dst) > n {
-		return dst, reached, nil
-	}
-	return dst, reached, err
-}
-
-// appendRecordsTo is appendRecords; on an error it returns what it appended
-// before it, and the offset after the last of those.
-func appendRecordsTo[T any](dst []T, p *partition.Partition, offset int64, limit int, wrap func(Record) T) ([]T, int64, error) {
-	want := len(dst) + limit
 	// Ask for about what limit records of a few hundred bytes take, so a
 	// small Read copies little; a short answer just means another round.
 	chunk := min(readBytes, max(16<<10, limit*256))
@@ -102,7 +98,7 @@ func appendRecordsTo[T any](dst []T, p *partition.Partition, offset int64, limit
 		// A fresh buffer each time: the records returned alias it.
 		batches, err := p.ReadBatches(nil, offset, chunk)
 		if err != nil {
-			return dst, offset, err
+			return failed(err)
 		}
 		if len(batches) == 0 {
 			break
@@ -114,7 +110,7 @@ func appendRecordsTo[T any](dst []T, p *partition.Partition, offset int64, limit
 		dst = slices.Grow(dst, int(max(0, min(int64(want-len(dst)), next-offset))))
 		for r, err := range recordsOf(batches, p.MaxDecompressed()) {
 			if err != nil {
-				return dst, offset, err
+				return failed(err)
 			}
 			if r.Offset < offset {
 				continue

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/stratalog/strata/internal/vfs"
 	"github.com/stratalog/strata/partition"
@@ -103,18 +101,14 @@ func partitionDirs(fsys vfs.FS, dir string) (map[string]int, error) {
 	}
 	counts := map[string]int{}
 	for _, name := range names {
-		i := strings.LastIndexByte(name, '-')
-		if i <= 0 {
-			continue
-		}
-		n, err := strconv.Atoi(name[i+1:])
-		if err != nil || n < 0 || strconv.Itoa(n) != name[i+1:] || topic.ValidateName(name[:i]) != nil {
-			continue // not a partition directory ("t-0.x-delete", a file)
+		t, n, ok := topic.ParsePartitionDir(name)
+		if !ok {
+			continue // not a partition directory ("t-0.x-delete")
 		}
 		if fi, err := fsys.Stat(filepath.Join(dir, name)); err != nil || !fi.IsDir {
 			continue
 		}
-		counts[name[:i]] = max(counts[name[:i]], n+1)
+		counts[t] = max(counts[t], n+1)
 	}
 	return counts, nil
 }

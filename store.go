@@ -122,7 +122,7 @@ func (s *Store) load() error {
 		return err
 	}
 	// What a failed or interrupted registry write left.
-	_ = s.fsys.Remove(filepath.Join(s.dir, topicsFile+".tmp"))
+	_ = s.fsys.Remove(filepath.Join(s.dir, topicsFile+vfs.TempSuffix))
 	reg, err := readRegistry(s.fsys, s.dir)
 	if err != nil {
 		return err

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/stratalog/strata/log"
@@ -60,8 +59,7 @@ func (s *Store) createTopic(name string, cfg TopicConfig) error {
 		return fmt.Errorf("strata: reading %s: %w", s.dir, err)
 	}
 	for _, e := range names {
-		n, ok := strings.CutPrefix(e, name+"-")
-		if !ok || n == "" || strings.Trim(n, "0123456789") != "" {
+		if t, _, ok := topic.ParsePartitionDir(e); !ok || t != name {
 			continue
 		}
 		dir := filepath.Join(s.dir, e)

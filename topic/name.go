@@ -3,6 +3,7 @@ package topic
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -43,4 +44,20 @@ func IsInternal(name string) bool { return strings.HasPrefix(name, "__") }
 // names it: "<topic>-<partition>".
 func PartitionDir(name string, partition int) string {
 	return fmt.Sprintf("%s-%d", name, partition)
+}
+
+// ParsePartitionDir is PartitionDir's inverse: it returns the topic and
+// partition a directory name stands for, and false for a name that is no
+// partition directory (no valid topic name, or a partition number that is
+// not written as PartitionDir writes it: "t-01", "t-0.x-delete").
+func ParsePartitionDir(dir string) (name string, partition int, ok bool) {
+	i := strings.LastIndexByte(dir, '-')
+	if i <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(dir[i+1:])
+	if err != nil || n < 0 || strconv.Itoa(n) != dir[i+1:] || ValidateName(dir[:i]) != nil {
+		return "", 0, false
+	}
+	return dir[:i], n, true
 }
