@@ -1,15 +1,19 @@
 // Package partition is one partition's log: an ordered list of segments that
-// assigns dense offsets from zero, appends batches, reads from any offset,
-// rolls to new segments, recovers after a crash, and applies a flush policy.
+// assigns offsets from zero (dense as it appends; offsets only have to rise,
+// so the gaps compaction and Kafka's transactions leave are kept), appends
+// batches of every codec, reads from any offset, rolls to new segments,
+// recovers after a crash, and applies a flush policy.
 //
 // # Offsets
 //
 // A partition holds the offsets [StartOffset, EndOffset): EndOffset is the
 // next offset Append assigns, StartOffset the first that may be read
 // (DeleteRecords moves it forward; retention removes whole segments below
-// it). Reads below StartOffset or past EndOffset fail with ErrOutOfRange and
-// the valid range; reading at EndOffset returns nothing, and Wait, NextWait
-// and Records wait for more.
+// it). Readers see up to the HighWatermark: EndOffset under SyncNever and
+// SyncEvery, the synced offset under SyncAlways. Reads below StartOffset or
+// past EndOffset fail with ErrOutOfRange and the valid range; reading at
+// the high watermark returns nothing, and Wait, NextWait and Records wait
+// for more.
 //
 // # Writing
 //
@@ -35,8 +39,9 @@
 //     offset below which every segment is sealed and synced. Creating or
 //     removing segment files fsyncs the directory. Open after a crash
 //     recovers every segment from the recovery point on: it never serves a
-//     torn or corrupt batch, cuts a torn tail at the last valid batch,
-//     rebuilds the untrusted indexes and keeps offsets dense.
+//     torn or corrupt batch, cuts a torn tail at the last valid batch, and
+//     rebuilds the untrusted indexes (see Open for which later segments
+//     stay).
 //   - A failed write leaves the partition as it was, and so does a full
 //     disk: the append fails with an error matching syscall.ENOSPC, also
 //     when the disk is full for a roll (the next append rolls again), and
@@ -62,6 +67,8 @@
 // records before the one wanted are stepped over by their length prefixes
 // (from a remembered position of every 8th record, in a large batch) rather
 // than decoded. A batch's CRC is checked the first time the process reads it.
+// A compressed batch is decompressed once per reader, into a buffer the
+// Reader reuses; control batches are stepped over.
 // Truncate rewrites a segment into new files renamed over the old ones, so
 // no file ever shrinks under a reader.
 package partition

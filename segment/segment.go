@@ -58,10 +58,12 @@ type Config struct {
 	// them.
 	WriteCalls bool
 	// AllowGaps lets a batch start past the previous batch's next offset, as
-	// compacted segments do. By default the offsets of a segment are dense:
-	// the first batch starts at the base offset and each batch at the
-	// previous one's next offset, which also lets reads catch a damaged
-	// base-offset field (the CRC does not cover it).
+	// compacted segments and Kafka's transactions leave them (the partition
+	// package sets it for every segment). Without it the offsets of a
+	// segment must be dense: the first batch starts at the base offset and
+	// each batch at the previous one's next offset, which also lets reads
+	// catch a damaged base-offset field that moves it forward (the CRC does
+	// not cover it); with it, only offsets that run backwards are caught.
 	AllowGaps bool
 }
 
