@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/stratalog/strata/internal/kafkadir"
 	"github.com/stratalog/strata/log"
 )
 
@@ -125,18 +126,7 @@ func franzBatch(t *testing.T, plain []byte, c kgo.CompressionCodec) []byte {
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	out, typ := comp.Compress(&buf, plain[log.BatchHeaderSize:])
-	return withSection(plain, out, byte(typ))
-}
-
-// withSection returns the uncompressed batch plain with its records
-// section replaced by section, compressed with codec typ: the length, the
-// codec bits and the CRC-32C set to match.
-func withSection(plain, section []byte, typ byte) []byte {
-	b := append(bytes.Clone(plain[:log.BatchHeaderSize]), section...)
-	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))
-	b[22] = b[22]&^7 | typ
-	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
-	return b
+	return kafkadir.WithSection(plain, out, log.Compression(typ))
 }
 
 // TestFranzGoBatchesDecodeInStrata: batches compressed by franz-go (its

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/stratalog/strata/internal/kafkadir"
 	"github.com/stratalog/strata/log"
 )
 
@@ -26,7 +27,7 @@ func javaBatch(t *testing.T, plain []byte, codec string, typ byte) []byte {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	require.NoError(t, err, "java: %s", stderr.String())
-	return withSection(plain, out, typ)
+	return kafkadir.WithSection(plain, out, log.Compression(typ))
 }
 
 // TestJavaBatchesDecodeInStrata: batches compressed as Kafka's Java

@@ -74,14 +74,12 @@ func captureKcat(t *testing.T, kcat, codec string, lines []string, props ...stri
 		defer mu.Unlock()
 		for _, tp := range req.(*kmsg.ProduceRequest).Topics {
 			for _, p := range tp.Partitions {
-				for b := p.Records; len(b) > 0; {
-					h, err := log.ReadHeader(b)
-					if err != nil || int(h.Size()) > len(b) {
-						batches = append(batches, bytes.Clone(b)) // the test fails on it below
-						break
-					}
-					batches = append(batches, bytes.Clone(b[:h.Size()]))
-					b = b[h.Size():]
+				it := log.NewBatchIter(p.Records)
+				for it.Next() {
+					batches = append(batches, bytes.Clone(it.Batch()))
+				}
+				if it.Err() != nil {
+					batches = append(batches, bytes.Clone(p.Records[it.Pos():])) // the test fails on it below
 				}
 			}
 		}
@@ -162,12 +160,11 @@ func TestLibrdkafkaBatchesDecodeInStrata(t *testing.T) {
 			golden, err := os.ReadFile(path)
 			require.NoError(t, err)
 			var batches [][]byte
-			for b := golden; len(b) > 0; {
-				h, err := log.ReadHeader(b)
-				require.NoError(t, err)
-				batches = append(batches, b[:h.Size()])
-				b = b[h.Size():]
+			it := log.NewBatchIter(golden)
+			for it.Next() {
+				batches = append(batches, it.Batch())
 			}
+			require.NoError(t, it.Err())
 			checkKcatBatches(t, batches, c.codec, lines)
 			if c.props != nil {
 				h, err := log.ReadHeader(batches[0])

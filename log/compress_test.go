@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/pierrec/lz4/v4"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stratalog/strata/internal/kafkadir"
 	"github.com/stratalog/strata/log"
 )
 
@@ -181,16 +181,6 @@ func TestCompressionLevels(t *testing.T) {
 	require.ErrorIs(t, err, log.ErrUnsupportedCompression)
 }
 
-// withRecords returns a copy of the uncompressed batch b whose records
-// section is replaced by section, flagged with codec c, its CRC fixed.
-func withRecords(t *testing.T, b []byte, c log.Compression, section []byte) []byte {
-	t.Helper()
-	out := append(bytes.Clone(b[:log.BatchHeaderSize]), section...)
-	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-12))
-	out[22] = out[22]&^7 | byte(c)
-	return fixCRC(out)
-}
-
 // TestSnappyFramings: a snappy batch reads back whether its records are a
 // raw block (librdkafka, franz-go, Strata) or in xerial framing (Kafka's
 // Java producer), in one chunk or several.
@@ -216,14 +206,14 @@ func TestSnappyFramings(t *testing.T) {
 		"xerial, 1 KiB":     xerial(1 << 10),
 	} {
 		t.Run(name, func(t *testing.T) {
-			b := withRecords(t, plain, log.Snappy, framed)
+			b := kafkadir.WithSection(plain, framed, log.Snappy)
 			sameRecords(t, recs, readAll(t, &d, b), 0)
 		})
 	}
 	// A chunk length past the end is corrupt, not a panic.
 	bad := xerial(32 << 10)
 	binary.BigEndian.PutUint32(bad[16:], 1<<30)
-	b := withRecords(t, plain, log.Snappy, bad)
+	b := kafkadir.WithSection(plain, bad, log.Snappy)
 	h, err := log.CheckBatch(b)
 	require.NoError(t, err)
 	_, err = d.Iter(b, h)
@@ -276,7 +266,7 @@ func TestDecompressionBombsStayBounded(t *testing.T) {
 	frame := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 19 << 3}
 	blk := uint32(1 | 1<<1 | (128<<10)<<3)
 	frame = append(frame, byte(blk), byte(blk>>8), byte(blk>>16), 'x')
-	b := withRecords(t, plain, log.Zstd, frame)
+	b := kafkadir.WithSection(plain, frame, log.Zstd)
 	h, err := log.CheckBatch(b)
 	require.NoError(t, err)
 	d := log.Decoder{Limit: 1 << 30}
@@ -298,7 +288,7 @@ func TestDecompressionBombsStayBounded(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, w.Close())
-	b = withRecords(t, plain, log.Gzip, zb.Bytes())
+	b = kafkadir.WithSection(plain, zb.Bytes(), log.Gzip)
 	h, err = log.CheckBatch(b)
 	require.NoError(t, err)
 	d = log.Decoder{Limit: 64 << 20}
@@ -388,7 +378,7 @@ func TestDecoderReusesItsBuffer(t *testing.T) {
 // ErrUnsupportedFormat; it is never taken for damage.
 func TestLegacyMessages(t *testing.T) {
 	for _, magic := range []byte{0, 1} {
-		b := legacyMessage(magic, 77, []byte("key"), []byte("value"))
+		b := kafkadir.Legacy(magic, 77, time.UnixMilli(1_500_000_000_000), []byte("key"), []byte("value"))
 		h, err := log.ReadHeader(b)
 		require.NoError(t, err)
 		require.True(t, h.IsLegacy())
@@ -431,27 +421,6 @@ func TestUnknownCodecIsKept(t *testing.T) {
 	require.ErrorIs(t, err, log.ErrUnsupportedCompression)
 }
 
-// legacyMessage returns an uncompressed message of magic 0 or 1 at offset,
-// as Kafka wrote them before 0.11.
-func legacyMessage(magic byte, offset int64, key, value []byte) []byte {
-	body := []byte{magic, 0}
-	if magic == 1 {
-		body = binary.BigEndian.AppendUint64(body, 1_500_000_000_000)
-	}
-	for _, f := range [][]byte{key, value} {
-		if f == nil {
-			body = binary.BigEndian.AppendUint32(body, 0xffffffff)
-			continue
-		}
-		body = binary.BigEndian.AppendUint32(body, uint32(len(f)))
-		body = append(body, f...)
-	}
-	b := binary.BigEndian.AppendUint64(nil, uint64(offset))
-	b = binary.BigEndian.AppendUint32(b, uint32(4+len(body)))
-	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(body))
-	return append(b, body...)
-}
-
 // TestLZ4FrameFormat: the frames written are those of lz4's reference
 // format as pierrec/lz4's streaming writer writes them with Kafka's
 // options (the header, and its checksum byte, the same), and frames of
@@ -487,7 +456,7 @@ func TestLZ4FrameFormat(t *testing.T) {
 			_, err := w.Write(section)
 			require.NoError(t, err)
 			require.NoError(t, w.Close())
-			sameRecords(t, recs, readAll(t, &d, withRecords(t, plain, log.LZ4, b.Bytes())), 0)
+			sameRecords(t, recs, readAll(t, &d, kafkadir.WithSection(plain, b.Bytes(), log.LZ4)), 0)
 		})
 	}
 	t.Run("two frames", func(t *testing.T) {
@@ -499,7 +468,7 @@ func TestLZ4FrameFormat(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, w.Close())
 		}
-		sameRecords(t, recs, readAll(t, &d, withRecords(t, plain, log.LZ4, b.Bytes())), 0)
+		sameRecords(t, recs, readAll(t, &d, kafkadir.WithSection(plain, b.Bytes(), log.LZ4)), 0)
 	})
 }
 

@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/stratalog/strata/internal/kafkadir"
 	"github.com/stratalog/strata/log"
 )
 
@@ -32,12 +34,9 @@ func FuzzDecompress(f *testing.F) {
 		c := log.Compression(codec%4 + 1)
 		template, err := log.AppendBatch(nil, jsonRecords(1, 1), log.BatchOptions{Now: 1})
 		require.NoError(t, err)
-		b := append(template[:log.BatchHeaderSize:log.BatchHeaderSize], stream...)
-		binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))
-		binary.BigEndian.PutUint32(b[23:], uint32(n))   // last offset delta
-		binary.BigEndian.PutUint32(b[57:], uint32(n)+1) // records
-		b[22] = b[22]&^7 | byte(c)
-		fixCRC(b)
+		binary.BigEndian.PutUint32(template[23:], uint32(n))   // last offset delta
+		binary.BigEndian.PutUint32(template[57:], uint32(n)+1) // records
+		b := kafkadir.WithSection(template, stream, c)
 		h, err := log.CheckBatch(b)
 		if err != nil {
 			return // a header the counts make invalid
@@ -88,7 +87,7 @@ func FuzzCompressRoundTrip(f *testing.F) {
 func TestBatchIter(t *testing.T) {
 	a, err := log.AppendBatch(nil, jsonRecords(3, 1), log.BatchOptions{BaseOffset: 10, Now: 1, Compression: log.Zstd})
 	require.NoError(t, err)
-	b := legacyMessage(1, 13, []byte("k"), []byte("v"))
+	b := kafkadir.Legacy(1, 13, time.UnixMilli(1_500_000_000_000), []byte("k"), []byte("v"))
 	c, err := log.AppendBatch(nil, jsonRecords(2, 2), log.BatchOptions{BaseOffset: 14, Now: 1})
 	require.NoError(t, err)
 	all := append(append(append([]byte(nil), a...), b...), c...)

@@ -113,6 +113,17 @@ func Control(offset int64, commit bool, producerID int64, epoch int16, ts time.T
 	return b
 }
 
+// WithSection returns the uncompressed batch plain with its records section
+// replaced by section, compressed with codec c (as another client
+// compressed it): the length, the codec bits and the CRC-32C set to match.
+func WithSection(plain, section []byte, c log.Compression) []byte {
+	b := append(append([]byte(nil), plain[:log.BatchHeaderSize]...), section...)
+	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))
+	b[22] = b[22]&^7 | byte(c)
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b
+}
+
 // Legacy returns an uncompressed message of magic 0 or 1 at offset, as
 // Kafka wrote them before 0.11 (magic 1 carries the timestamp).
 func Legacy(magic byte, offset int64, ts time.Time, key, value []byte) []byte {
