@@ -85,12 +85,3 @@ var (
 	// group has not assigned to it.
 	ErrNotOwner = group.ErrNotOwner
 )
-
-// corruptError is an error of the store's own about damaged data: it
-// matches ErrCorrupt.
-type corruptError struct{ msg string }
-
-func (e *corruptError) Error() string { return e.msg }
-
-// Is reports whether target is ErrCorrupt.
-func (e *corruptError) Is(target error) bool { return target == ErrCorrupt }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/topic"
 )
 
@@ -54,10 +55,10 @@ func checksum(raw []byte) (uint32, error) {
 
 // damagedRegistry says what is wrong with topics.json and how to recover.
 func damagedRegistry(path string, reason error) error {
-	return &corruptError{msg: fmt.Sprintf("strata: %s is damaged (%v); the partition data is untouched: "+
+	return log.Corruption(fmt.Sprintf("strata: %s is damaged (%v); the partition data is untouched: "+
 		"restore the file from a backup, or rebuild it from the partition directories with "+
 		"strata.RebuildRegistry(%q), which keeps every topic's data and id but not its configuration",
-		path, reason, filepath.Dir(path))}
+		path, reason, filepath.Dir(path)))
 }
 
 // readRegistry reads topics.json: every topic's id (zero for the topics of
@@ -111,7 +112,7 @@ func readRegistry(fsys vfs.FS, dir string) (map[string]registryEntry, error) {
 		}
 		return topics, nil
 	}
-	return nil, &corruptError{msg: fmt.Sprintf("strata: %s has version %d; this build reads versions 1 and %d", path, head.Version, registryVersion)}
+	return nil, log.Corruption(fmt.Sprintf("strata: %s has version %d; this build reads versions 1 and %d", path, head.Version, registryVersion))
 }
 
 // writeRegistry replaces topics.json atomically: a temporary file, fsync,

@@ -52,3 +52,17 @@ func (e *formatError) Unwrap() error { return e.kind }
 func errorf(kind error, format string, args ...any) error {
 	return &formatError{kind: kind, reason: fmt.Sprintf(format, args...)}
 }
+
+// Corruption returns a new error with message msg that matches ErrCorrupt
+// with errors.Is: a layer's own sentinel for damaged data (a segment's, a
+// checkpoint's), or a message about damage that needs no "corrupt batch"
+// suffix, so that every layer's corruption matches the one sentinel.
+func Corruption(msg string) error { return &corruption{msg: msg} }
+
+// corruption is the error Corruption returns.
+type corruption struct{ msg string }
+
+func (e *corruption) Error() string { return e.msg }
+
+// Is reports whether target is ErrCorrupt.
+func (e *corruption) Is(target error) bool { return target == ErrCorrupt }

@@ -32,12 +32,4 @@ var (
 // also matches log.ErrCorrupt, the one sentinel every layer's corruption
 // matches. Open never fails with it: it logs it and takes the checkpoint
 // for missing.
-var ErrCorruptCheckpoint error = &corruptKind{msg: "partition: corrupt checkpoint"}
-
-// corruptKind is a sentinel that also matches log.ErrCorrupt.
-type corruptKind struct{ msg string }
-
-func (e *corruptKind) Error() string { return e.msg }
-
-// Is reports whether target is log.ErrCorrupt.
-func (e *corruptKind) Is(target error) bool { return target == log.ErrCorrupt }
+var ErrCorruptCheckpoint = log.Corruption("partition: corrupt checkpoint")

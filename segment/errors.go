@@ -14,7 +14,7 @@ var (
 	// rise, in the log or in an index. The error names the file and the
 	// byte position. It also matches log.ErrCorrupt, the one sentinel every
 	// layer's corruption matches.
-	ErrCorrupt error = &kindError{msg: "segment: corrupt data", kind: log.ErrCorrupt}
+	ErrCorrupt = log.Corruption("segment: corrupt data")
 	// ErrInvalidBatch means the batches given to Append do not follow the
 	// segment: their offsets are not the next ones, or the bytes are not
 	// whole batches.
@@ -40,15 +40,3 @@ var (
 func corruptAt(path string, pos int64, reason error) error {
 	return fmt.Errorf("%w: in file %s at position %d: %w", ErrCorrupt, path, pos, reason)
 }
-
-// kindError is a sentinel that also matches a more general one (kind) with
-// errors.Is.
-type kindError struct {
-	msg  string
-	kind error
-}
-
-func (e *kindError) Error() string { return e.msg }
-
-// Is reports whether target is the general sentinel.
-func (e *kindError) Is(target error) bool { return target == e.kind }
