@@ -96,7 +96,7 @@ func (s *Store) appendGroups(t *topic.Topic, records []Record, pos []Position) e
 		}
 		groups[p.Partition] = append(groups[p.Partition], i)
 	}
-	batches := make([]partition.Batch, len(order))
+	batches := make([]partition.EncodedBatch, len(order))
 	for gi, part := range order {
 		p, err := t.Partition(part)
 		if err != nil {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/stratalog/strata"
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/stratatest"
@@ -48,7 +48,7 @@ func benchRecs(n int) []strata.Record {
 
 // benchBatchSize is the encoded size of recs as one batch.
 func benchBatchSize(b *testing.B, recs []strata.Record) int64 {
-	batch, err := log.AppendBatch(nil, recs, log.BatchOptions{})
+	batch, err := log.EncodeBatch(nil, recs, log.BatchOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 package strata
 
-import "github.com/stratalog/strata/internal/vfs"
+import "github.com/stratalog/strata/vfs"
 
 // OpenOn opens a store on a file system, for tests that crash an in-memory
 // one.

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stratalog/strata"
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 )
 
 // TestOpenWhenStaleOffsetTombstonesCannotBeWritten: after a DeleteTopic

@@ -18,10 +18,10 @@ import (
 const modulePath = "github.com/stratalog/strata"
 
 // layers is the layer table (README's Layers, after the design's): a package may import only module
-// packages on lower rows. internal/vfs sits below index because the index's
+// packages on lower rows. vfs sits below index because the index's
 // memory mapping goes through the file-system seam.
 var layers = map[string]int{
-	"internal/vfs":      0,
+	"vfs":      0,
 	"log":               1,
 	"index":             1,
 	"segment":           2,

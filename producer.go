@@ -625,7 +625,7 @@ func (p *Producer) send(b *batch) {
 // from being encoded.
 type encoded struct {
 	pt  *partition.Partition
-	b   partition.Batch
+	b   partition.EncodedBatch
 	err error
 }
 

@@ -134,7 +134,7 @@ func batchSize(t *testing.T, n int) int {
 	for i := range recs {
 		recs[i] = value100(i)
 	}
-	b, err := log.AppendBatch(nil, recs, log.BatchOptions{})
+	b, err := log.EncodeBatch(nil, recs, log.BatchOptions{})
 	require.NoError(t, err)
 	return len(b)
 }
@@ -405,7 +405,7 @@ func TestProducerCloseWakesWaitingProduce(t *testing.T) {
 func valueForBatch(t *testing.T, size int) strata.Record {
 	for n := size - 100; n < size; n++ {
 		r := strata.Record{Key: []byte("k"), Value: make([]byte, n), Headers: []strata.Header{{Key: "h", Value: []byte("x")}}}
-		b, err := log.AppendBatch(nil, []log.Record{r}, log.BatchOptions{})
+		b, err := log.EncodeBatch(nil, []log.Record{r}, log.BatchOptions{})
 		require.NoError(t, err)
 		if len(b) == size {
 			return r

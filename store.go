@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/stratalog/strata/group"
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/topic"
 )

@@ -16,7 +16,7 @@ func controlBatch(t testing.TB) []byte {
 		Attributes: log.AttrControl | log.AttrTransactional, BaseTimestamp: t0.UnixMilli(), MaxTimestamp: t0.UnixMilli(),
 		PartitionLeaderEpoch: -1, ProducerID: 7, ProducerEpoch: 0, BaseSequence: -1,
 	}
-	b, err := log.AppendBatchHeader(nil, h, []log.Record{{
+	b, err := log.EncodeBatchWithHeader(nil, h, []log.Record{{
 		Timestamp: t0, Key: []byte{0, 0, 0, 1}, Value: []byte{0, 0, 0, 0, 0, 0},
 	}})
 	require.NoError(t, err)

@@ -312,7 +312,7 @@ func (c *cleaner) copy(b []byte) error {
 // append adds a batch rebuilt from h and recs.
 func (c *cleaner) append(h log.BatchHeader, recs []log.Record) error {
 	n := len(c.buf)
-	buf, err := log.AppendBatchHeader(c.buf, h, recs)
+	buf, err := log.EncodeBatchWithHeader(c.buf, h, recs)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/segment"
 )
@@ -221,7 +221,7 @@ func TestCleanLogAppendTime(t *testing.T) {
 		{Key: []byte("b"), Value: []byte("1"), Timestamp: t0.Add(time.Second)},
 		{Key: []byte("c"), Timestamp: t0.Add(2 * time.Second)},
 	}
-	b, err := log.AppendBatch(nil, recs, log.BatchOptions{TimestampType: log.LogAppendTime, Now: appendTime})
+	b, err := log.EncodeBatch(nil, recs, log.BatchOptions{TimestampType: log.LogAppendTime, Now: appendTime})
 	require.NoError(t, err)
 	l.appendBatch(b)
 	l.write(kv("a", "2"))
@@ -246,7 +246,7 @@ func TestCleanLogAppendTime(t *testing.T) {
 
 func TestCleanKeepsLastBatchOfProducer(t *testing.T) {
 	l := newTestLog(t, 4<<10)
-	b, err := log.AppendBatch(nil, []log.Record{kv("a", "1"), kv("b", "1")},
+	b, err := log.EncodeBatch(nil, []log.Record{kv("a", "1"), kv("b", "1")},
 		log.BatchOptions{Now: t0.UnixMilli(), Idempotent: true, ProducerID: 9, ProducerEpoch: 3, BaseSequence: 40})
 	require.NoError(t, err)
 	l.appendBatch(b)                    // 0-1, producer 9's last batch

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/stratalog/strata/compaction"
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/segment"
 )
@@ -29,7 +29,7 @@ func Example() {
 	} {
 		s, _ := segment.Create(fsys, "p", next, cfg)
 		for _, recs := range batches {
-			b, _ := log.AppendBatch(nil, recs, log.BatchOptions{BaseOffset: next, Now: now.UnixMilli()})
+			b, _ := log.EncodeBatch(nil, recs, log.BatchOptions{BaseOffset: next, Now: now.UnixMilli()})
 			_ = s.Append(b)
 			next += int64(len(recs))
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/segment"
 )
@@ -68,7 +68,7 @@ func (l *testLog) roll() {
 // without a timestamp get l.now.
 func (l *testLog) write(recs ...log.Record) int64 {
 	l.tb.Helper()
-	b, err := log.AppendBatch(nil, recs, log.BatchOptions{BaseOffset: l.next, Now: l.now.UnixMilli()})
+	b, err := log.EncodeBatch(nil, recs, log.BatchOptions{BaseOffset: l.next, Now: l.now.UnixMilli()})
 	require.NoError(l.tb, err)
 	return l.appendBatch(b)
 }

@@ -85,7 +85,7 @@ func TestStrataBatchesDecodeInFranzGo(t *testing.T) {
 		for _, n := range []int{2, 10, 100, 1000} {
 			t.Run(fmt.Sprintf("%s/records=%d", c.name, n), func(t *testing.T) {
 				recs := events(n)
-				b, err := log.AppendBatch(nil, recs, log.BatchOptions{BaseOffset: 500, Now: 1, Compression: c.strata})
+				b, err := log.EncodeBatch(nil, recs, log.BatchOptions{BaseOffset: 500, Now: 1, Compression: c.strata})
 				require.NoError(t, err)
 				var kb kmsg.RecordBatch
 				require.NoError(t, kb.ReadFrom(b))
@@ -135,7 +135,7 @@ func franzBatch(t *testing.T, plain []byte, c kgo.CompressionCodec) []byte {
 // (testdata/franzgo-*.batch; -update writes them again).
 func TestFranzGoBatchesDecodeInStrata(t *testing.T) {
 	recs := events(100)
-	plain, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1})
+	plain, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: 1})
 	require.NoError(t, err)
 	var d log.Decoder
 	read := func(t *testing.T, b []byte) []log.Record {

@@ -38,7 +38,7 @@ func javaBatch(t *testing.T, plain []byte, codec string, typ byte) []byte {
 // libzstd-jni-java).
 func TestJavaBatchesDecodeInStrata(t *testing.T) {
 	recs := events(1000) // a records section of several xerial chunks
-	plain, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1})
+	plain, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: 1})
 	require.NoError(t, err)
 	for _, c := range []struct {
 		name  string

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/stratalog/strata/index"
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 )
 
 // A segment whose base offset is 100 indexes the batches it appends; a read

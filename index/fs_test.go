@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 	"github.com/stretchr/testify/require"
 )
 

@@ -7,7 +7,7 @@ import (
 	"os"
 	"sync/atomic"
 
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 )
 
 // DefaultMaxBytes is the default size of a writable index file, Kafka's

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 	"github.com/stretchr/testify/require"
 )
 

@@ -10,7 +10,7 @@ import (
 func TestAllocs(t *testing.T) {
 	recs := someRecords(100, 100)
 	opts := log.BatchOptions{Now: 1}
-	batch, err := log.AppendBatch(nil, recs, opts)
+	batch, err := log.EncodeBatch(nil, recs, opts)
 	require.NoError(t, err)
 	buf := make([]byte, 0, len(batch))
 
@@ -18,8 +18,8 @@ func TestAllocs(t *testing.T) {
 		name string
 		fn   func()
 	}{
-		{"AppendBatch into a sized buffer", func() {
-			buf, _ = log.AppendBatch(buf[:0], recs, opts)
+		{"EncodeBatch into a sized buffer", func() {
+			buf, _ = log.EncodeBatch(buf[:0], recs, opts)
 		}},
 		{"RecordIter over 100 records", func() {
 			it, _ := log.NewRecordIter(batch)
@@ -42,7 +42,7 @@ func TestAllocs(t *testing.T) {
 }
 
 // TestAppendBatchGrowsOnce: into a buffer too small (none, or room for part
-// of the batch), AppendBatch allocates exactly once, the grown buffer; its
+// of the batch), EncodeBatch allocates exactly once, the grown buffer; its
 // own working space stays on the stack.
 func TestAppendBatchGrowsOnce(t *testing.T) {
 	if raceEnabled {
@@ -52,7 +52,7 @@ func TestAppendBatchGrowsOnce(t *testing.T) {
 	opts := log.BatchOptions{Now: 1}
 	for _, room := range []int{0, 5000} {
 		allocs := testing.AllocsPerRun(100, func() {
-			_, _ = log.AppendBatch(make([]byte, 0, room), recs, opts)
+			_, _ = log.EncodeBatch(make([]byte, 0, room), recs, opts)
 		})
 		want := 1.0
 		if room > 0 {

@@ -21,7 +21,7 @@ func reportRecords(b *testing.B, records int) {
 
 func benchBatch(b *testing.B, records, size int) ([]log.Record, []byte) {
 	recs := someRecords(records, size)
-	batch, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1})
+	batch, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func BenchmarkEncode(b *testing.B) {
 			b.SetBytes(int64(len(batch)))
 			b.ReportAllocs()
 			for b.Loop() {
-				buf, _ = log.AppendBatch(buf[:0], recs, opts)
+				buf, _ = log.EncodeBatch(buf[:0], recs, opts)
 			}
 			reportRecords(b, bc.records)
 		})

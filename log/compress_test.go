@@ -98,9 +98,9 @@ func TestCompressedRoundTrip(t *testing.T) {
 		for _, n := range []int{1, 10, 100, 1000} {
 			t.Run(fmt.Sprintf("%s/records=%d", c, n), func(t *testing.T) {
 				recs := jsonRecords(n, uint64(n))
-				plain, err := log.AppendBatch(nil, recs, log.BatchOptions{BaseOffset: 100, Now: 1})
+				plain, err := log.EncodeBatch(nil, recs, log.BatchOptions{BaseOffset: 100, Now: 1})
 				require.NoError(t, err)
-				b, err := log.AppendBatch([]byte("prefix"), recs, log.BatchOptions{BaseOffset: 100, Now: 1, Compression: c})
+				b, err := log.EncodeBatch([]byte("prefix"), recs, log.BatchOptions{BaseOffset: 100, Now: 1, Compression: c})
 				require.NoError(t, err)
 				require.Equal(t, "prefix", string(b[:6]))
 				b = b[6:]
@@ -129,7 +129,7 @@ func TestCompressedRoundTrip(t *testing.T) {
 	}
 }
 
-// TestCompressedBatchHeader: AppendBatchHeader compresses with the codec of
+// TestCompressedBatchHeader: EncodeBatchWithHeader compresses with the codec of
 // the header it is given, keeping every field, as compaction needs.
 func TestCompressedBatchHeader(t *testing.T) {
 	var d log.Decoder
@@ -141,7 +141,7 @@ func TestCompressedBatchHeader(t *testing.T) {
 		h := log.BatchHeader{BaseOffset: 1000, PartitionLeaderEpoch: 7, Attributes: int16(c) | log.AttrTransactional,
 			LastOffsetDelta: 120, BaseTimestamp: 1_700_000_000_000, MaxTimestamp: 1_700_000_009_999,
 			ProducerID: 42, ProducerEpoch: 3, BaseSequence: 17}
-		b, err := log.AppendBatchHeader(nil, h, recs)
+		b, err := log.EncodeBatchWithHeader(nil, h, recs)
 		require.NoError(t, err)
 		got, err := log.CheckBatch(b)
 		require.NoError(t, err)
@@ -168,16 +168,16 @@ func TestCompressionLevels(t *testing.T) {
 		log.Gzip: {1, 5, 9}, log.LZ4: {1, 4, 9, 12, 17}, log.Zstd: {-5, 1, 3, 7, 12, 22},
 	} {
 		for _, level := range levels {
-			b, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c, CompressionLevel: level})
+			b, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c, CompressionLevel: level})
 			require.NoError(t, err, "%s level %d", c, level)
 			sameRecords(t, recs, readAll(t, &d, b), 0)
 		}
 	}
 	for c, level := range map[log.Compression]int{log.Gzip: 10, log.LZ4: 18, log.Zstd: 23, log.Snappy: 1, log.None: 2} {
-		_, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c, CompressionLevel: level})
+		_, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c, CompressionLevel: level})
 		require.ErrorIs(t, err, log.ErrInvalidBatch, "%s level %d", c, level)
 	}
-	_, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1, Compression: 5})
+	_, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: 1, Compression: 5})
 	require.ErrorIs(t, err, log.ErrUnsupportedCompression)
 }
 
@@ -187,7 +187,7 @@ func TestCompressionLevels(t *testing.T) {
 func TestSnappyFramings(t *testing.T) {
 	var d log.Decoder
 	recs := jsonRecords(200, 4)
-	plain, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1})
+	plain, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: 1})
 	require.NoError(t, err)
 	section := plain[log.BatchHeaderSize:]
 	xerial := func(chunk int) []byte {
@@ -225,7 +225,7 @@ func TestSnappyFramings(t *testing.T) {
 func TestDecompressLimit(t *testing.T) {
 	recs := []log.Record{{Value: bytes.Repeat([]byte("a"), 1<<20)}, {Value: bytes.Repeat([]byte("b"), 1<<20)}}
 	for _, c := range codecs {
-		b, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c})
+		b, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c})
 		require.NoError(t, err)
 		h, err := log.CheckBatch(b)
 		require.NoError(t, err)
@@ -258,7 +258,7 @@ func allocatedBy(f func()) uint64 {
 // that inflates to 200 MiB. A zstd frame whose window is larger than the
 // limit is refused (only zstd's ultra levels write such windows).
 func TestDecompressionBombsStayBounded(t *testing.T) {
-	plain, err := log.AppendBatch(nil, []log.Record{{Value: []byte("v")}}, log.BatchOptions{Now: 1})
+	plain, err := log.EncodeBatch(nil, []log.Record{{Value: []byte("v")}}, log.BatchOptions{Now: 1})
 	require.NoError(t, err)
 
 	// zstd: magic, a frame header with windowLog 29 and no content size,
@@ -303,7 +303,7 @@ func TestDamagedStreams(t *testing.T) {
 	var d log.Decoder
 	recs := jsonRecords(100, 5)
 	for _, c := range codecs {
-		b, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c})
+		b, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c})
 		require.NoError(t, err)
 		rng := rand.New(rand.NewPCG(uint64(c), 1))
 		for range 200 {
@@ -347,7 +347,7 @@ func TestDecoderReusesItsBuffer(t *testing.T) {
 		recs[i].Headers = nil // header keys are strings: they allocate
 	}
 	for _, c := range []log.Compression{log.Snappy, log.LZ4, log.Zstd, log.Gzip} {
-		b, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c})
+		b, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c})
 		require.NoError(t, err)
 		h, err := log.CheckBatch(b)
 		require.NoError(t, err)
@@ -429,11 +429,11 @@ func TestUnknownCodecIsKept(t *testing.T) {
 func TestLZ4FrameFormat(t *testing.T) {
 	var d log.Decoder
 	recs := jsonRecords(2000, 11) // more than one 64 KiB block
-	plain, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1})
+	plain, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: 1})
 	require.NoError(t, err)
 	section := plain[log.BatchHeaderSize:]
 	require.Greater(t, len(section), 64<<10)
-	ours, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1, Compression: log.LZ4})
+	ours, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: 1, Compression: log.LZ4})
 	require.NoError(t, err)
 	var ref bytes.Buffer
 	w := lz4.NewWriter(&ref)
@@ -475,7 +475,7 @@ func TestLZ4FrameFormat(t *testing.T) {
 // TestLZ4HeaderChecksum: a frame whose header checksum is wrong is
 // corrupt, as Kafka's reader has it, though the batch's CRC matches.
 func TestLZ4HeaderChecksum(t *testing.T) {
-	b, err := log.AppendBatch(nil, jsonRecords(50, 1), log.BatchOptions{Now: 1, Compression: log.LZ4})
+	b, err := log.EncodeBatch(nil, jsonRecords(50, 1), log.BatchOptions{Now: 1, Compression: log.LZ4})
 	require.NoError(t, err)
 	h, err := log.CheckBatch(b)
 	require.NoError(t, err)
@@ -506,12 +506,12 @@ func TestEncodeAllocatesNothingPerBatch(t *testing.T) {
 		{Compression: log.Zstd}, {Compression: log.Gzip},
 	} {
 		o.Now = 1
-		_, err := log.AppendBatch(buf[:0], recs, o)
+		_, err := log.EncodeBatch(buf[:0], recs, o)
 		require.NoError(t, err)
 		for range 100 { // the codecs' own pools fill up
-			_, _ = log.AppendBatch(buf[:0], recs, o)
+			_, _ = log.EncodeBatch(buf[:0], recs, o)
 		}
-		n := testing.AllocsPerRun(100, func() { _, _ = log.AppendBatch(buf[:0], recs, o) })
+		n := testing.AllocsPerRun(100, func() { _, _ = log.EncodeBatch(buf[:0], recs, o) })
 		require.Zero(t, n, "%s level %d", o.Compression, o.CompressionLevel)
 	}
 }

@@ -89,9 +89,9 @@
 //
 // # Writing
 //
-// [AppendBatch] encodes records into a new batch, in the append style of
+// [EncodeBatch] encodes records into a new batch, in the append style of
 // encoding/binary: it grows dst at most once and not at all when dst has room,
-// and keeps no reference to the records. [AppendBatchHeader] re-encodes a
+// and keeps no reference to the records. [EncodeBatchWithHeader] re-encodes a
 // batch with a given header, as compaction does. A partition assigns offsets
 // afterwards with [SetBaseOffset], outside the CRC, so a batch is encoded and
 // checksummed once.

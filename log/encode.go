@@ -8,7 +8,7 @@ import (
 	"sync"
 )
 
-// BatchOptions are the batch-level fields [AppendBatch] writes.
+// BatchOptions are the batch-level fields [EncodeBatch] writes.
 type BatchOptions struct {
 	// BaseOffset is the offset of the first record; the records get
 	// BaseOffset, BaseOffset+1, and so on. Usually 0: the partition stamps
@@ -36,17 +36,17 @@ type BatchOptions struct {
 	CompressionLevel int
 }
 
-// AppendBatch appends one uncompressed batch holding recs to dst and returns
+// EncodeBatch appends one uncompressed batch holding recs to dst and returns
 // the extended slice. Records get offset deltas 0..len(recs)-1 (their Offset
 // fields are ignored); baseTimestamp is the first record's timestamp and
 // maxTimestamp the largest one (opts.Now for LogAppendTime); the partition
 // leader epoch is -1. With no records it returns dst and [ErrEmptyBatch]; a
 // record or batch too large for the format fails with [ErrInvalidBatch].
 //
-// AppendBatch grows dst at most once, and not at all when its capacity
+// EncodeBatch grows dst at most once, and not at all when its capacity
 // suffices. It does not retain recs. On error the returned slice is dst as
 // given, though its spare capacity (past len(dst)) may have been written.
-func AppendBatch(dst []byte, recs []Record, opts BatchOptions) ([]byte, error) {
+func EncodeBatch(dst []byte, recs []Record, opts BatchOptions) ([]byte, error) {
 	if len(recs) == 0 {
 		return dst, ErrEmptyBatch
 	}
@@ -84,7 +84,7 @@ func AppendBatch(dst []byte, recs []Record, opts BatchOptions) ([]byte, error) {
 	return compressBatch(out, start, opts.Compression, opts.CompressionLevel)
 }
 
-// AppendBatchHeader appends one uncompressed batch holding recs to dst and
+// EncodeBatchWithHeader appends one uncompressed batch holding recs to dst and
 // returns the extended slice. It writes every header field from h as it is
 // except Magic, Length, NumRecords and CRC, which it computes. Each record's
 // offset delta is rec.Offset - h.BaseOffset, which must lie in [0,
@@ -102,7 +102,7 @@ func AppendBatch(dst []byte, recs []Record, opts BatchOptions) ([]byte, error) {
 // [Validate] accepts is reproduced byte for byte from its header and the
 // records read from it (with [RecordIter.StoredTimestamp] as their
 // timestamps in a LogAppendTime batch).
-func AppendBatchHeader(dst []byte, h BatchHeader, recs []Record) ([]byte, error) {
+func EncodeBatchWithHeader(dst []byte, h BatchHeader, recs []Record) ([]byte, error) {
 	c := h.Compression()
 	if err := CheckLevel(c, 0); err != nil {
 		return dst, err
@@ -157,11 +157,11 @@ func compressBatch(dst []byte, start int, c Compression, level int) ([]byte, err
 	return dst, nil
 }
 
-// encoder writes the records of a batch. AppendBatchHeader's takes two
+// encoder writes the records of a batch. EncodeBatchWithHeader's takes two
 // passes: measure checks them and sizes the batch, append writes it into a
 // buffer grown once. measure keeps what it works out for each record in
 // plans, so that append only writes; records past the end of plans are
-// worked out again. AppendBatch's, appendAssigned, writes each record as
+// worked out again. EncodeBatch's, appendAssigned, writes each record as
 // soon as it has worked it out, into the buffer's spare capacity, and falls
 // back on the two passes for the records that do not fit.
 type encoder struct {
@@ -169,7 +169,7 @@ type encoder struct {
 	// noCRC leaves the CRC to compressBatch, which computes it over the
 	// compressed records.
 	noCRC bool
-	// assign is AppendBatch's mode: offset deltas are record indexes and
+	// assign is EncodeBatch's mode: offset deltas are record indexes and
 	// zero timestamps are now. Otherwise both come from the records.
 	assign bool
 	now    int64
@@ -251,7 +251,7 @@ func (e *encoder) measure(recs []Record, from int, written int64) (size, maxTs i
 	return size, maxTs, nil
 }
 
-// appendAssigned is AppendBatch's encoder. While dst's spare capacity has
+// appendAssigned is EncodeBatch's encoder. While dst's spare capacity has
 // room, it works out each record (as measure does) and writes it at once.
 // A record that does not fit (the batch's header is written last, its room
 // kept at the start) makes it measure the records from there on, which

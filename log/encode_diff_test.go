@@ -63,8 +63,8 @@ func refBytes(dst, b []byte) []byte {
 	return append(log.AppendVarint(dst, int32(len(b))), b...)
 }
 
-// refAppendBatch is log.AppendBatch through refBatch.
-func refAppendBatch(recs []log.Record, opts log.BatchOptions) []byte {
+// refEncodeBatch is log.EncodeBatch through refBatch.
+func refEncodeBatch(recs []log.Record, opts log.BatchOptions) []byte {
 	ts := make([]int64, len(recs))
 	offs := make([]int64, len(recs))
 	maxTs := int64(math.MinInt64)
@@ -99,8 +99,8 @@ func refAppendBatch(recs []log.Record, opts log.BatchOptions) []byte {
 	return refBatch(h, recs, offs, ts)
 }
 
-// refAppendBatchHeader is log.AppendBatchHeader through refBatch.
-func refAppendBatchHeader(h log.BatchHeader, recs []log.Record) []byte {
+// refEncodeBatchHeader is log.EncodeBatchWithHeader through refBatch.
+func refEncodeBatchHeader(h log.BatchHeader, recs []log.Record) []byte {
 	ts := make([]int64, len(recs))
 	offs := make([]int64, len(recs))
 	for i := range recs {
@@ -175,7 +175,7 @@ func randomRecords(rng *rand.Rand, now int64) []log.Record {
 				r.Headers[j] = log.Header{Key: string(randomBytes(rng)), Value: randomBytes(rng)}
 			}
 		}
-		r.Offset = rng.Int64() // ignored by AppendBatch
+		r.Offset = rng.Int64() // ignored by EncodeBatch
 	}
 	return recs
 }
@@ -193,15 +193,15 @@ func TestAppendBatchMatchesReference(t *testing.T) {
 			opts.Idempotent = true
 			opts.ProducerID, opts.ProducerEpoch, opts.BaseSequence = rng.Int64(), int16(rng.Uint32()), rng.Int32()
 		}
-		want := refAppendBatch(recs, opts)
+		want := refEncodeBatch(recs, opts)
 		prefix := []byte("prefix")
-		got, err := log.AppendBatch(prefix[:len(prefix):len(prefix)], recs, opts)
+		got, err := log.EncodeBatch(prefix[:len(prefix):len(prefix)], recs, opts)
 		require.NoError(t, err, "case %d", i)
 		require.Equal(t, prefix, got[:len(prefix)], "case %d", i)
 		require.Equal(t, want, got[len(prefix):], "case %d", i)
 		// Into a buffer with room, written in place.
 		buf := make([]byte, 3, len(want)+3)
-		got, err = log.AppendBatch(buf, recs, opts)
+		got, err = log.EncodeBatch(buf, recs, opts)
 		require.NoError(t, err, "case %d", i)
 		require.Equal(t, &buf[:1][0], &got[0], "case %d: buffer reused", i)
 		require.Equal(t, want, got[3:], "case %d", i)
@@ -209,14 +209,14 @@ func TestAppendBatchMatchesReference(t *testing.T) {
 		// written in place carried over.
 		buf = make([]byte, 3, 3+rng.IntN(len(want)))
 		copy(buf, "abc")
-		got, err = log.AppendBatch(buf, recs, opts)
+		got, err = log.EncodeBatch(buf, recs, opts)
 		require.NoError(t, err, "case %d", i)
 		require.Equal(t, []byte("abc"), got[:3], "case %d", i)
 		require.Equal(t, want, got[3:], "case %d", i)
 	}
 }
 
-func TestAppendBatchHeaderMatchesReference(t *testing.T) {
+func TestEncodeBatchWithHeaderMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := range 1000 {
 		now := rng.Int64N(1<<42) - 1<<40
@@ -245,8 +245,8 @@ func TestAppendBatchHeaderMatchesReference(t *testing.T) {
 		if rng.IntN(20) == 0 {
 			recs = nil
 		}
-		want := refAppendBatchHeader(h, recs)
-		got, err := log.AppendBatchHeader([]byte("x"), h, recs)
+		want := refEncodeBatchHeader(h, recs)
+		got, err := log.EncodeBatchWithHeader([]byte("x"), h, recs)
 		require.NoError(t, err, "case %d", i)
 		require.Equal(t, want, got[1:], "case %d", i)
 	}

@@ -29,7 +29,7 @@ var (
 	// more than the reader's limit (Decoder.Limit): it may be valid, but
 	// reading it would take more memory than allowed.
 	ErrTooLarge = errors.New("log: decompressed batch too large")
-	// ErrEmptyBatch is returned by [AppendBatch] when it is given no records.
+	// ErrEmptyBatch is returned by [EncodeBatch] when it is given no records.
 	ErrEmptyBatch = errors.New("log: empty batch")
 	// ErrInvalidBatch reports encoder input that would not make a valid
 	// batch: offsets out of order or out of range, a field too large.

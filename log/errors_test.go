@@ -236,15 +236,15 @@ func TestEncodeRejects(t *testing.T) {
 				recs[i].Offset = off
 			}
 			dst := []byte("dst")
-			out, err := log.AppendBatchHeader(dst, tt.h, recs)
+			out, err := log.EncodeBatchWithHeader(dst, tt.h, recs)
 			require.ErrorIs(t, err, tt.wantErr)
 			require.Equal(t, dst, out)
 		})
 	}
 
-	_, err := log.AppendBatch(nil, nil, log.BatchOptions{})
+	_, err := log.EncodeBatch(nil, nil, log.BatchOptions{})
 	require.ErrorIs(t, err, log.ErrEmptyBatch)
-	_, err = log.AppendBatch(nil, []log.Record{{}}, log.BatchOptions{TimestampType: 2})
+	_, err = log.EncodeBatch(nil, []log.Record{{}}, log.BatchOptions{TimestampType: 2})
 	require.ErrorIs(t, err, log.ErrInvalidBatch)
 }
 

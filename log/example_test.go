@@ -8,12 +8,12 @@ import (
 	"github.com/stratalog/strata/log"
 )
 
-func ExampleAppendBatch() {
+func ExampleEncodeBatch() {
 	recs := []log.Record{
 		{Timestamp: time.UnixMilli(1700000000000), Key: []byte("user-1"), Value: []byte("signed up")},
 		{Key: []byte("user-1"), Value: nil}, // a tombstone, timestamped Now
 	}
-	batch, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1700000000500})
+	batch, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: 1700000000500})
 	if err != nil {
 		panic(err)
 	}
@@ -26,7 +26,7 @@ func ExampleAppendBatch() {
 }
 
 func ExampleRecordIter() {
-	batch, _ := log.AppendBatch(nil, []log.Record{
+	batch, _ := log.EncodeBatch(nil, []log.Record{
 		{Key: []byte("a"), Value: []byte("1"), Headers: []log.Header{{Key: "trace", Value: []byte("x")}}},
 		{Key: []byte("b"), Value: []byte("2")},
 	}, log.BatchOptions{Now: 1700000000000})
@@ -49,7 +49,7 @@ func ExampleRecordIter() {
 }
 
 func ExampleRecords() {
-	batch, _ := log.AppendBatch(nil, []log.Record{{Value: []byte("hello")}}, log.BatchOptions{})
+	batch, _ := log.EncodeBatch(nil, []log.Record{{Value: []byte("hello")}}, log.BatchOptions{})
 	for r, err := range log.Records(batch) {
 		if err != nil {
 			panic(err)
@@ -60,7 +60,7 @@ func ExampleRecords() {
 }
 
 func ExampleCheckBatch() {
-	batch, _ := log.AppendBatch(nil, []log.Record{{Value: []byte("hello")}}, log.BatchOptions{})
+	batch, _ := log.EncodeBatch(nil, []log.Record{{Value: []byte("hello")}}, log.BatchOptions{})
 
 	_, err := log.CheckBatch(batch[:len(batch)-1]) // a torn write
 	fmt.Println(errors.Is(err, log.ErrIncomplete))
@@ -75,8 +75,8 @@ func ExampleCheckBatch() {
 
 func ExampleReadHeader() {
 	// Two batches back to back, as in a segment file: scan headers only.
-	seg, _ := log.AppendBatch(nil, []log.Record{{Value: []byte("a")}, {Value: []byte("b")}}, log.BatchOptions{})
-	seg, _ = log.AppendBatch(seg, []log.Record{{Value: []byte("c")}}, log.BatchOptions{BaseOffset: 2})
+	seg, _ := log.EncodeBatch(nil, []log.Record{{Value: []byte("a")}, {Value: []byte("b")}}, log.BatchOptions{})
+	seg, _ = log.EncodeBatch(seg, []log.Record{{Value: []byte("c")}}, log.BatchOptions{BaseOffset: 2})
 	for pos := 0; pos < len(seg); {
 		h, err := log.ReadHeader(seg[pos:])
 		if err != nil {

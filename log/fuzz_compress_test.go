@@ -20,7 +20,7 @@ import (
 func FuzzDecompress(f *testing.F) {
 	for _, c := range codecs {
 		for _, n := range []int{1, 10, 100} {
-			b, err := log.AppendBatch(nil, jsonRecords(n, uint64(n)), log.BatchOptions{Now: 1, Compression: c})
+			b, err := log.EncodeBatch(nil, jsonRecords(n, uint64(n)), log.BatchOptions{Now: 1, Compression: c})
 			if err != nil {
 				f.Fatal(err)
 			}
@@ -32,7 +32,7 @@ func FuzzDecompress(f *testing.F) {
 	const limit = 1 << 20
 	f.Fuzz(func(t *testing.T, codec byte, n uint16, stream []byte) {
 		c := log.Compression(codec%4 + 1)
-		template, err := log.AppendBatch(nil, jsonRecords(1, 1), log.BatchOptions{Now: 1})
+		template, err := log.EncodeBatch(nil, jsonRecords(1, 1), log.BatchOptions{Now: 1})
 		require.NoError(t, err)
 		binary.BigEndian.PutUint32(template[23:], uint32(n))   // last offset delta
 		binary.BigEndian.PutUint32(template[57:], uint32(n)+1) // records
@@ -69,7 +69,7 @@ func FuzzCompressRoundTrip(f *testing.F) {
 		}
 		var d log.Decoder
 		for _, c := range codecs {
-			b, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c})
+			b, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c})
 			require.NoError(t, err)
 			got := readAll(t, &d, b)
 			require.Len(t, got, len(recs))
@@ -85,10 +85,10 @@ func FuzzCompressRoundTrip(f *testing.F) {
 // TestBatchIter walks batches and legacy messages back to back, and stops
 // at a torn one with its error.
 func TestBatchIter(t *testing.T) {
-	a, err := log.AppendBatch(nil, jsonRecords(3, 1), log.BatchOptions{BaseOffset: 10, Now: 1, Compression: log.Zstd})
+	a, err := log.EncodeBatch(nil, jsonRecords(3, 1), log.BatchOptions{BaseOffset: 10, Now: 1, Compression: log.Zstd})
 	require.NoError(t, err)
 	b := kafkadir.Legacy(1, 13, time.UnixMilli(1_500_000_000_000), []byte("k"), []byte("v"))
-	c, err := log.AppendBatch(nil, jsonRecords(2, 2), log.BatchOptions{BaseOffset: 14, Now: 1})
+	c, err := log.EncodeBatch(nil, jsonRecords(2, 2), log.BatchOptions{BaseOffset: 14, Now: 1})
 	require.NoError(t, err)
 	all := append(append(append([]byte(nil), a...), b...), c...)
 	var got []int64

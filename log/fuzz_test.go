@@ -63,7 +63,7 @@ func checkDecode(t *testing.T, b []byte) {
 	require.NoError(t, it.Err())
 	require.Len(t, recs, int(h.NumRecords))
 
-	out, err := log.AppendBatchHeader(nil, h, recs)
+	out, err := log.EncodeBatchWithHeader(nil, h, recs)
 	require.NoError(t, err)
 	require.Equal(t, b[:h.Size()], out)
 }

@@ -39,7 +39,7 @@ func goldenRecords() []log.Record {
 
 func goldenBatch(t testing.TB) []byte {
 	t.Helper()
-	b, err := log.AppendBatch(nil, goldenRecords(), log.BatchOptions{})
+	b, err := log.EncodeBatch(nil, goldenRecords(), log.BatchOptions{})
 	require.NoError(t, err)
 	return b
 }
@@ -94,17 +94,17 @@ func collect(t testing.TB, batch []byte) []log.Record {
 // fuzzSeeds are the batches written to testdata/fuzz/FuzzBatch.
 func fuzzSeeds(t testing.TB) map[string][]byte {
 	golden := goldenBatch(t)
-	empty, err := log.AppendBatchHeader(nil, log.BatchHeader{
+	empty, err := log.EncodeBatchWithHeader(nil, log.BatchHeader{
 		BaseOffset: 41, LastOffsetDelta: 3, BaseTimestamp: -1, MaxTimestamp: 1700000000000,
 		ProducerID: 7, ProducerEpoch: 2, BaseSequence: 40, PartitionLeaderEpoch: 5,
 	}, nil)
 	require.NoError(t, err)
-	headers, err := log.AppendBatch(nil, []log.Record{
+	headers, err := log.EncodeBatch(nil, []log.Record{
 		{Key: nil, Value: []byte{}, Headers: []log.Header{{Key: "a", Value: nil}, {Key: "", Value: []byte{}}}},
 		{Key: []byte{}, Value: nil, Headers: []log.Header{{Key: "trace-id", Value: []byte("0123456789abcdef")}}},
 	}, log.BatchOptions{BaseOffset: 1 << 40, Now: 1700000000000})
 	require.NoError(t, err)
-	appendTime, err := log.AppendBatch(nil, []log.Record{
+	appendTime, err := log.EncodeBatch(nil, []log.Record{
 		{Timestamp: time.UnixMilli(-5), Key: []byte("k"), Value: make([]byte, 200)},
 		{Timestamp: time.UnixMilli(99), Value: []byte("v")},
 	}, log.BatchOptions{TimestampType: log.LogAppendTime, Now: 1700000000000,

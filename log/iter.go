@@ -297,7 +297,7 @@ func (it *RecordIter) failVarint(what string) bool {
 // no bytes left over), with offset deltas that increase strictly within [0,
 // LastOffsetDelta], and there must be exactly NumRecords of them filling the
 // batch exactly. A batch Validate accepts re-encodes to the same bytes with
-// [AppendBatchHeader].
+// [EncodeBatchWithHeader].
 func Validate(b []byte) (BatchHeader, error) {
 	h, err := CheckBatch(b)
 	if err == nil {

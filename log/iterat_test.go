@@ -15,7 +15,7 @@ import (
 // batch whose records do not fill it is still caught at its end.
 func TestNewRecordIterAt(t *testing.T) {
 	recs := someRecords(20, 30)
-	batch, err := log.AppendBatch(nil, recs, log.BatchOptions{BaseOffset: 100, Now: 1})
+	batch, err := log.EncodeBatch(nil, recs, log.BatchOptions{BaseOffset: 100, Now: 1})
 	require.NoError(t, err)
 	h, err := log.ReadHeader(batch)
 	require.NoError(t, err)
@@ -73,7 +73,7 @@ func TestNewRecordIterAt(t *testing.T) {
 // TestPeekHeader agrees with ReadHeader on a good header and refuses what
 // cannot be one.
 func TestPeekHeader(t *testing.T) {
-	batch, err := log.AppendBatch(nil, someRecords(5, 10), log.BatchOptions{BaseOffset: 40, Now: 1})
+	batch, err := log.EncodeBatch(nil, someRecords(5, 10), log.BatchOptions{BaseOffset: 40, Now: 1})
 	require.NoError(t, err)
 	h, err := log.ReadHeader(batch)
 	require.NoError(t, err)

@@ -24,11 +24,11 @@ type Header struct {
 // do; Header.Key strings are fresh copies.
 type Record struct {
 	// Offset is the record's offset in its partition. The encoders ignore it
-	// in [AppendBatch] (offsets are assigned from the batch's base offset)
-	// and use it in [AppendBatchHeader].
+	// in [EncodeBatch] (offsets are assigned from the batch's base offset)
+	// and use it in [EncodeBatchWithHeader].
 	Offset int64
 	// Timestamp is the record's time, stored in whole milliseconds since the
-	// Unix epoch (finer precision is truncated). [AppendBatch] replaces a
+	// Unix epoch (finer precision is truncated). [EncodeBatch] replaces a
 	// zero Timestamp with [BatchOptions].Now. Decoded timestamps are in UTC.
 	Timestamp time.Time
 	// Key is the record key. A nil Key (no key) is written as length -1 and

@@ -56,7 +56,7 @@ func TestRoundTrip(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			prefix := []byte("prefix")
-			b, err := log.AppendBatch(prefix, tt.recs, tt.opts)
+			b, err := log.EncodeBatch(prefix, tt.recs, tt.opts)
 			require.NoError(t, err)
 			require.Equal(t, prefix, b[:len(prefix)])
 			b = b[len(prefix):]
@@ -139,7 +139,7 @@ func maxTimestamp(recs []log.Record, opts log.BatchOptions) int64 {
 
 func TestLogAppendTimeKeepsStoredTimestamps(t *testing.T) {
 	recs := someRecords(3, 1)
-	b, err := log.AppendBatch(nil, recs, log.BatchOptions{TimestampType: log.LogAppendTime, Now: 42})
+	b, err := log.EncodeBatch(nil, recs, log.BatchOptions{TimestampType: log.LogAppendTime, Now: 42})
 	require.NoError(t, err)
 	it, err := log.NewRecordIter(b)
 	require.NoError(t, err)
@@ -197,16 +197,16 @@ func TestSetLogAppendTime(t *testing.T) {
 	require.NoError(t, it.Err())
 }
 
-func TestAppendBatchHeaderKeepsOffsets(t *testing.T) {
+func TestEncodeBatchWithHeaderKeepsOffsets(t *testing.T) {
 	// Compaction drops records but keeps the batch's offsets and header.
-	b, err := log.AppendBatch(nil, someRecords(5, 3), log.BatchOptions{BaseOffset: 100, Now: 1})
+	b, err := log.EncodeBatch(nil, someRecords(5, 3), log.BatchOptions{BaseOffset: 100, Now: 1})
 	require.NoError(t, err)
 	all := collect(t, b)
 	h, err := log.ReadHeader(b)
 	require.NoError(t, err)
 
 	kept := []log.Record{all[0], all[2], all[3]}
-	out, err := log.AppendBatchHeader(nil, h, kept)
+	out, err := log.EncodeBatchWithHeader(nil, h, kept)
 	require.NoError(t, err)
 	got, err := log.Validate(out)
 	require.NoError(t, err)
@@ -217,12 +217,12 @@ func TestAppendBatchHeaderKeepsOffsets(t *testing.T) {
 	require.Equal(t, kept, collect(t, out))
 
 	// All of them again gives the original bytes.
-	again, err := log.AppendBatchHeader(nil, h, all)
+	again, err := log.EncodeBatchWithHeader(nil, h, all)
 	require.NoError(t, err)
 	require.Equal(t, b, again)
 
 	// No record at all: an empty batch, header only.
-	empty, err := log.AppendBatchHeader(nil, h, nil)
+	empty, err := log.EncodeBatchWithHeader(nil, h, nil)
 	require.NoError(t, err)
 	require.Len(t, empty, log.BatchHeaderSize)
 	got, err = log.Validate(empty)
@@ -245,7 +245,7 @@ func TestAttributes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := log.AppendBatchHeader(nil, log.BatchHeader{Attributes: tt.attrs}, []log.Record{{}})
+			b, err := log.EncodeBatchWithHeader(nil, log.BatchHeader{Attributes: tt.attrs}, []log.Record{{}})
 			require.NoError(t, err)
 			h, err := log.Validate(b)
 			require.NoError(t, err)
@@ -275,7 +275,7 @@ func TestRecordSize(t *testing.T) {
 		{Key: []byte{}, Value: make([]byte, 300), Timestamp: base.Add(-time.Minute)},
 		{Key: []byte("h"), Headers: []log.Header{{Key: "a", Value: nil}, {Key: "bb", Value: make([]byte, 200)}}, Timestamp: base},
 	}
-	b, err := log.AppendBatch(nil, recs, log.BatchOptions{})
+	b, err := log.EncodeBatch(nil, recs, log.BatchOptions{})
 	require.NoError(t, err)
 	total := 0
 	for i := range recs {

@@ -133,7 +133,7 @@ func TestVarintRejects(t *testing.T) {
 
 func TestWorkedRecord(t *testing.T) {
 	// KAFKA.md §1.2: offsetDelta 0, tsDelta 0, key "key", value "value".
-	b, err := log.AppendBatch(nil, []log.Record{{Key: []byte("key"), Value: []byte("value")}},
+	b, err := log.EncodeBatch(nil, []log.Record{{Key: []byte("key"), Value: []byte("value")}},
 		log.BatchOptions{Now: 1000})
 	require.NoError(t, err)
 	require.Equal(t, unhex(t, "1c 00 00 00 06 6b 65 79 0a 76 61 6c 75 65 00"), b[log.BatchHeaderSize:])

@@ -53,9 +53,9 @@ func (p *Partition) AppendWith(records []log.Record, c log.Compression, level in
 	return p.appendEncoded(b.bytes, b.header)
 }
 
-// Batch is a batch that Encode made for a partition, ready for
+// EncodedBatch is a batch that Encode made for a partition, ready for
 // AppendEncoded.
-type Batch struct {
+type EncodedBatch struct {
 	bytes  []byte
 	header log.BatchHeader
 }
@@ -63,7 +63,7 @@ type Batch struct {
 // Bytes returns the batch's bytes: the buffer given to Encode, grown if it
 // had to be. AppendEncoded does not keep them, so once it has returned the
 // buffer may be reused (as Bytes()[:0]) for the next Encode.
-func (b Batch) Bytes() []byte { return b.bytes }
+func (b EncodedBatch) Bytes() []byte { return b.bytes }
 
 // Encode encodes records as one batch into dst (reused if large enough)
 // with the partition's timestamp policy, and checks it against
@@ -73,7 +73,7 @@ func (b Batch) Bytes() []byte { return b.bytes }
 // anything is written. No records is ErrEmptyBatch; a key-less record in a
 // compacted partition is ErrNoKey; a timestamp too far ahead is
 // ErrTimestampTooFarAhead; too many bytes is ErrBatchTooLarge.
-func (p *Partition) Encode(dst []byte, records []log.Record) (Batch, error) {
+func (p *Partition) Encode(dst []byte, records []log.Record) (EncodedBatch, error) {
 	return p.EncodeWith(dst, records, p.cfg.Compression, p.cfg.CompressionLevel)
 }
 
@@ -81,47 +81,47 @@ func (p *Partition) Encode(dst []byte, records []log.Record) (Batch, error) {
 // (0: its default), unless the partition forces its own
 // (Config.ForceCompression). A codec or level out of range is
 // ErrInvalidConfig.
-func (p *Partition) EncodeWith(dst []byte, records []log.Record, c log.Compression, level int) (Batch, error) {
+func (p *Partition) EncodeWith(dst []byte, records []log.Record, c log.Compression, level int) (EncodedBatch, error) {
 	if p.cfg.ForceCompression {
 		c, level = p.cfg.Compression, p.cfg.CompressionLevel
 	}
 	if err := log.CheckLevel(c, level); err != nil {
-		return Batch{bytes: dst}, fmt.Errorf("partition: append to %s: %w: %w", p.name, ErrInvalidConfig, err)
+		return EncodedBatch{bytes: dst}, fmt.Errorf("partition: append to %s: %w: %w", p.name, ErrInvalidConfig, err)
 	}
 	if len(records) == 0 {
-		return Batch{bytes: dst}, fmt.Errorf("partition: append to %s: %w", p.name, ErrEmptyBatch)
+		return EncodedBatch{bytes: dst}, fmt.Errorf("partition: append to %s: %w", p.name, ErrEmptyBatch)
 	}
 	if p.cfg.Compacted {
 		for i := range records {
 			if records[i].Key == nil {
-				return Batch{bytes: dst}, fmt.Errorf("partition: record %d to %s: %w", i, p.name, ErrNoKey)
+				return EncodedBatch{bytes: dst}, fmt.Errorf("partition: record %d to %s: %w", i, p.name, ErrNoKey)
 			}
 		}
 	}
 	now := p.cfg.Now().UnixMilli()
-	b, err := log.AppendBatch(dst, records, log.BatchOptions{
+	b, err := log.EncodeBatch(dst, records, log.BatchOptions{
 		TimestampType:    p.cfg.TimestampType,
 		Now:              now,
 		Compression:      c,
 		CompressionLevel: level,
 	})
 	if err != nil {
-		return Batch{bytes: b}, fmt.Errorf("partition: append to %s: %w", p.name, err)
+		return EncodedBatch{bytes: b}, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
 	h, err := log.ReadHeader(b) // just encoded: no CRC check needed
 	if err != nil {
-		return Batch{bytes: b}, fmt.Errorf("partition: append to %s: %w", p.name, err)
+		return EncodedBatch{bytes: b}, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
 	// Under CreateTime the header's MaxTimestamp is the latest record's
 	// (a zero timestamp became now, which is within the limit), so the
 	// records are looked at only to name the one that is too far ahead.
 	if limit, ok := p.timestampLimit(now); ok && h.MaxTimestamp > limit {
-		return Batch{bytes: b}, p.tooFarAhead(records, limit)
+		return EncodedBatch{bytes: b}, p.tooFarAhead(records, limit)
 	}
 	if len(b) > p.cfg.MaxBatchBytes {
-		return Batch{bytes: b}, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(b), p.name, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
+		return EncodedBatch{bytes: b}, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(b), p.name, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
 	}
-	return Batch{bytes: b, header: h}, nil
+	return EncodedBatch{bytes: b, header: h}, nil
 }
 
 // timestampLimit returns the latest CreateTime timestamp (ms) that
@@ -148,14 +148,14 @@ func (p *Partition) tooFarAhead(records []log.Record, limit int64) error {
 
 // AppendEncoded appends a batch from Encode and returns its first offset.
 // See Append.
-func (p *Partition) AppendEncoded(b Batch) (int64, error) {
+func (p *Partition) AppendEncoded(b EncodedBatch) (int64, error) {
 	if b.bytes == nil {
 		return 0, fmt.Errorf("partition: append to %s: %w", p.name, ErrEmptyBatch)
 	}
 	return p.appendEncoded(b.bytes, b.header)
 }
 
-// AppendBatch appends one encoded batch (log.AppendBatch's output, or a
+// AppendRawBatch appends one encoded batch (log.AppendRawBatch's output, or a
 // batch from Kafka, compressed or not), stamping its base offset into it,
 // and returns that offset. See Append. A batch over MaxBatchBytes is
 // ErrBatchTooLarge before anything else. The batch is checked whole first
@@ -167,7 +167,7 @@ func (p *Partition) AppendEncoded(b Batch) (int64, error) {
 // (recomputing its CRC), and with ForceCompression a batch of another codec
 // is re-encoded with the partition's (log.Recompress). A refused batch is
 // ErrCorrupt or the rule's error, and changes nothing.
-func (p *Partition) AppendBatch(batch []byte) (int64, error) {
+func (p *Partition) AppendRawBatch(batch []byte) (int64, error) {
 	if len(batch) > p.cfg.MaxBatchBytes {
 		// Before any decompression, as Kafka checks max.message.bytes
 		// against the batch it was sent.

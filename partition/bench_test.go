@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/retention"
 	"github.com/stratalog/strata/segment"
@@ -35,7 +35,7 @@ func benchConfig(sync SyncPolicy) Config {
 
 // encodedSize is the size of recs as one batch.
 func encodedSize(b *testing.B, recs []log.Record) int {
-	batch, err := log.AppendBatch(nil, recs, log.BatchOptions{})
+	batch, err := log.EncodeBatch(nil, recs, log.BatchOptions{})
 	require.NoError(b, err)
 	return len(batch)
 }

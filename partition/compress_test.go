@@ -85,9 +85,9 @@ func TestCompressedAppendsRead(t *testing.T) {
 }
 
 // TestForcedCompression: a partition with a codec of its own writes every
-// batch with it — Append, AppendWith asking for another, AppendBatch given
+// batch with it — Append, AppendWith asking for another, AppendRawBatch given
 // a batch of another codec (re-encoded, records unchanged) — while without
-// one AppendBatch keeps the batch's codec.
+// one AppendRawBatch keeps the batch's codec.
 func TestForcedCompression(t *testing.T) {
 	for _, forced := range testCodecs {
 		t.Run(forced.String(), func(t *testing.T) {
@@ -101,10 +101,10 @@ func TestForcedCompression(t *testing.T) {
 			require.NoError(t, err)
 			batchOf(t, p, log.Gzip, 5, 6, 7, 8)
 			for _, c := range append(testCodecs, log.None) {
-				b, err := log.AppendBatch(nil, []log.Record{rec(9), rec(10), rec(11)}, log.BatchOptions{Now: 1, Compression: c})
+				b, err := log.EncodeBatch(nil, []log.Record{rec(9), rec(10), rec(11)}, log.BatchOptions{Now: 1, Compression: c})
 				require.NoError(t, err)
 				before := p.EndOffset()
-				_, err = p.AppendBatch(b)
+				_, err = p.AppendRawBatch(b)
 				require.NoError(t, err)
 				requireIDs(t, readRange(t, p, before), before, []int{9, 10, 11})
 			}
@@ -115,7 +115,7 @@ func TestForcedCompression(t *testing.T) {
 			}
 		})
 	}
-	// Without a codec of its own, AppendBatch keeps the batch's.
+	// Without a codec of its own, AppendRawBatch keeps the batch's.
 	p, _ := memPartition(t, small(newClock()))
 	defer p.Close()
 	var recs []log.Record
@@ -123,16 +123,16 @@ func TestForcedCompression(t *testing.T) {
 		recs = append(recs, rec(i))
 	}
 	for _, c := range testCodecs {
-		b, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c})
+		b, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c})
 		require.NoError(t, err)
-		_, err = p.AppendBatch(b)
+		_, err = p.AppendRawBatch(b)
 		require.NoError(t, err)
 	}
 	require.Equal(t, testCodecs, codecsOnDisk(t, p))
 }
 
 // TestAppendBatchChecksCompressedRecords: a compressed batch given to
-// AppendBatch is checked record by record: a key-less record in a
+// AppendRawBatch is checked record by record: a key-less record in a
 // compacted partition is refused, and so is a stream that does not
 // decompress.
 func TestAppendBatchChecksCompressedRecords(t *testing.T) {
@@ -142,13 +142,13 @@ func TestAppendBatchChecksCompressedRecords(t *testing.T) {
 	defer p.Close()
 	recs := []log.Record{rec(1), rec(2), {Value: []byte("no key")}, rec(4)}
 	for _, c := range testCodecs {
-		b, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c})
+		b, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: 1, Compression: c})
 		require.NoError(t, err)
-		_, err = p.AppendBatch(b)
+		_, err = p.AppendRawBatch(b)
 		require.ErrorIs(t, err, ErrNoKey, "%s", c)
 		b[len(b)-3] ^= 0xff // damage the stream, and fix its CRC: written so
 		fixBatchCRC(b)
-		_, err = p.AppendBatch(b)
+		_, err = p.AppendRawBatch(b)
 		require.ErrorIs(t, err, log.ErrCorrupt, "%s", c)
 	}
 	require.Zero(t, p.EndOffset(), "nothing was appended")

@@ -139,10 +139,10 @@ type Config struct {
 	// Compression is the codec Append compresses batches with (log.None:
 	// none), and CompressionLevel its level (0: the codec's default; see
 	// log.CheckLevel). With ForceCompression, every append writes that
-	// codec — AppendBatch re-encodes a batch written in another, and
+	// codec — AppendRawBatch re-encodes a batch written in another, and
 	// AppendWith ignores the codec its caller asks for — as Kafka does for
 	// a topic whose compression.type names a codec. Without it (Kafka's
-	// compression.type=producer, the default), AppendBatch keeps a batch's
+	// compression.type=producer, the default), AppendRawBatch keeps a batch's
 	// own codec and AppendWith uses the caller's. Defaults: none, 0, false.
 	Compression      log.Compression
 	CompressionLevel int

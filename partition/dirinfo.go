@@ -3,7 +3,7 @@ package partition
 import (
 	"path/filepath"
 
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 )
 
 // WasCompacted reports whether the partition directory dir holds the

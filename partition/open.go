@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/segment"
 )
 

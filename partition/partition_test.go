@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/segment"
 )
@@ -68,7 +68,7 @@ func TestAppendBatchOfRecords(t *testing.T) {
 func TestAppendBatchFollowsPartitionRules(t *testing.T) {
 	clock := newClock()
 	encode := func(recs ...log.Record) []byte {
-		b, err := log.AppendBatch(nil, recs, log.BatchOptions{Now: clock.Now().UnixMilli()})
+		b, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: clock.Now().UnixMilli()})
 		require.NoError(t, err)
 		return b
 	}
@@ -76,17 +76,17 @@ func TestAppendBatchFollowsPartitionRules(t *testing.T) {
 	cfg := small(clock)
 	cfg.Compacted = true
 	p, _ := memPartition(t, cfg)
-	_, err := p.AppendBatch(encode(rec(0), log.Record{Value: []byte("no key")}))
+	_, err := p.AppendRawBatch(encode(rec(0), log.Record{Value: []byte("no key")}))
 	require.ErrorIs(t, err, ErrNoKey)
 	require.Zero(t, p.EndOffset())
-	_, err = p.AppendBatch(encode(rec(0), rec(1)))
+	_, err = p.AppendRawBatch(encode(rec(0), rec(1)))
 	require.NoError(t, err)
 	require.NoError(t, p.Close())
 
 	p, _ = memPartition(t, small(clock))
 	ahead := rec(0)
 	ahead.Timestamp = clock.Now().Add(2 * time.Hour)
-	_, err = p.AppendBatch(encode(rec(0), ahead))
+	_, err = p.AppendRawBatch(encode(rec(0), ahead))
 	require.ErrorIs(t, err, ErrTimestampTooFarAhead)
 	require.Zero(t, p.EndOffset())
 	require.NoError(t, p.Close())
@@ -96,7 +96,7 @@ func TestAppendBatchFollowsPartitionRules(t *testing.T) {
 	p, _ = memPartition(t, cfg)
 	old := rec(0)
 	old.Timestamp = clock.Now().Add(-time.Hour)
-	_, err = p.AppendBatch(encode(old, rec(1)))
+	_, err = p.AppendRawBatch(encode(old, rec(1)))
 	require.NoError(t, err)
 	recs := readRange(t, p, 0)
 	require.Len(t, recs, 2)
@@ -115,17 +115,17 @@ func TestBadInputChangesNothing(t *testing.T) {
 	_, err = p.Append([]log.Record{{Value: make([]byte, 3000)}})
 	require.ErrorIs(t, err, ErrBatchTooLarge)
 	require.Contains(t, err.Error(), "2048", "the error names the limit")
-	_, err = p.AppendBatch([]byte("definitely not a batch, not even close to one; no, not at all, nope"))
+	_, err = p.AppendRawBatch([]byte("definitely not a batch, not even close to one; no, not at all, nope"))
 	require.ErrorIs(t, err, log.ErrCorrupt)
 	// A damaged record under a correct CRC: the first record's attributes
 	// byte (after its one-byte length) must be 0.
-	bad, err := log.AppendBatch(nil, []log.Record{rec(3), rec(4)}, log.BatchOptions{})
+	bad, err := log.EncodeBatch(nil, []log.Record{rec(3), rec(4)}, log.BatchOptions{})
 	require.NoError(t, err)
 	bad[log.BatchHeaderSize+1] = 1
 	binary.BigEndian.PutUint32(bad[17:21], crc32.Checksum(bad[21:], crc32.MakeTable(crc32.Castagnoli)))
 	_, err = log.CheckBatch(bad)
 	require.NoError(t, err, "the CRC is right")
-	_, err = p.AppendBatch(bad)
+	_, err = p.AppendRawBatch(bad)
 	require.ErrorIs(t, err, log.ErrCorrupt)
 
 	for _, off := range []int64{-1, 4, 1000} {

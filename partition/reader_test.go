@@ -226,7 +226,7 @@ func TestSkipToRejectsDamage(t *testing.T) {
 	for i := range recs {
 		recs[i] = log.Record{Key: []byte("k"), Value: []byte{1, 2, 3, 4, byte(i)}}
 	}
-	good, err := log.AppendBatch(nil, recs, log.BatchOptions{})
+	good, err := log.EncodeBatch(nil, recs, log.BatchOptions{})
 	require.NoError(t, err)
 	h, err := log.ReadHeader(good)
 	require.NoError(t, err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/segment"
 )
@@ -123,11 +123,11 @@ func TestCleanerReadsWhatThePartitionTook(t *testing.T) {
 	cfg.SegmentBytes, cfg.MaxBatchBytes = 3<<19, 3<<19 // the limit: 96 MiB
 	p, _ := memPartition(t, cfg)
 	defer p.Close()
-	big, err := log.AppendBatch(nil, []log.Record{{Key: []byte("k"), Value: make([]byte, 70<<20)}},
+	big, err := log.EncodeBatch(nil, []log.Record{{Key: []byte("k"), Value: make([]byte, 70<<20)}},
 		log.BatchOptions{Now: cfg.Now().UnixMilli(), Compression: log.Zstd})
 	require.NoError(t, err)
 	require.Less(t, len(big), 64<<10)
-	_, err = p.AppendBatch(big)
+	_, err = p.AppendRawBatch(big)
 	require.NoError(t, err)
 	for i := 0; p.Segments()[0].Base == 0 && len(p.Segments()) < 3; i++ { // a newer k, past a roll
 		_, err := p.Append([]log.Record{{Key: []byte("k"), Value: make([]byte, 100<<10)}})
@@ -141,7 +141,7 @@ func TestCleanerReadsWhatThePartitionTook(t *testing.T) {
 	require.Less(t, len(recs[0].Value), 1<<20, "the superseded 70 MiB value went")
 }
 
-// TestOversizedBatchRefusedBeforeDecompressing: AppendBatch refuses a
+// TestOversizedBatchRefusedBeforeDecompressing: AppendRawBatch refuses a
 // batch over MaxBatchBytes before it decompresses anything, so a small
 // hostile batch cannot make it allocate its decompressed size first.
 func TestOversizedBatchRefusedBeforeDecompressing(t *testing.T) {
@@ -153,14 +153,14 @@ func TestOversizedBatchRefusedBeforeDecompressing(t *testing.T) {
 	for i := range noise {
 		noise[i] = byte(rng.Uint32())
 	}
-	b, err := log.AppendBatch(nil, []log.Record{{Value: noise}, {Value: make([]byte, 32<<20)}},
+	b, err := log.EncodeBatch(nil, []log.Record{{Value: noise}, {Value: make([]byte, 32<<20)}},
 		log.BatchOptions{Now: cfg.Now().UnixMilli(), Compression: log.Zstd})
 	require.NoError(t, err)
 	require.Greater(t, len(b), cfg.MaxBatchBytes)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err = p.AppendBatch(b)
+	_, err = p.AppendRawBatch(b)
 	runtime.ReadMemStats(&after)
 	require.ErrorIs(t, err, ErrBatchTooLarge)
 	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "nothing was decompressed")

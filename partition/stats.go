@@ -16,7 +16,7 @@ type counters struct {
 // Stats are a partition's figures since it was opened, for a service to
 // export.
 type Stats struct {
-	Appends         int64 // batches written (Append, AppendEncoded, AppendBatch), fsynced or not
+	Appends         int64 // batches written (Append, AppendEncoded, AppendRawBatch), fsynced or not
 	AppendedRecords int64
 	AppendedBytes   int64
 	Reads           int64 // ReadBatches calls that returned batches

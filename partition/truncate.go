@@ -173,7 +173,7 @@ func (p *Partition) straddling(s *segment.Segment, offset int64) ([]byte, error)
 	if h.TimestampType() == log.CreateTime && maxTS >= 0 {
 		cut.MaxTimestamp = maxTS
 	}
-	return log.AppendBatchHeader(nil, cut, keep)
+	return log.EncodeBatchWithHeader(nil, cut, keep)
 }
 
 // cloneNil copies b, keeping nil distinct from empty.

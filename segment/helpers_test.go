@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
 )
 
@@ -66,7 +66,7 @@ func valueFor(off int64, size int) []byte {
 
 // encode returns recs as one batch stamped with base offset base.
 func encode(t testing.TB, recs []log.Record) []byte {
-	b, err := log.AppendBatch(nil, recs, log.BatchOptions{})
+	b, err := log.EncodeBatch(nil, recs, log.BatchOptions{})
 	require.NoError(t, err)
 	log.SetBaseOffset(b, recs[0].Offset)
 	return b

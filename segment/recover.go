@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/stratalog/strata/index"
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
 )
 

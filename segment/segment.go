@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/stratalog/strata/index"
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
 )
 

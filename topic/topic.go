@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/stratalog/strata/compaction"
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/retention"
 )

@@ -64,7 +64,7 @@ func Batch(base, last int64, recs []log.Record, o Opts) []byte {
 		h.Attributes |= log.AttrDeleteHorizon
 		h.BaseTimestamp = o.DeleteHorizon
 	}
-	b, err := log.AppendBatchHeader(nil, h, recs)
+	b, err := log.EncodeBatchWithHeader(nil, h, recs)
 	if err != nil {
 		panic(fmt.Sprintf("kafkadir: %v", err))
 	}
@@ -106,7 +106,7 @@ func Control(offset int64, commit bool, producerID int64, epoch int16, ts time.T
 		BaseTimestamp: ts.UnixMilli(), MaxTimestamp: ts.UnixMilli(),
 		ProducerID: producerID, ProducerEpoch: epoch, BaseSequence: -1,
 	}
-	b, err := log.AppendBatchHeader(nil, h, []log.Record{{Offset: offset, Timestamp: ts, Key: key, Value: value}})
+	b, err := log.EncodeBatchWithHeader(nil, h, []log.Record{{Offset: offset, Timestamp: ts, Key: key, Value: value}})
 	if err != nil {
 		panic(fmt.Sprintf("kafkadir: %v", err))
 	}

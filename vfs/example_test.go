@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/stratalog/strata/internal/vfs"
+	"github.com/stratalog/strata/vfs"
 )
 
 // A write survives a power cut only once both the file and its directory
