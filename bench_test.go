@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/stratalog/strata"
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/stratatest"
+	"github.com/stratalog/strata/vfs"
 )
 
 // The benchmarks here measure the public API (api=store) beside the same

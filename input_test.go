@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stratalog/strata"
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/stratatest"
+	"github.com/stratalog/strata/vfs"
 )
 
 // TestShiftByDoesNotOverflow: ShiftBy(math.MaxInt64) from a commit at 5

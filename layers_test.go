@@ -21,7 +21,7 @@ const modulePath = "github.com/stratalog/strata"
 // packages on lower rows. vfs sits below index because the index's
 // memory mapping goes through the file-system seam.
 var layers = map[string]int{
-	"vfs":      0,
+	"vfs":               0,
 	"log":               1,
 	"index":             1,
 	"segment":           2,

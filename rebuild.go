@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/topic"
+	"github.com/stratalog/strata/vfs"
 )
 
 // RebuildRegistry rebuilds the topic registry (topics.json) of the store in

@@ -9,9 +9,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/topic"
+	"github.com/stratalog/strata/vfs"
 )
 
 // registryVersion is the version of topics.json this build writes. It

@@ -13,9 +13,9 @@ import (
 	"sync/atomic"
 
 	"github.com/stratalog/strata/group"
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/topic"
+	"github.com/stratalog/strata/vfs"
 )
 
 // File names in the store's directory.

@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/stratalog/strata/compaction"
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/segment"
+	"github.com/stratalog/strata/vfs"
 )
 
 // Example runs one cleaning round over a log of two sealed segments and an

@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/segment"
+	"github.com/stratalog/strata/vfs"
 )
 
 // TestDamagedCheckpoints puts garbage, or a start offset past the end of the

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stratalog/strata/compaction"
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/vfs"
 )
 
 // eager cleans whenever anything is dirty; tombstones live an hour.

@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/segment"
+	"github.com/stratalog/strata/vfs"
 )
 
 // TestDamagedTimestampKeepsLaterRecords damages the max timestamp of a batch

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/vfs"
 )
 
 // TestReaderAtEndOffsetDuringFsync: under SyncAlways, while an append's

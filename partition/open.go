@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/segment"
+	"github.com/stratalog/strata/vfs"
 )
 
 // Open opens the partition in dir, creating the directory and a first

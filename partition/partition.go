@@ -5,8 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/segment"
+	"github.com/stratalog/strata/vfs"
 )
 
 // Partition is one partition's log: an ordered list of segments, the last of

@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/retention"
 	"github.com/stratalog/strata/segment"
+	"github.com/stratalog/strata/vfs"
 )
 
 // byTime keeps records for an hour of record time.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/vfs"
 )
 
 // TestSyncAlwaysHidesUnsyncedRecords: under SyncAlways a record whose fsync

@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/stratalog/strata/index"
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/vfs"
 )
 
 // Recovery reports what Recover found.

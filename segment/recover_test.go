@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/vfs"
 )
 
 // smallIndexes keeps the preallocated index files small, so that tests that

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/stratalog/strata/index"
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/vfs"
 )
 
 // Defaults for Config's zero fields.

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/stratalog/strata/compaction"
-	"github.com/stratalog/strata/vfs"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/retention"
+	"github.com/stratalog/strata/vfs"
 )
 
 // ErrNoPartition means a partition number is out of the topic's range.
