@@ -99,8 +99,8 @@ func (s *Stats) Add(o Stats) {
 // that needs no new horizon, is copied byte for byte; otherwise it is
 // rebuilt with the surviving records and the original base offset, last
 // offset delta, leader epoch, producer ID, epoch and base sequence, and
-// timestamp type (KAFKA.md §6.4). A rebuilt batch that holds a tombstone and
-// had no delete horizon gets one: attribute bit 6 and base timestamp
+// timestamp type, as Kafka's MemoryRecords.filterTo rebuilds a batch. A
+// rebuilt batch that holds a tombstone and had no delete horizon gets one: attribute bit 6 and base timestamp
 // r.Now + DeleteRetention, record timestamps unchanged (KIP-534). Its max
 // timestamp is that of the surviving records (CreateTime) or the original
 // (LogAppendTime). A batch left with no record is dropped, unless it ends

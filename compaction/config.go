@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// Defaults of Config's zero fields, Kafka's (KAFKA.md §6.1) except
+// Defaults of Config's zero fields, Kafka's (LogConfig.java's
+// DEFAULT_MIN_CLEANABLE_DIRTY_RATIO and DEFAULT_DELETE_RETENTION_MS) except
 // BufferBytes.
 const (
 	DefaultMinCleanableDirtyRatio = 0.5

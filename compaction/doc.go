@@ -1,11 +1,12 @@
 // Package compaction is the core of Strata's log cleaner: it rewrites the
 // sealed segments of a compacted log keeping the latest record of every
-// key, as Kafka's LogCleaner does (KAFKA.md §6). It holds no segments of its
-// own, runs no goroutine and reads no clock, and renames no file but to
+// key, as Kafka's LogCleaner does
+// (core/src/main/scala/kafka/log/LogCleaner.scala). It holds no segments of
+// its own, runs no goroutine and reads no clock, and renames no file but to
 // discard the output of a failed cleaning: the partition decides when to
-// clean, owns the segments, and swaps the cleaned ones in
-// crash-safely (.cleaned → .swap → old to .deleted → final names, KAFKA.md
-// §6.4 step 4).
+// clean, owns the segments, and swaps the cleaned ones in crash-safely
+// (.cleaned → .swap → old to .deleted → final names, as Kafka's
+// LocalLog.replaceSegments does).
 //
 // # A round
 //
@@ -37,7 +38,8 @@
 // (transaction markers) are copied whole. Offsets never change: cleaning
 // leaves gaps, and batches keep their base and last offsets even when their
 // first or last records go, so readers advance by a batch's last offset,
-// not its last record's (KAFKA.md §6.5). A batch left empty is dropped,
+// not its last record's (as the javadoc of Kafka's DefaultRecordBatch.java
+// says of compaction). A batch left empty is dropped,
 // except the one that ends just before end and a producer's last batch
 // when the caller names it (Round.ProducerLastOffsets; Strata's partitions
 // keep no producer state and name none): these stay as 61-byte empty
@@ -52,7 +54,7 @@
 // horizon drops it, along with every older record of its key. So a
 // tombstone lives at least DeleteRetention after it is first cleaned, not
 // after it is written, and longer still if the log is not cleaned again
-// soon (KAFKA.md §12 item 8). A consumer that reads the whole log within
+// soon (KAFKA-8522). A consumer that reads the whole log within
 // DeleteRetention of the first cleaning sees every deletion.
 //
 // # Keys

@@ -11,7 +11,8 @@ import (
 type Span struct{ Start, End int }
 
 // Group splits the segments of a round into runs that Clean each turns into
-// one segment, as Kafka's groupSegmentsBySize does (KAFKA.md §6.4 step 2).
+// one segment, as Kafka's Cleaner.groupSegmentsBySize does
+// (core/src/main/scala/kafka/log/LogCleaner.scala).
 // The round covers every segment with a base offset below end (BuildMap's
 // result), the clean section included; segs is the log's segments, oldest
 // first, and the segments from end on are left out. A segment joins the run

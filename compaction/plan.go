@@ -42,7 +42,8 @@ type Plan struct {
 	FirstUncleanable int64
 	// CleanBytes is the size of the segments before the one holding
 	// FirstDirty; CleanableBytes the size of the segments from that one up
-	// to FirstUncleanable (KAFKA.md §6.2).
+	// to FirstUncleanable, as Kafka's LogCleanerManager.cleanableOffsets
+	// and calculateCleanableBytes count them.
 	CleanBytes, CleanableBytes int64
 	// Ratio is CleanableBytes / (CleanBytes + CleanableBytes), 0 when both
 	// are 0. Among several cleanable logs, clean the highest ratio first.
@@ -57,8 +58,8 @@ type Plan struct {
 
 // Assess decides, from segs (every segment of a log, oldest first, the last
 // one active), the cleaner checkpoint firstDirty and the time now, whether
-// the log should be cleaned, as Kafka's cleaner manager does (KAFKA.md
-// §6.2). The active segment is never cleanable, so a log of one segment
+// the log should be cleaned, as Kafka's LogCleanerManager does
+// (core/src/main/scala/kafka/log/LogCleanerManager.scala). The active segment is never cleanable, so a log of one segment
 // never is.
 func Assess(segs []SegmentInfo, firstDirty int64, now time.Time, cfg Config) Plan {
 	cfg = cfg.withDefaults()

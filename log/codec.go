@@ -15,10 +15,10 @@ import (
 )
 
 // The codecs of a compressed batch's records section, as Kafka frames them
-// (KAFKA.md §1.1): gzip, an RFC 1952 stream; snappy, a raw snappy block
-// (as librdkafka and franz-go write it) or, on reading, the xerial framing
-// Kafka's Java producer writes; lz4, an LZ4 frame with independent blocks;
-// zstd, standard frames. Encoders and decoders are pooled and reused.
+// (clients/src/main/java/org/apache/kafka/common/compress/): gzip, an RFC
+// 1952 stream; snappy, a raw snappy block (as librdkafka and franz-go write
+// it) or, on reading, the xerial framing Kafka's Java producer writes; lz4,
+// an LZ4 frame with independent blocks; zstd, standard frames. Encoders and decoders are pooled and reused.
 
 // Compression levels, as Kafka's KIP-390 numbers them. Zero is each
 // codec's default.

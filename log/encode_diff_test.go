@@ -13,7 +13,9 @@ import (
 )
 
 // refBatch is a reference encoder, written as plainly as the format reads
-// (KAFKA.md §1): every field appended in order, each record encoded into a
+// (the layout in the javadoc of Kafka's DefaultRecordBatch.java and
+// DefaultRecord.java, clients/src/main/java/org/apache/kafka/common/record/):
+// every field appended in order, each record encoded into a
 // scratch buffer to learn its length. The encoders are checked against it.
 // It does not check its input: the callers give it only valid batches.
 func refBatch(h log.BatchHeader, recs []log.Record, offDeltas []int64, tsDeltas []int64) []byte {

@@ -16,7 +16,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files and fuzz seeds in testdata")
 
-// kafkaGolden is KAFKA.md §1.3: MemoryRecordsTest#testChecksum's batch.
+// kafkaGolden is the batch of Kafka's MemoryRecordsTest#testChecksum
+// (clients/src/test/java/org/apache/kafka/common/record/MemoryRecordsTest.java)
+// for magic 2, uncompressed: records (283843, "key1", "value1") and (1234,
+// "key2", "value2") at base offset 0, whose CRC that test expects to be
+// 3851219455.
 const kafkaGolden = `
 00 00 00 00 00 00 00 00 00 00 00 55 ff ff ff ff 02 e5 8c f1 ff 00 00 00 00 00 01 00 00 00 00 00 04 54 c3
 00 00 00 00 00 04 54 c3 ff ff ff ff ff ff ff ff ff ff ff ff ff ff 00 00 00 02 20 00 00 00 08 6b 65 79 31

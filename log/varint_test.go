@@ -10,7 +10,8 @@ import (
 )
 
 func TestVarintVectors(t *testing.T) {
-	// KAFKA.md §1.2.
+	// Zig-zag varints as Kafka's ByteUtils.writeVarint writes them
+	// (clients/src/main/java/org/apache/kafka/common/utils/ByteUtils.java).
 	tests := []struct {
 		name string
 		v    int32
@@ -132,7 +133,10 @@ func TestVarintRejects(t *testing.T) {
 }
 
 func TestWorkedRecord(t *testing.T) {
-	// KAFKA.md §1.2: offsetDelta 0, tsDelta 0, key "key", value "value".
+	// A record with offsetDelta 0, timestampDelta 0, key "key", value "value"
+	// and no headers, laid out as in the javadoc of Kafka's DefaultRecord.java:
+	// length 14, attributes, the two deltas, key and value each after its
+	// length, and a header count of 0.
 	b, err := log.EncodeBatch(nil, []log.Record{{Key: []byte("key"), Value: []byte("value")}},
 		log.BatchOptions{Now: 1000})
 	require.NoError(t, err)

@@ -283,8 +283,9 @@ func (p *Partition) appendLocked(batch []byte, h log.BatchHeader) (int64, error)
 	return base, nil
 }
 
-// shouldRoll applies Kafka's roll rules (KAFKA.md §3) to an incoming batch,
-// and rolls a segment that a failed roll left sealed.
+// shouldRoll applies Kafka's roll rules (LogSegment.shouldRoll,
+// storage/src/main/java/org/apache/kafka/storage/internals/log/LogSegment.java)
+// to an incoming batch, and rolls a segment that a failed roll left sealed.
 func (p *Partition) shouldRoll(s *segment.Segment, size int, maxTS, last int64) bool {
 	if s.Size() == 0 {
 		return false

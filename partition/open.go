@@ -132,13 +132,14 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 }
 
 // scanDir lists the base offsets of the partition's segments, and which of
-// them must be recovered, after cleaning up what a crash may have left
-// (Kafka's LogLoader, KAFKA.md §4.2): files scheduled for deletion
-// (.deleted) go; unfinished rewrite or compaction output (.cleaned) goes,
-// with any .swap at or above its offset; a complete .swap replaces the
-// segments in the offset range it covers and is renamed into place (and
-// recovered, since its indexes may be half renamed); index files without a
-// .log go.
+// them must be recovered, after cleaning up what a crash may have left, as
+// Kafka's LogLoader.load does
+// (storage/src/main/java/org/apache/kafka/storage/internals/log/LogLoader.java):
+// files scheduled for deletion (.deleted) go; unfinished rewrite or
+// compaction output (.cleaned) goes, with any .swap at or above its offset; a
+// complete .swap replaces the segments in the offset range it covers and is
+// renamed into place (and recovered, since its indexes may be half renamed);
+// index files without a .log go.
 func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, err error) {
 	names, err := p.fsys.ReadDir(p.dir)
 	if err != nil {

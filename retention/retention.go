@@ -1,6 +1,7 @@
 // Package retention decides which of a partition's oldest segments may be
-// deleted, with Kafka's rules (KAFKA.md §5). It is pure policy: no files, no
-// clock, no goroutines.
+// deleted, with Kafka's rules (UnifiedLog.deleteOldSegments and
+// deletableSegments, core/src/main/scala/kafka/log/UnifiedLog.scala). It is
+// pure policy: no files, no clock, no goroutines.
 //
 // # Rules
 //

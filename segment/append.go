@@ -12,7 +12,7 @@ import (
 // Config.WriteCalls); either way they are in the OS when Append returns. A
 // batch gets an offset-index entry (its last offset → its position) when
 // more than IndexIntervalBytes were written since the previous entry, per
-// batch rather than per call (KAFKA.md §2.6).
+// batch rather than per call (as Kafka does since KAFKA-806).
 //
 // The batches must follow the segment: the first starts at NextOffset (or,
 // with AllowGaps, past the last offset), each later one at the previous one's

@@ -18,10 +18,11 @@ import (
 // s when they let go; do not Delete it (its names now belong to the new
 // segment).
 //
-// The files go through Kafka's crash-safe protocol (KAFKA.md §6.4): written
-// as .cleaned and synced, renamed to .swap once complete, then renamed over
-// the old names. At Open, the partition deletes .cleaned files (the rewrite
-// never happened) and completes .swap files (SwapNextOffset helps it).
+// The files go through the crash-safe protocol of Kafka's
+// LocalLog.replaceSegments: written as .cleaned and synced, renamed to .swap
+// once complete, then renamed over the old names. At Open, the partition
+// deletes .cleaned files (the rewrite never happened) and completes .swap
+// files (SwapNextOffset helps it).
 func (s *Segment) Rewrite(offset int64, extra []byte) (*Segment, error) {
 	if s.closed {
 		return nil, ErrClosed

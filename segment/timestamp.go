@@ -7,15 +7,15 @@ import (
 	"github.com/stratalog/strata/log"
 )
 
-// FindOffsetByTimestamp returns the first record in offset order, at or
-// after startOffset and in a batch below limit (see View), whose timestamp
-// is at least ts (ms), as Kafka's ListOffsets does (KAFKA.md §7): the time
-// index narrows the search, then batches whose max timestamp reaches ts are
-// searched record by record (decompressed, with dec, if compressed). found
-// is false when no such record is in the segment. Control batches are
-// passed over; an uncompressed legacy message (magic 1) is its own record;
-// a compressed one, whose records this version does not read, is
-// log.ErrUnsupportedFormat.
+// FindOffsetByTimestamp returns the first record in offset order, at or after
+// startOffset and in a batch below limit (see View), whose timestamp is at
+// least ts (ms), as Kafka's LogSegment.findOffsetByTimestamp does for
+// ListOffsets: the time index narrows the search, then batches whose max
+// timestamp reaches ts are searched record by record (decompressed, with dec,
+// if compressed). found is false when no such record is in the segment.
+// Control batches are passed over; an uncompressed legacy message (magic 1)
+// is its own record; a compressed one, whose records this version does not
+// read, is log.ErrUnsupportedFormat.
 func (s *Segment) FindOffsetByTimestamp(ts, startOffset, limit int64, dec *log.Decoder) (offset, timestamp int64, found bool, err error) {
 	if s.maxTS.Load() < ts {
 		return -1, -1, false, nil

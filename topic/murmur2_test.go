@@ -14,7 +14,9 @@ import (
 // the int32 that Java and Murmur2 return.
 func fromUint32(u uint32) int32 { return int32(u) }
 
-// hashVectors are murmur2 values from KAFKA.md §9.1, named by source.
+// hashVectors are values of Kafka's murmur2 (Utils.murmur2,
+// clients/src/main/java/org/apache/kafka/common/utils/Utils.java), named by
+// source.
 var hashVectors = []struct {
 	name string
 	key  []byte
@@ -46,8 +48,8 @@ var hashVectors = []struct {
 	{"librdkafka/empty", []byte(""), fromUint32(0x106e08d9)},
 
 	// Bytes >= 0x80 in every position of blocks and tails, computed by
-	// running the algorithm of KAFKA.md §9.1 on a JVM (Java byte and int
-	// semantics, & 0xff, >>>).
+	// running Kafka's Utils.murmur2 on a JVM (Java byte and int semantics,
+	// & 0xff, >>>).
 	{"jvm/80 ff fe 90 81", []byte{0x80, 0xff, 0xfe, 0x90, 0x81}, 1338093621},
 	{"jvm/ff", []byte{0xff}, -311467685},
 	{"jvm/ff ff", []byte{0xff, 0xff}, -1642832928},
@@ -73,7 +75,8 @@ func TestMurmur2NilIsEmpty(t *testing.T) {
 }
 
 // TestVectorsCatchPitfalls shows that the vectors fail a port with one of
-// the classic signedness mistakes (KAFKA.md §12 item 13), so that
+// the classic signedness mistakes (bytes sign-extended instead of masked
+// with 0xff, >> instead of >>>), so that
 // TestMurmur2 can fail.
 func TestVectorsCatchPitfalls(t *testing.T) {
 	tests := []struct {
@@ -157,7 +160,7 @@ func TestKeyPartition(t *testing.T) {
 		numPartitions int
 		want          int
 	}{
-		// Kafka UtilsTest-derived (KAFKA.md §9.1).
+		// Kafka's UtilsTest.testMurmur2 hashes, toPositive(h) % n.
 		{"kafka/21 of 10", []byte("21"), 10, 0},
 		{"kafka/21 of 50", []byte("21"), 50, 40},
 		{"kafka/foobar of 10", []byte("foobar"), 10, 6},
