@@ -17,8 +17,8 @@ import (
 
 const modulePath = "github.com/stratalog/strata"
 
-// layers is the layer table (README's Layers, after the design's): a package may import only module
-// packages on lower rows. vfs sits below index because the index's
+// layers is the layer table (the README's Layers): a package may import only
+// module packages on lower rows. vfs sits below index because the index's
 // memory mapping goes through the file-system seam.
 var layers = map[string]int{
 	"vfs":               0,

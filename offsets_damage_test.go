@@ -31,10 +31,10 @@ func flipInBatch(t *testing.T, path string, n int) {
 	}
 }
 
-// TestDamagedOffsetsTopicOpens: a flipped byte in __consumer_offsets made
-// Open fail for the whole store. It recovers like any partition: the
-// commits before the damage are kept, the log says what was cut, and the
-// store takes new commits, also after another Open.
+// TestDamagedOffsetsTopicOpens: a flipped byte in __consumer_offsets does
+// not fail Open for the whole store. The topic recovers like any partition:
+// the commits before the damage are kept, the log says what was cut, and
+// the store takes new commits, also after another Open.
 func TestDamagedOffsetsTopicOpens(t *testing.T) {
 	for _, clean := range []bool{true, false} {
 		t.Run(fmt.Sprint("clean=", clean), func(t *testing.T) {

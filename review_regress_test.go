@@ -14,7 +14,10 @@ import (
 	"github.com/stratalog/strata/stratatest"
 )
 
-// Regression tests for the defects a review of the root package found.
+// Tests of the root package's edges: a commit past a moved start offset, a
+// revoke while a subscribed topic is deleted, ResetNone without commits,
+// DeleteTopic's offsets and leftover directories, the internal offsets
+// topic, ErrClosed from a blocked read, and a producer's linger.
 
 func TestCommitNotBlockedByMovedStart(t *testing.T) {
 	s := stratatest.Open(t, nil)
@@ -127,9 +130,9 @@ func TestDeleteTopicDeletesItsOffsetsAndData(t *testing.T) {
 }
 
 // TestDeleteTopicDeletesOffsetsOfActiveGroups: a group whose consumer
-// subscribes to a deleted topic loses its offsets for it too (they were
-// kept, with only a warning, because the admin rule of DeleteOffsets
-// refused), so that the topic created again is read from its start.
+// subscribes to a deleted topic loses its offsets for it too (although
+// DeleteOffsets, the admin operation, refuses while a member subscribes),
+// so that the topic created again is read from its start.
 func TestDeleteTopicDeletesOffsetsOfActiveGroups(t *testing.T) {
 	s := stratatest.Open(t, nil)
 	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))

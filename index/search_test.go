@@ -54,8 +54,8 @@ func TestFloorCeil(t *testing.T) {
 						case "squares":
 							k = int64(i * i)
 						case "dense-large":
-							// Keys a float64 cannot tell apart (found in
-							// review: the guess was NaN).
+							// Keys a float64 cannot tell apart, so that
+							// the interpolated guess is 0/0 (NaN).
 							k = 1<<62 + int64(i)
 						case "extremes":
 							k = math.MinInt64 + 2 + int64(i)*(math.MaxInt64/int64(n)*2)

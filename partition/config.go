@@ -110,7 +110,7 @@ type Config struct {
 	Compacted bool
 	// Preallocate reserves SegmentBytes on disk for each new segment
 	// (fallocate), as Kafka's preallocate does, at a cost of SegmentBytes of
-	// disk per partition up front. It buys little now: the active segment's
+	// disk per partition up front. It buys little: the active segment's
 	// file is grown ahead of appends smaller than a page anyway (see
 	// WriteCalls), in steps of up to 16 MiB, and large appends under
 	// SyncAlways measured slower into reserved blocks (their first fsync

@@ -99,9 +99,9 @@ func requireAllBut(t *testing.T, p *Partition, n, damaged int) {
 
 // TestMissingIndexRebuilt removes the .index or the .timeindex of a sealed
 // segment or of the active one and opens the partition, cleanly or forcing
-// recovery: Open rebuilds the file from the log (it used to fail with
-// ENOENT, or to take the missing file for an empty index), says so, and
-// loses nothing; the rebuilt file is the one that was lost.
+// recovery: Open rebuilds the file from the log (rather than failing with
+// ENOENT or taking the missing file for an empty index), says so, and loses
+// nothing; the rebuilt file is the one that was lost.
 func TestMissingIndexRebuilt(t *testing.T) {
 	for _, kind := range []string{segment.IndexSuffix, segment.TimeIndexSuffix} {
 		for _, which := range []string{"sealed", "active"} {

@@ -8,7 +8,8 @@ import (
 	"github.com/stratalog/strata/log"
 )
 
-// Regression tests for defects a review of the storage layers found.
+// Tests of Truncate's edges: a segment it removed while a reader held it,
+// and a cut inside a compacted batch.
 
 // TestOldSegmentReleaseSparesNewSegmentOfSameBase: a segment removed by
 // Truncate but still held by a reader must not, when the reader finally lets

@@ -76,9 +76,9 @@ func TestLookupJumpsHoleWithPlausibleHeader(t *testing.T) {
 	require.ErrorIs(t, err, log.ErrCorrupt)
 }
 
-// TestTruncateRefusesHoles: Truncate of a segment holding a hole fails and
-// changes nothing (it used to cut the file and keep its old size, so reads
-// touched the mapping past the end).
+// TestTruncateRefusesHoles: Truncate of a segment holding a hole fails with
+// ErrCorrupt and changes nothing: the file is not cut, size and next offset
+// stay, and the batches past the hole still read.
 func TestTruncateRefusesHoles(t *testing.T) {
 	fx, m := memFixture(t)
 	cfg := Config{MaxBytes: 64 << 10, IndexIntervalBytes: 1 << 20, MaxIndexBytes: 4096}
