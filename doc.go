@@ -1,7 +1,8 @@
 // Package strata is an embeddable log store with Apache Kafka's storage
 // model: topics split into partitions, each partition an append-only log of
-// immutable records addressed by dense offsets, stored in segment files that
-// hold Kafka's own RecordBatch v2 bytes with Kafka's offset and time indexes.
+// immutable records addressed by offsets that only rise (dense as appends
+// assign them; compaction leaves gaps), stored in segment files that hold
+// Kafka's own RecordBatch v2 bytes with Kafka's offset and time indexes.
 //
 // # Basics
 //
@@ -15,6 +16,20 @@
 // the background and on demand (EnforceRetention, Compact). Close the Store
 // when done.
 //
+// # Durability
+//
+// Append returns once its batches are written to the operating system, so
+// a record it acknowledged survives a crash of the process. What survives a
+// power loss or an OS crash depends on the flush policy (Options.Sync for
+// the store, TopicConfig.Sync per topic): under SyncAlways, every record
+// whose Append returned (Append waits for an fsync, which concurrent
+// appenders share); under SyncEvery(d), the default with d = 1 s, the
+// records older than d; under SyncNever, what the operating system wrote
+// back on its own or an fsync on the way covered. The README lists which
+// operations fsync under each policy. Open after a crash recovers every
+// partition: it never serves a torn or corrupt batch, and cuts a torn tail
+// at the last valid batch.
+//
 // # Caveats
 //
 // Records returned by Read, Fetch and Consumer.Poll are the caller's: their
@@ -25,6 +40,6 @@
 // a record is visible once its Append returns, after its fsync under
 // SyncAlways. A damaged batch fails a read only when the read reaches it
 // (ErrCorrupt); the records before it are returned. A nil context is
-// context.Background(). See the README for the durability contract, the
-// errors and the files on disk.
+// context.Background(). See the README for the full durability contract,
+// the errors and the files on disk.
 package strata

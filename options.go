@@ -13,8 +13,7 @@ import (
 // default written on the field.
 type Options struct {
 	// Sync is the flush policy of topics that do not set their own. Default
-	// SyncEvery(time.Second). See the durability contract in the package
-	// documentation.
+	// SyncEvery(time.Second). See Durability in the package documentation.
 	Sync SyncPolicy
 	// Now is the clock used for record timestamps (CreateTime records
 	// without one, LogAppendTime topics) and for retention. Default

@@ -34,7 +34,10 @@
 // records go to one randomly chosen partition until the caller starts a new
 // batch, and then to a different partition chosen at random among the
 // others. This fills batches instead of spreading single records over every
-// partition, and over many batches still spreads the load evenly. Kafka 3.3+
-// (KIP-794) switches after a byte count and weighs partitions by queue depth;
-// that needs producer queues, which an embedded log does not have.
+// partition, and over many batches still spreads the load evenly. The
+// caller says when a batch ends: the root package's Store.Append after each
+// call that used the sticky partition, its Producer when it sends a batch
+// holding key-less records. Kafka 3.3+ (KIP-794) instead switches after
+// batch.size bytes went to the sticky partition and weighs the next choice
+// by each partition's queue depth; Strata keeps KIP-480's rule.
 package topic
