@@ -69,6 +69,10 @@
 // # Caveats
 //
 // Transactions are not tracked: aborted transactional records are kept like
-// committed ones, and transaction markers are never removed. Batches must be
-// uncompressed, as everywhere in Strata.
+// committed ones, and transaction markers are never removed. Compressed
+// batches are read with Config.DecompressLimit, and a rebuilt one is
+// compressed again with its codec (at the codec's default level, as Kafka's
+// cleaner does). A batch whose records cannot be read here (a legacy magic
+// 0/1 message, an unknown codec, records that decompress past the limit) is
+// kept as it is, and its keys are not mapped.
 package compaction

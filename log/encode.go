@@ -36,12 +36,13 @@ type BatchOptions struct {
 	CompressionLevel int
 }
 
-// EncodeBatch appends one uncompressed batch holding recs to dst and returns
-// the extended slice. Records get offset deltas 0..len(recs)-1 (their Offset
-// fields are ignored); baseTimestamp is the first record's timestamp and
-// maxTimestamp the largest one (opts.Now for LogAppendTime); the partition
-// leader epoch is -1. With no records it returns dst and [ErrEmptyBatch]; a
-// record or batch too large for the format fails with [ErrInvalidBatch].
+// EncodeBatch appends one batch holding recs, compressed as opts.Compression
+// says, to dst and returns the extended slice. Records get offset deltas
+// 0..len(recs)-1 (their Offset fields are ignored); baseTimestamp is the
+// first record's timestamp and maxTimestamp the largest one (opts.Now for
+// LogAppendTime); the partition leader epoch is -1. With no records it
+// returns dst and [ErrEmptyBatch]; a record or batch too large for the format
+// fails with [ErrInvalidBatch].
 //
 // EncodeBatch grows dst at most once, and not at all when its capacity
 // suffices. It does not retain recs. On error the returned slice is dst as
@@ -84,8 +85,8 @@ func EncodeBatch(dst []byte, recs []Record, opts BatchOptions) ([]byte, error) {
 	return compressBatch(out, start, opts.Compression, opts.CompressionLevel)
 }
 
-// EncodeBatchWithHeader appends one uncompressed batch holding recs to dst and
-// returns the extended slice. It writes every header field from h as it is
+// EncodeBatchWithHeader appends one batch holding recs to dst and returns
+// the extended slice. It writes every header field from h as it is
 // except Magic, Length, NumRecords and CRC, which it computes. Each record's
 // offset delta is rec.Offset - h.BaseOffset, which must lie in [0,
 // h.LastOffsetDelta] and increase strictly from record to record; its

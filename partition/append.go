@@ -155,7 +155,7 @@ func (p *Partition) AppendEncoded(b EncodedBatch) (int64, error) {
 	return p.appendEncoded(b.bytes, b.header)
 }
 
-// AppendRawBatch appends one encoded batch (log.AppendRawBatch's output, or a
+// AppendRawBatch appends one encoded batch (log.EncodeBatch's output, or a
 // batch from Kafka, compressed or not), stamping its base offset into it,
 // and returns that offset. See Append. A batch over MaxBatchBytes is
 // ErrBatchTooLarge before anything else. The batch is checked whole first

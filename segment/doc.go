@@ -33,7 +33,7 @@
 // returned. The CRC of a batch is computed once per process: a segment
 // remembers the prefix of its file known good (written by this process,
 // recovered, or read through from the start), and marks each batch past it
-// that a read has checked (one bit per 32 bytes of file). Damage that
+// that a read has checked (one bit per 16 bytes of file). Damage that
 // strikes bytes after they were checked goes unseen by reads, as it does in
 // Kafka's broker. FindOffsetByTimestamp answers Kafka's ListOffsets by time.
 //
