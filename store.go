@@ -58,7 +58,7 @@ type Store struct {
 // from this process or another, fails with ErrLocked until Close. If the
 // last Store on dir did not Close (a crash), Open recovers every partition:
 // torn tails are cut at the last valid batch, untrusted indexes rebuilt,
-// offsets kept dense. Open starts the background work (periodic fsync,
+// and every record kept at its offset. Open starts the background work (periodic fsync,
 // retention every RetentionCheckInterval, the cleaner of compacted topics
 // every CleanerInterval); Close stops it.
 func Open(dir string, opts *Options) (*Store, error) {
