@@ -21,8 +21,8 @@ type shape struct {
 	equal                                bool // every member subscribes to the same topics
 }
 
-// small is the size the brief asks for: 1..10 members, 1..5 topics of
-// 1..20 partitions.
+// small is the size of the property tests' groups: 1..10 members, 1..5
+// topics of 1..20 partitions.
 var small = shape{maxMembers: 10, maxTopics: 5, maxPartitions: 20}
 
 // randomScenario draws members (some static), topics and subscriptions.
