@@ -94,7 +94,7 @@ func (p *Partition) EncodeWith(dst []byte, records []log.Record, c log.Compressi
 	if p.cfg.Compacted {
 		for i := range records {
 			if records[i].Key == nil {
-				return EncodedBatch{bytes: dst}, fmt.Errorf("partition: record %d to %s: %w", i, p.name, ErrNoKey)
+				return EncodedBatch{bytes: dst}, fmt.Errorf("partition: record %d to compacted %s: %w", i, p.name, ErrNoKey)
 			}
 		}
 	}
@@ -191,7 +191,7 @@ func (p *Partition) AppendRawBatch(batch []byte) (int64, error) {
 		var r log.Record
 		for i := 0; it.Next(&r); i++ {
 			if r.Key == nil {
-				return 0, fmt.Errorf("partition: record %d to %s: %w", i, p.name, ErrNoKey)
+				return 0, fmt.Errorf("partition: record %d to compacted %s: %w", i, p.name, ErrNoKey)
 			}
 		}
 	}

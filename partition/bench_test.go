@@ -284,7 +284,8 @@ func fillPartition(b *testing.B, dir string, records int) {
 
 // BenchmarkRead reads 1 M records of 100 B: sequentially with a Reader
 // (every batch CRC-checked, every record decoded), and at random offsets
-// (see randomLookups), in batches of 100 records and of one, beside the
+// (see randomLookups and randomReadRecords), in batches of 100 records and
+// of one, beside the
 // cost of one random load from the mapped file (rawRandomLoads).
 func BenchmarkRead(b *testing.B) {
 	const records = 1_000_000
@@ -306,6 +307,7 @@ func BenchmarkRead(b *testing.B) {
 	b.Run("mode=random/api=raw-mapped-load/records=1M", rawRandomLoads(dir))
 	b.Run("mode=random/api=reader/batch=100/records=1M", randomLookups(p, records, true))
 	b.Run("mode=random/api=readbatches/batch=100/records=1M", randomLookups(p, records, false))
+	b.Run("mode=random/api=readrecord/batch=100/records=1M", randomReadRecords(p, records))
 
 	// Records appended one per call, as an event log often is: a lookup
 	// reads one small batch.
@@ -320,6 +322,7 @@ func BenchmarkRead(b *testing.B) {
 	}
 	b.Run("mode=random/api=reader/batch=1/records=1M", randomLookups(ps, records, true))
 	b.Run("mode=random/api=readbatches/batch=1/records=1M", randomLookups(ps, records, false))
+	b.Run("mode=random/api=readrecord/batch=1/records=1M", randomReadRecords(ps, records))
 }
 
 // rawRandomLoads is the baseline of the random lookups: one byte loaded at
@@ -382,6 +385,25 @@ func randomLookups(p *Partition, records int64, viaReader bool) func(b *testing.
 			out, err := p.ReadBatches(buf, off, 1)
 			if err != nil || len(out) == 0 {
 				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
+	}
+}
+
+// randomReadRecords is randomLookups with ReadRecord: the record at a
+// pseudo-random offset copied into a buffer reused for every lookup.
+func randomReadRecords(p *Partition, records int64) func(b *testing.B) {
+	return func(b *testing.B) {
+		b.ReportAllocs()
+		buf := make([]byte, 4096)
+		var rec log.Record
+		x := uint64(1)
+		for b.Loop() {
+			x = x*6364136223846793005 + 1442695040888963407
+			off := int64(x>>1) % records
+			if _, err := p.ReadRecord(off, &rec, buf); err != nil || rec.Offset != off {
+				b.Fatal(rec.Offset, err)
 			}
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")

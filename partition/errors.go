@@ -9,8 +9,12 @@ import (
 // Errors returned by partitions. Match them with errors.Is; the messages
 // carry the details (the valid range, the size limit).
 var (
-	// ErrOutOfRange means an offset lies outside [StartOffset, EndOffset].
+	// ErrOutOfRange means an offset lies outside [StartOffset, EndOffset]
+	// (for ReadRecord, outside [StartOffset, HighWatermark)).
 	ErrOutOfRange = errors.New("partition: offset out of range")
+	// ErrNoRecord means an offset in range holds no record: compaction
+	// removed it, or a transaction marker (a control batch) takes it.
+	ErrNoRecord = errors.New("partition: no record at offset")
 	// ErrBatchTooLarge means an encoded batch is larger than MaxBatchBytes.
 	ErrBatchTooLarge = errors.New("partition: batch too large")
 	// ErrEmptyBatch means Append was given no records.
@@ -20,7 +24,7 @@ var (
 	ErrTimestampTooFarAhead = errors.New("partition: timestamp too far ahead")
 	// ErrNoKey means a record without a key was appended to a compacted
 	// partition.
-	ErrNoKey = errors.New("partition: compacted topic cannot accept a record without a key")
+	ErrNoKey = errors.New("partition: record has no key")
 	// ErrInvalidConfig means a Config field is out of range.
 	ErrInvalidConfig = errors.New("partition: invalid config")
 	// ErrClosed means the partition was closed, or failed and closed itself
