@@ -24,6 +24,10 @@ var (
 	ErrUnknownTopic = errors.New("strata: unknown topic")
 	// ErrTopicExists means CreateTopic found a topic of that name.
 	ErrTopicExists = errors.New("strata: topic already exists")
+	// ErrTopicConfigMismatch means EnsureTopic found a topic of that name
+	// whose partition count or cleanup policy differs from the one wanted;
+	// the message says which, wanted and actual.
+	ErrTopicConfigMismatch = errors.New("strata: topic exists with another config")
 	// ErrReservedTopic means the name starts with "__", which is reserved
 	// for internal topics.
 	ErrReservedTopic = errors.New("strata: topic name reserved for internal topics")
@@ -36,15 +40,20 @@ var (
 	// range.
 	ErrUnknownPartition = topic.ErrNoPartition
 	// ErrOffsetOutOfRange means an offset lies outside the partition's
-	// [start, end] range.
+	// [start, end] range (for Get, outside [start, end): the end offset
+	// holds no record yet).
 	ErrOffsetOutOfRange = partition.ErrOutOfRange
+	// ErrNoRecord means Get was given an offset in range that holds no
+	// record: compaction removed it, or a transaction's marker takes it.
+	ErrNoRecord = partition.ErrNoRecord
 	// ErrBatchTooLarge means the records for one partition encode to more
 	// than the topic's MaxBatchBytes.
 	ErrBatchTooLarge = partition.ErrBatchTooLarge
 	// ErrNoRecords means Append was given no records.
 	ErrNoRecords = partition.ErrEmptyBatch
-	// ErrNoKey means a record without a key was appended to a compacted
-	// topic, which Kafka refuses too.
+	// ErrNoKey means a key was needed and none given: a record without a
+	// key appended to a compacted topic, which Kafka refuses too, or a nil
+	// key given to PartitionFor.
 	ErrNoKey = partition.ErrNoKey
 	// ErrTimestampTooFarAhead means a CreateTime record is stamped more than
 	// an hour ahead of the store's clock (Kafka 4.0's
