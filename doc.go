@@ -7,10 +7,13 @@
 // # Basics
 //
 // Open a directory (one Store per directory: a second Open fails with
-// ErrLocked), create topics with CreateTopic, append with Append (routed by
-// Kafka's murmur2 partitioner for keyed records, a sticky partition for the
-// others) or AppendTo (one partition), and read with Read, Fetch (which
-// waits for records) or the Records iterator. A Producer batches many small
+// ErrLocked), create topics with CreateTopic (or EnsureTopic, which leaves
+// an existing one alone), append with Append (routed by Kafka's murmur2
+// partitioner for keyed records, see PartitionFor, a sticky partition for
+// the others) or AppendTo (one partition), and read with Read, Fetch (which
+// waits for records), Get and GetInto (one record by offset), the Scan
+// iterator (up to the end offset as of the call) or the Records iterator
+// (which tails the partition). A Producer batches many small
 // appends as Kafka's producer does; a Consumer reads as a member of a
 // consumer group and commits its offsets. Retention and compaction run in
 // the background and on demand (EnforceRetention, Compact). Close the Store
@@ -32,9 +35,10 @@
 //
 // # Caveats
 //
-// Records returned by Read, Fetch and Consumer.Poll are the caller's: their
-// bytes are copies. A record yielded by Records is valid only until the loop
-// body returns.
+// Records returned by Read, Fetch, Get and Consumer.Poll are the caller's:
+// their bytes are copies. A record from GetInto aliases the buffer passed
+// in. A record yielded by Records or Scan is valid only until the loop body
+// returns.
 //
 // Readers see a partition up to its high watermark (ListOffsets(Latest)):
 // a record is visible once its Append returns, after its fsync under
