@@ -12,8 +12,9 @@ import (
 // of its own), Store.GetInto (copied into a buffer the caller reuses),
 // beside the partition package's lookups in the same run: a Reader's
 // SetOffset and Next (the record decoded in place in the mapping, nothing
-// copied) and Partition.ReadRecord (what GetInto calls). The store is
-// filled once; every line looks up the same offsets.
+// copied) and Partition.ReadRecord (what GetInto calls), and what a point
+// read took without Get. The store is filled once; every line looks up the
+// same offsets.
 func BenchmarkGet(b *testing.B) {
 	dir, _ := benchFillStore(b)
 	lookups := func(b *testing.B, get func(off int64) (int64, error)) {
@@ -43,6 +44,29 @@ func BenchmarkGet(b *testing.B) {
 		lookups(b, func(off int64) (int64, error) {
 			r, err := s.GetInto(benchTopic, 0, off, buf)
 			return r.Offset, err
+		})
+	})
+	// What a point read took before Get: a Read of one record (a chunk of
+	// batches copied), and Records started at the offset and broken off.
+	b.Run("api=store/call=Read-max=1/records=1M", func(b *testing.B) {
+		s := benchOpenStore(b, dir)
+		defer s.Close()
+		lookups(b, func(off int64) (int64, error) {
+			recs, err := s.Read(benchCtx, benchTopic, 0, off, 1)
+			if err != nil || len(recs) == 0 {
+				return -1, err
+			}
+			return recs[0].Offset, nil
+		})
+	})
+	b.Run("api=store/call=Records-break/records=1M", func(b *testing.B) {
+		s := benchOpenStore(b, dir)
+		defer s.Close()
+		lookups(b, func(off int64) (int64, error) {
+			for r, err := range s.Records(benchCtx, benchTopic, 0, off) {
+				return r.Offset, err
+			}
+			return -1, nil
 		})
 	})
 	b.Run("api=partition/call=Reader/records=1M", func(b *testing.B) {
