@@ -43,7 +43,8 @@ type Position struct {
 // Append returns when the records are in the OS (they survive a crash of
 // the process); under SyncAlways, after an fsync. ctx is checked before
 // anything is written.
-func (s *Store) Append(ctx context.Context, topicName string, records ...Record) ([]Position, error) {
+func (s *Store) Append(ctx context.Context, topicName string, records ...Record) (_ []Position, err error) {
+	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	t, err := s.userTopic("append", topicName)
 	if err != nil {
@@ -125,7 +126,8 @@ func (s *Store) appendGroups(t *topic.Topic, records []Record, pos []Position) e
 
 // AppendTo appends records to one partition of a topic, as one batch, and
 // returns the offset of the first; the others follow densely. See Append.
-func (s *Store) AppendTo(ctx context.Context, topicName string, part int, records ...Record) (int64, error) {
+func (s *Store) AppendTo(ctx context.Context, topicName string, part int, records ...Record) (_ int64, err error) {
+	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	t, err := s.userTopic("append", topicName)
 	if err != nil {

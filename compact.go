@@ -3,6 +3,7 @@ package strata
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/stratalog/strata/compaction"
@@ -22,12 +23,16 @@ type CompactionStats = compaction.Stats
 // tombstone until DeleteRetention after the cleaning that first copied it),
 // with every offset unchanged. Readers are not disturbed; the active segment
 // is never cleaned. The store also does this every CleanerInterval. A topic
-// that is not compacted is left alone.
-func (s *Store) Compact(ctx context.Context, topicName string) (CompactionStats, error) {
+// that is not compacted (CleanupDelete) is ErrNotCompacted.
+func (s *Store) Compact(ctx context.Context, topicName string) (_ CompactionStats, err error) {
+	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	t, err := s.topic(topicName)
 	if err != nil {
 		return CompactionStats{}, err
+	}
+	if !t.Compacted() {
+		return CompactionStats{}, fmt.Errorf("strata: compacting %q, whose cleanup policy is %s: %w", topicName, t.Config().CleanupPolicy, ErrNotCompacted)
 	}
 	if err := ctx.Err(); err != nil {
 		return CompactionStats{}, err

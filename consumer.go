@@ -75,7 +75,8 @@ type Consumer struct {
 // often — it is also the consumer's heartbeat: one that does not poll for
 // longer than Options.SessionTimeout is evicted, its partitions go to the
 // others and its later commits fail with ErrFenced.
-func (s *Store) Consumer(groupName string, topics []string, opts ConsumerOptions) (*Consumer, error) {
+func (s *Store) Consumer(groupName string, topics []string, opts ConsumerOptions) (_ *Consumer, err error) {
+	defer wrapErr(&err)
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -133,10 +134,11 @@ func (c *Consumer) Assignment() []TopicPartition {
 // error when it returns no records, or at the next call after one that
 // returned records. The error recurs at every Poll that reaches the
 // damaged batch; records before it are delivered first.
-func (c *Consumer) Poll(ctx context.Context) ([]Message, error) {
+func (c *Consumer) Poll(ctx context.Context) (_ []Message, err error) {
+	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	c.mu.Lock()
-	err := c.deferred
+	err = c.deferred
 	c.deferred = nil
 	c.mu.Unlock()
 	if err != nil {
@@ -402,7 +404,8 @@ func (c *Consumer) wait(ctx context.Context) error {
 // processing them (at-least-once). A consumer that was evicted gets ErrFenced: its
 // partitions belong to others now, and they will redeliver what it did not
 // commit.
-func (c *Consumer) Commit(ctx context.Context) error {
+func (c *Consumer) Commit(ctx context.Context) (err error) {
+	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	if err := ctx.Err(); err != nil {
 		return err
@@ -415,7 +418,8 @@ func (c *Consumer) Commit(ctx context.Context) error {
 
 // CommitOffsets commits explicit offsets (the next offset to read) for
 // partitions the consumer owns.
-func (c *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition]int64) error {
+func (c *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition]int64) (err error) {
+	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	if err := ctx.Err(); err != nil {
 		return err
@@ -496,7 +500,8 @@ func (c *Consumer) maybeAutoCommit() error {
 // owns (commit there), what was consumed is committed if auto-commit is on,
 // and the partitions go to the remaining consumers at once. Closing twice
 // is a no-op.
-func (c *Consumer) Close() error {
+func (c *Consumer) Close() (err error) {
+	defer wrapErr(&err)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -513,7 +518,6 @@ func (c *Consumer) Close() error {
 	if len(owned) > 0 && c.opts.OnRevoked != nil {
 		c.opts.OnRevoked(c, owned)
 	}
-	var err error
 	if c.opts.AutoCommitInterval > 0 {
 		err = c.commitConsumed(owned)
 	}

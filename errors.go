@@ -94,3 +94,7 @@ var (
 	// group has not assigned to it.
 	ErrNotOwner = group.ErrNotOwner
 )
+
+// ErrNotCompacted means Compact was asked to clean a topic whose cleanup
+// policy does not compact (CleanupDelete).
+var ErrNotCompacted = errors.New("strata: topic is not compacted")

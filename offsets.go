@@ -203,7 +203,8 @@ func (s *Store) reopenRecovered(t *topic.Topic) (*topic.Topic, error) {
 // the range). The commit is a record in the internal __consumer_offsets
 // topic, as durable as the store's flush policy makes appends, and replayed
 // at Open. Consumers commit with Consumer.Commit.
-func (s *Store) Commit(groupName, topicName string, part int, offset int64, metadata string) error {
+func (s *Store) Commit(groupName, topicName string, part int, offset int64, metadata string) (err error) {
+	defer wrapErr(&err)
 	id, err := s.checkCommit(topicName, part, offset)
 	if err != nil {
 		return err
@@ -259,7 +260,8 @@ type PartitionLag struct {
 // Lag reports, for each partition of a topic, how many records the group
 // has not committed yet and how old the oldest of them is: the two signals
 // to watch on a consumer group.
-func (s *Store) Lag(ctx context.Context, groupName, topicName string) ([]PartitionLag, error) {
+func (s *Store) Lag(ctx context.Context, groupName, topicName string) (_ []PartitionLag, err error) {
+	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	t, err := s.topic(topicName)
 	if err != nil {
@@ -294,12 +296,10 @@ func (s *Store) Lag(ctx context.Context, groupName, topicName string) ([]Partiti
 // DeleteGroupOffsets deletes a group's committed offsets — tombstones in
 // __consumer_offsets — as Kafka's kafka-consumer-groups --delete does. The
 // group must have no active consumers (ErrGroupActive).
-func (s *Store) DeleteGroupOffsets(groupName string) error {
+func (s *Store) DeleteGroupOffsets(groupName string) (err error) {
+	defer wrapErr(&err)
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	if err := s.groups.DeleteOffsets(groupName); err != nil {
-		return fmt.Errorf("strata: deleting the offsets of group %q: %w", groupName, err)
-	}
-	return nil
+	return s.groups.DeleteOffsets(groupName)
 }

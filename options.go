@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/stratalog/strata/group"
+	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/topic"
 )
@@ -26,9 +26,10 @@ type Options struct {
 	// before it is evicted and its partitions reassigned (its later commits
 	// are fenced). Default 45 s (Kafka's session.timeout.ms).
 	SessionTimeout time.Duration
-	// Assignor assigns partitions among a group's consumers: group.Range()
-	// (the default, as Kafka's), group.RoundRobin() or group.Sticky().
-	Assignor group.Assignor
+	// Assignor assigns partitions among a group's consumers:
+	// RangeAssignor() (the default, as Kafka's), RoundRobinAssignor() or
+	// StickyAssignor().
+	Assignor Assignor
 	// CleanerInterval is how often the store cleans the compacted topics
 	// that are due (the internal __consumer_offsets included). Default 15 s
 	// (Kafka's log.cleaner.backoff.ms); negative turns the background
@@ -84,6 +85,21 @@ func SyncEvery(d time.Duration) SyncPolicy { return partition.SyncEvery(d) }
 // TopicConfig configures a topic; the zero value means Kafka's defaults
 // (1 partition, 7 days retention, 1 GiB segments, 1 MiB batches).
 type TopicConfig = topic.Config
+
+// TimestampType is what a topic's record timestamps mean
+// (TopicConfig.TimestampType, Kafka's message.timestamp.type): CreateTime,
+// the default, or LogAppendTime.
+type TimestampType = log.TimestampType
+
+// The timestamp types.
+const (
+	// CreateTime: each record keeps the time its writer gave it (the
+	// store's clock at Append when it has none).
+	CreateTime = log.CreateTime
+	// LogAppendTime: the store's clock when the batch was appended is the
+	// timestamp of every record in it.
+	LogAppendTime = log.LogAppendTime
+)
 
 // TopicID is a topic's id: 16 random bytes, printed as Kafka prints its
 // topic ids (22 characters of URL-safe base64). A topic created again under

@@ -152,6 +152,7 @@ type topicBatches struct {
 	maxBatch int      // the topic's MaxBatchBytes
 	skew     time.Duration
 	checkTs  bool // CreateTime with a skew limit
+	needKey  bool // compacted: a record without a key is refused
 	// appendTime is set for a LogAppendTime topic, whose batches are
 	// stamped when they are encoded: only the sender encodes them, just
 	// before it appends them, so that their times rise with their offsets.
@@ -231,11 +232,13 @@ func (o ProducerOptions) codec() (log.Compression, error) {
 // until ctx ends. It fails at once, without calling callback, for an
 // ended ctx, an unknown topic (ErrUnknownTopic), a record whose batch alone
 // would be over the topic's MaxBatchBytes (ErrBatchTooLarge), a timestamp
-// too far ahead (ErrTimestampTooFarAhead), and a closed Producer or Store
+// too far ahead (ErrTimestampTooFarAhead), a record without a key for a
+// compacted topic (ErrNoKey), and a closed Producer or Store
 // (ErrClosed), and options that name no codec or a level it does not take
 // (ErrInvalidConfig). So callback is called exactly once if Produce returns
 // nil, and never otherwise.
-func (p *Producer) Produce(ctx context.Context, topicName string, r Record, callback func(Position, error)) error {
+func (p *Producer) Produce(ctx context.Context, topicName string, r Record, callback func(Position, error)) (err error) {
+	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	if err := ctx.Err(); err != nil {
 		return err
@@ -329,6 +332,9 @@ func (tb *topicBatches) check(r *Record, ts int64, alone int, stamped bool, now 
 		return fmt.Errorf("strata: record of %d bytes (in a batch of its own) for %s is over the limit of %d: %w",
 			size, tb.name, tb.maxBatch, ErrBatchTooLarge)
 	}
+	if tb.needKey && r.Key == nil {
+		return fmt.Errorf("strata: record without a key for %s, which is compacted: %w", tb.name, ErrNoKey)
+	}
 	if tb.checkTs && !stamped {
 		if limit := now().Add(tb.skew); ts > limit.UnixMilli() {
 			return fmt.Errorf("strata: record for %s is stamped %s, more than %v ahead of the clock: %w",
@@ -360,6 +366,7 @@ func (p *Producer) topicLocked(name string, t *topic.Topic) *topicBatches {
 		maxBatch: cfg.MaxBatchBytes,
 		skew:     cfg.MaxTimestampSkew,
 		checkTs:  cfg.TimestampType == log.CreateTime && cfg.MaxTimestampSkew >= 0,
+		needKey:  t.Compacted(),
 
 		appendTime: cfg.TimestampType == log.LogAppendTime,
 	}
@@ -462,7 +469,8 @@ func (p *Producer) wakeSender() {
 // ctx ends (with ctx.Err()). It returns the first append error of a record
 // produced without a callback since the last Flush, so that no error goes
 // unseen. After Close it returns nil: Close flushed.
-func (p *Producer) Flush(ctx context.Context) error {
+func (p *Producer) Flush(ctx context.Context) (err error) {
+	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	p.mu.Lock()
 	if p.mu.closed {
@@ -491,7 +499,8 @@ func (p *Producer) Flush(ctx context.Context) error {
 // goroutine and returns the first append error of a record produced
 // without a callback. Produce after Close fails with ErrClosed, and a
 // Produce waiting for room returns ErrClosed. Closing twice returns nil.
-func (p *Producer) Close() error {
+func (p *Producer) Close() (err error) {
+	defer wrapErr(&err)
 	p.mu.Lock()
 	if p.mu.closed {
 		p.mu.Unlock()
@@ -582,6 +591,7 @@ func (p *Producer) send(b *batch) {
 		e.err = p.checkTopic(b.tb)
 	}
 	off, err := e.append()
+	err = storeErr(err)
 	if bs := e.b.Bytes(); bs != nil {
 		*buf = bs[:0] // grown, perhaps: keep the larger one
 	}

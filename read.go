@@ -21,7 +21,8 @@ const readBytes = 1 << 20
 // ErrOffsetOutOfRange, with the range. A read returns the intact records
 // before a damaged batch without an error; the read that starts at the
 // damaged batch fails (ErrCorrupt, with the file and position).
-func (s *Store) Read(ctx context.Context, topicName string, part int, offset int64, max int) ([]Record, error) {
+func (s *Store) Read(ctx context.Context, topicName string, part int, offset int64, max int) (_ []Record, err error) {
+	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	p, err := s.partition(topicName, part)
 	if err != nil {
@@ -36,7 +37,8 @@ func (s *Store) Read(ctx context.Context, topicName string, part int, offset int
 // Fetch is Read that waits, as Kafka's fetch.max.wait.ms does: when there
 // is nothing at offset yet, it waits up to maxWait (or until ctx ends) for
 // records to arrive, and returns what is there then (possibly nothing).
-func (s *Store) Fetch(ctx context.Context, topicName string, part int, offset int64, max int, maxWait time.Duration) ([]Record, error) {
+func (s *Store) Fetch(ctx context.Context, topicName string, part int, offset int64, max int, maxWait time.Duration) (_ []Record, err error) {
+	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	p, err := s.partition(topicName, part)
 	if err != nil {
@@ -135,9 +137,17 @@ func (s *Store) Records(ctx context.Context, topicName string, part int, offset 
 	ctx = orBackground(ctx)
 	p, err := s.partition(topicName, part)
 	if err != nil {
+		err = storeErr(err)
 		return func(yield func(Record, error) bool) { yield(Record{}, err) }
 	}
-	return p.Records(ctx, offset)
+	records := p.Records(ctx, offset)
+	return func(yield func(Record, error) bool) {
+		for r, err := range records {
+			if !yield(r, storeErr(err)) {
+				return
+			}
+		}
+	}
 }
 
 // OffsetSpec says which offset ListOffsets looks up: Earliest, Latest, or
@@ -163,7 +173,8 @@ func AtTime(t time.Time) OffsetSpec { return OffsetSpec{max(0, t.UnixMilli())} }
 
 // ListOffsets looks up an offset of a partition: Earliest, Latest, or
 // AtTime(t). For AtTime, -1 means no record is that late (Kafka's answer).
-func (s *Store) ListOffsets(topicName string, part int, spec OffsetSpec) (int64, error) {
+func (s *Store) ListOffsets(topicName string, part int, spec OffsetSpec) (_ int64, err error) {
+	defer wrapErr(&err)
 	p, err := s.partition(topicName, part)
 	if err != nil {
 		return 0, err

@@ -29,7 +29,8 @@ import (
 //
 // The store must not be open (ErrLocked). A registry that reads fine is
 // left alone (ErrInvalidConfig).
-func RebuildRegistry(dir string) ([]string, error) {
+func RebuildRegistry(dir string) (_ []string, err error) {
+	defer wrapErr(&err)
 	lock, err := lockDir(filepath.Join(dir, lockFile))
 	if err != nil {
 		return nil, err

@@ -57,7 +57,8 @@ type OffsetChange struct {
 // --reset-offsets does. With dryRun it only returns the plan. The group must
 // have no active consumers (ErrGroupActive), so that none of them overwrites
 // the reset with its own commit.
-func (s *Store) ResetOffsets(groupName, topicName string, spec ResetSpec, dryRun bool) ([]OffsetChange, error) {
+func (s *Store) ResetOffsets(groupName, topicName string, spec ResetSpec, dryRun bool) (_ []OffsetChange, err error) {
+	defer wrapErr(&err)
 	t, err := s.topic(topicName)
 	if err != nil {
 		return nil, err

@@ -18,7 +18,8 @@ const DefaultRetentionCheckInterval = 5 * time.Minute
 // than Retention (see package retention). The store also does this every
 // Options.RetentionCheckInterval. Readers of a deleted segment finish
 // undisturbed; its files go when the last of them lets go.
-func (s *Store) EnforceRetention(ctx context.Context) (int, error) {
+func (s *Store) EnforceRetention(ctx context.Context) (_ int, err error) {
+	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	if s.closed.Load() {
 		return 0, ErrClosed
@@ -43,7 +44,8 @@ func (s *Store) EnforceRetention(ctx context.Context) (int, error) {
 // the next retention pass. The new start offset is written to disk before
 // the call returns. An offset past the end is ErrOffsetOutOfRange; moving
 // backwards is a no-op.
-func (s *Store) DeleteRecords(topicName string, part int, offset int64) error {
+func (s *Store) DeleteRecords(topicName string, part int, offset int64) (err error) {
+	defer wrapErr(&err)
 	p, err := s.partition(topicName, part)
 	if err != nil {
 		return err

@@ -61,7 +61,8 @@ type Store struct {
 // and every record kept at its offset. Open starts the background work (periodic fsync,
 // retention every RetentionCheckInterval, the cleaner of compacted topics
 // every CleanerInterval); Close stops it.
-func Open(dir string, opts *Options) (*Store, error) {
+func Open(dir string, opts *Options) (_ *Store, err error) {
+	defer wrapErr(&err)
 	return openOn(vfs.OS, dir, opts)
 }
 
@@ -221,7 +222,8 @@ func (s *Store) Dir() string { return s.dir }
 // writes the clean-shutdown marker so the next Open trusts the files, stops
 // the background work and releases the directory lock. Calls after Close
 // fail with ErrClosed; closing twice returns nil.
-func (s *Store) Close() error {
+func (s *Store) Close() (err error) {
+	defer wrapErr(&err)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed.Swap(true) {
@@ -235,7 +237,7 @@ func (s *Store) Close() error {
 	for _, t := range *s.topics.Load() {
 		errs = append(errs, t.Close())
 	}
-	err := errors.Join(errs...)
+	err = errors.Join(errs...)
 	if err == nil {
 		// Only a store whose every partition closed cleanly may say so.
 		err = s.writeMarker()

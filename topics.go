@@ -18,7 +18,8 @@ import (
 // written atomically. A name that breaks Kafka's rule is ErrInvalidTopic, a
 // name starting with "__" is ErrReservedTopic, an existing one is
 // ErrTopicExists; none of them touches a file.
-func (s *Store) CreateTopic(name string, cfg TopicConfig) error {
+func (s *Store) CreateTopic(name string, cfg TopicConfig) (err error) {
+	defer wrapErr(&err)
 	if topic.IsInternal(name) {
 		return fmt.Errorf("strata: topic %q: %w", name, ErrReservedTopic)
 	}
@@ -121,7 +122,8 @@ func checkRoom(name string, n int) error {
 // (written atomically), then its partitions are closed and their
 // directories removed (renamed "...-delete" first, so that a crash midway
 // leaves nothing Open would mistake for data).
-func (s *Store) DeleteTopic(name string) error {
+func (s *Store) DeleteTopic(name string) (err error) {
+	defer wrapErr(&err)
 	if topic.IsInternal(name) {
 		return fmt.Errorf("strata: topic %q: %w", name, ErrReservedTopic)
 	}
@@ -212,7 +214,8 @@ type PartitionDescription struct {
 // DescribeTopic describes a topic: its configuration and, per partition,
 // offsets, segments, bytes and the timestamps of its oldest and newest
 // records.
-func (s *Store) DescribeTopic(name string) (TopicDescription, error) {
+func (s *Store) DescribeTopic(name string) (_ TopicDescription, err error) {
+	defer wrapErr(&err)
 	t, err := s.topic(name)
 	if err != nil {
 		return TopicDescription{}, err

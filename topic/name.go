@@ -11,7 +11,7 @@ import (
 const MaxNameLength = 249
 
 // ErrInvalidName means a topic name breaks Kafka's rule.
-var ErrInvalidName = errors.New("topic: invalid name")
+var ErrInvalidName = errors.New("topic: invalid topic name")
 
 // ValidateName checks Kafka's rule for topic names: 1 to 249 characters from
 // [a-zA-Z0-9._-], and neither "." nor "..". Such a name is also a safe file

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/stratalog/strata"
-	"github.com/stratalog/strata/group"
 	"github.com/stratalog/strata/topic"
 )
 
@@ -73,7 +72,7 @@ func run() error {
 		Now:                    clk.Now,
 		Sync:                   strata.SyncNever,
 		SessionTimeout:         sessionTimeout,
-		Assignor:               group.Sticky(), // when members come and go, move only what must move
+		Assignor:               strata.StickyAssignor(), // when members come and go, move only what must move
 		RetentionCheckInterval: -1,
 	})
 	if err != nil {
