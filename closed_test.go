@@ -1,0 +1,155 @@
+package strata_test
+
+import (
+	"context"
+	"iter"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/stratatest"
+)
+
+// TestClosedStore calls every exported method of a closed Store: each that
+// returns an error returns ErrClosed (Close itself nil), with the store's
+// prefix, and the methods that return no error are listed with what they
+// do. A method missing from the table fails the test.
+func TestClosedStore(t *testing.T) {
+	ctx := context.Background()
+	s := stratatest.Open(t, nil)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	require.NoError(t, s.CreateTopic("c", strata.TopicConfig{CleanupPolicy: strata.CleanupCompact}))
+	_, err := s.AppendTo(ctx, "t", 0, strata.Record{Value: []byte("v")})
+	require.NoError(t, err)
+	require.NoError(t, s.Commit("g", "t", 0, 1, ""))
+	p := s.Producer(strata.ProducerOptions{})
+	require.NoError(t, p.Close())
+	require.NoError(t, s.Close())
+
+	first := func(seq iter.Seq2[strata.Record, error]) error {
+		for _, err := range seq {
+			return err
+		}
+		return nil
+	}
+	calls := map[string]func() error{
+		"Append":             func() error { _, err := s.Append(ctx, "t", strata.Record{}); return err },
+		"AppendTo":           func() error { _, err := s.AppendTo(ctx, "t", 0, strata.Record{}); return err },
+		"Commit":             func() error { return s.Commit("g", "t", 0, 0, "") },
+		"Compact":            func() error { _, err := s.Compact(ctx, "c"); return err },
+		"Consumer":           func() error { _, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{}); return err },
+		"CreateTopic":        func() error { return s.CreateTopic("new", strata.TopicConfig{}) },
+		"DeleteGroupOffsets": func() error { return s.DeleteGroupOffsets("g") },
+		"DeleteRecords":      func() error { return s.DeleteRecords("t", 0, 1) },
+		"DeleteTopic":        func() error { return s.DeleteTopic("t") },
+		"DescribeTopic":      func() error { _, err := s.DescribeTopic("t"); return err },
+		"EnforceRetention":   func() error { _, err := s.EnforceRetention(ctx); return err },
+		"Fetch":              func() error { _, err := s.Fetch(ctx, "t", 0, 0, 1, time.Millisecond); return err },
+		"Lag":                func() error { _, err := s.Lag(ctx, "g", "t"); return err },
+		"ListOffsets":        func() error { _, err := s.ListOffsets("t", 0, strata.Latest); return err },
+		"Read":               func() error { _, err := s.Read(ctx, "t", 0, 0, 1); return err },
+		"Records":            func() error { return first(s.Records(ctx, "t", 0, 0)) },
+		"ResetOffsets":       func() error { _, err := s.ResetOffsets("g", "t", strata.ToEarliest, false); return err },
+		// A Producer of a closed store fails at its first Produce.
+		"Producer": func() error {
+			np := s.Producer(strata.ProducerOptions{})
+			defer np.Close()
+			return np.Produce(ctx, "t", strata.Record{}, nil)
+		},
+	}
+	noError := map[string]func(t *testing.T){
+		"Close": func(t *testing.T) { require.NoError(t, s.Close(), "closing twice returns nil") },
+		"Dir":   func(t *testing.T) { require.NotEmpty(t, s.Dir()) },
+		"Committed": func(t *testing.T) {
+			_, ok := s.Committed("g", "t", 0)
+			require.False(t, ok)
+		},
+		// The lists and figures of a closed store are what it held.
+		"Groups": func(t *testing.T) { s.Groups() },
+		"Topics": func(t *testing.T) { require.Equal(t, []string{"c", "t"}, s.Topics()) },
+		"Stats":  func(t *testing.T) { s.Stats() },
+	}
+	requireCovers(t, reflect.TypeOf(s), calls, noError)
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			err := call()
+			require.ErrorIs(t, err, strata.ErrClosed)
+			requireOnePrefix(t, err.Error())
+		})
+	}
+	for name, check := range noError {
+		t.Run(name, check)
+	}
+}
+
+// TestClosedProducer calls every exported method of a closed Producer.
+func TestClosedProducer(t *testing.T) {
+	ctx := context.Background()
+	s := stratatest.Open(t, nil)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	p := s.Producer(strata.ProducerOptions{})
+	require.NoError(t, p.Close())
+	calls := map[string]func() error{
+		"Produce": func() error { return p.Produce(ctx, "t", strata.Record{}, nil) },
+	}
+	noError := map[string]func(t *testing.T){
+		"Close": func(t *testing.T) { require.NoError(t, p.Close(), "closing twice returns nil") },
+		"Flush": func(t *testing.T) { require.NoError(t, p.Flush(ctx), "Close flushed") },
+		// export_test.go's, for this package's tests only.
+		"EncodedAhead": func(t *testing.T) { p.EncodedAhead() },
+	}
+	requireCovers(t, reflect.TypeOf(p), calls, noError)
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			err := call()
+			require.ErrorIs(t, err, strata.ErrClosed)
+			requireOnePrefix(t, err.Error())
+		})
+	}
+	for name, check := range noError {
+		t.Run(name, check)
+	}
+}
+
+// TestProducerOfClosedStore checks that a Producer whose Store closed
+// fails its records with ErrClosed: at Produce, or in their callbacks and
+// Flush.
+func TestProducerOfClosedStore(t *testing.T) {
+	ctx := context.Background()
+	s := stratatest.Open(t, nil)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	p := s.Producer(strata.ProducerOptions{Linger: time.Hour})
+	var cbErr error
+	require.NoError(t, p.Produce(ctx, "t", strata.Record{Value: []byte("a")}, func(_ strata.Position, err error) { cbErr = err }))
+	require.NoError(t, p.Produce(ctx, "t", strata.Record{Value: []byte("b")}, nil))
+	require.NoError(t, s.Close())
+	err := p.Flush(ctx)
+	require.ErrorIs(t, err, strata.ErrClosed)
+	requireOnePrefix(t, err.Error())
+	require.ErrorIs(t, cbErr, strata.ErrClosed)
+	requireOnePrefix(t, cbErr.Error())
+	err = p.Produce(ctx, "t", strata.Record{Value: []byte("c")}, nil)
+	require.ErrorIs(t, err, strata.ErrClosed)
+	require.NoError(t, p.Close(), "Flush returned the error")
+}
+
+// requireCovers fails if an exported method of typ is in neither table, or
+// a table names a method typ does not have.
+func requireCovers(t *testing.T, typ reflect.Type, tables ...any) {
+	t.Helper()
+	listed := map[string]bool{}
+	for _, table := range tables {
+		for _, k := range reflect.ValueOf(table).MapKeys() {
+			listed[k.String()] = true
+		}
+	}
+	for i := range typ.NumMethod() {
+		name := typ.Method(i).Name
+		require.True(t, listed[name], "%s.%s is missing from the table", typ, name)
+		delete(listed, name)
+	}
+	require.Empty(t, listed, "%s has no such methods", typ)
+}
