@@ -15,6 +15,7 @@ import (
 	"github.com/stratalog/strata"
 	"github.com/stratalog/strata/internal/kafkadir"
 	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/typed"
 )
 
 // eventRecords returns n JSON-like records of about 200 bytes, keyed by
@@ -103,7 +104,7 @@ func TestTopicCompression(t *testing.T) {
 						break
 					}
 				}
-				tr := strata.NewTypedReader(s, "t", 0, 990, strata.String(), strata.String())
+				tr := typed.NewReader(s, "t", 0, 990, typed.String(), typed.String())
 				r, err := tr.Next(ctx)
 				require.NoError(t, err)
 				require.Equal(t, string(want[990].Value), r.Value)

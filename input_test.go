@@ -14,6 +14,7 @@ import (
 
 	"github.com/stratalog/strata"
 	"github.com/stratalog/strata/stratatest"
+	"github.com/stratalog/strata/typed"
 	"github.com/stratalog/strata/vfs"
 )
 
@@ -180,7 +181,7 @@ func TestNilContext(t *testing.T) {
 	require.NoError(t, c.Commit(none))
 	require.NoError(t, c.CommitOffsets(none, map[strata.TopicPartition]int64{{Topic: "t"}: 1}))
 	require.NoError(t, c.Close())
-	tr := strata.NewTypedReader(s, "t", 0, 0, strata.String(), strata.String())
+	tr := typed.NewReader(s, "t", 0, 0, typed.String(), typed.String())
 	_, err = tr.Next(none)
 	require.NoError(t, err)
 	for _, err := range tr.All(none) {

@@ -33,6 +33,7 @@ var layers = map[string]int{
 	"group":             5,
 	"":                  6, // the root package strata
 	"stratatest":        7, // test helpers over the root package
+	"typed":             7, // Go values over the root package's records
 }
 
 // sinks are folders whose packages nothing may import.

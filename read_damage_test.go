@@ -12,6 +12,7 @@ import (
 
 	"github.com/stratalog/strata"
 	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/typed"
 )
 
 // damageRecordBatch flips the last byte of the batch holding offset in the
@@ -128,7 +129,7 @@ func TestReadsReturnIntactRecordsBeforeDamage(t *testing.T) {
 		require.Equal(t, int64(bad), om.Offset)
 	})
 	t.Run("TypedReader", func(t *testing.T) {
-		r := strata.NewTypedReader(s, "t", 0, 0, strata.String(), strata.String())
+		r := typed.NewReader(s, "t", 0, 0, typed.String(), typed.String())
 		var got []int64
 		var last error
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -1,20 +1,8 @@
-package strata
+package typed
 
 import (
 	"encoding/json"
-	"errors"
 	"reflect"
-)
-
-// Errors of the typed API. Match them with errors.Is; the codec's own error
-// is wrapped too.
-var (
-	// ErrEncode means a codec could not encode a key or value; the message
-	// names the topic.
-	ErrEncode = errors.New("strata: cannot encode record")
-	// ErrDecode means a codec could not decode a stored key or value; the
-	// message names the topic, partition and offset.
-	ErrDecode = errors.New("strata: cannot decode record")
 )
 
 // Codec turns a Go value into the bytes of a record key or value and back:
@@ -77,8 +65,8 @@ func (stringCodec) Decode(b []byte) (string, error) { return string(b), nil }
 
 // Bytes returns the identity Codec, for raw bytes: nil stays nil (no key, or
 // a tombstone), and an empty slice stays empty. It does not copy: a
-// Producer copies what it buffers, and the records a TypedReader returns
-// own their bytes.
+// Producer copies what it buffers, and the records a Reader returns own
+// their bytes.
 func Bytes() Codec[[]byte] { return bytesCodec{} }
 
 type bytesCodec struct{}

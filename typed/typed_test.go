@@ -1,9 +1,10 @@
-package strata_test
+package typed_test
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/stratalog/strata"
 	"github.com/stratalog/strata/stratatest"
+	"github.com/stratalog/strata/typed"
 )
 
 func TestTypedEndToEnd(t *testing.T) {
@@ -19,15 +21,15 @@ func TestTypedEndToEnd(t *testing.T) {
 	s := stratatest.Open(t, nil)
 	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: parts}))
 	p := newProducer(t, s, strata.ProducerOptions{Linger: time.Hour})
-	tp := strata.NewTypedProducer(p, strata.String(), strata.JSON[codecOrder]())
+	tp := typed.NewProducer(p, typed.String(), typed.JSON[codecOrder]())
 
 	type sent struct {
 		pos strata.Position
 		err error
-		rec strata.TypedRecord[string, codecOrder]
+		rec typed.Record[string, codecOrder]
 	}
 	var all []sent // appended by callbacks, which run one at a time
-	produce := func(r strata.TypedRecord[string, codecOrder]) {
+	produce := func(r typed.Record[string, codecOrder]) {
 		require.NoError(t, tp.ProduceRecord(t.Context(), "orders", r, func(pos strata.Position, err error) {
 			all = append(all, sent{pos, err, r})
 		}))
@@ -35,7 +37,7 @@ func TestTypedEndToEnd(t *testing.T) {
 	ts := time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)
 	for i := range 30 {
 		customer := fmt.Sprintf("customer-%d", i%5)
-		produce(strata.TypedRecord[string, codecOrder]{
+		produce(typed.Record[string, codecOrder]{
 			Timestamp: ts.Add(time.Duration(i) * time.Second),
 			Key:       customer,
 			Value:     codecOrder{ID: i, Item: "tea", Price: float64(i) / 2},
@@ -46,9 +48,9 @@ func TestTypedEndToEnd(t *testing.T) {
 	require.NoError(t, p.Flush(t.Context()))
 	require.Len(t, all, 30)
 
-	got := map[strata.Position]strata.TypedRecord[string, codecOrder]{}
+	got := map[strata.Position]typed.Record[string, codecOrder]{}
 	for part := range parts {
-		r := strata.NewTypedReader(s, "orders", part, 0, strata.String(), strata.JSON[codecOrder]())
+		r := typed.NewReader(s, "orders", part, 0, typed.String(), typed.JSON[codecOrder]())
 		end, err := s.ListOffsets("orders", part, strata.Latest)
 		require.NoError(t, err)
 		for r.Offset() < end {
@@ -78,7 +80,7 @@ func TestTypedReaderAll(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	r := strata.NewTypedReader(s, "events", 0, 0, strata.Bytes(), strata.JSON[codecOrder]())
+	r := typed.NewReader(s, "events", 0, 0, typed.Bytes(), typed.JSON[codecOrder]())
 	var ids []int
 	var errs []error
 	for rec, err := range r.All(ctx) {
@@ -92,7 +94,7 @@ func TestTypedReaderAll(t *testing.T) {
 	}
 	require.Equal(t, []int{1, 3}, ids)
 	require.Len(t, errs, 4)
-	require.ErrorIs(t, errs[1], strata.ErrDecode, "a bad record is yielded and the iteration goes on")
+	require.ErrorIs(t, errs[1], typed.ErrDecode, "a bad record is yielded and the iteration goes on")
 	require.ErrorIs(t, errs[3], context.Canceled, "the last error ends the iteration")
 	require.EqualValues(t, 3, r.Offset())
 }
@@ -101,7 +103,7 @@ func TestTypedTombstoneAndKeyless(t *testing.T) {
 	s := stratatest.Open(t, nil)
 	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
 	p := newProducer(t, s, strata.ProducerOptions{})
-	tp := strata.NewTypedProducer(p, strata.Bytes(), strata.JSON[*codecOrder]())
+	tp := typed.NewProducer(p, typed.Bytes(), typed.JSON[*codecOrder]())
 	require.NoError(t, tp.Produce(t.Context(), "t", nil, &codecOrder{ID: 1}, nil))
 	require.NoError(t, tp.Produce(t.Context(), "t", []byte("k"), nil, nil))
 	require.NoError(t, p.Flush(t.Context()))
@@ -111,7 +113,7 @@ func TestTypedTombstoneAndKeyless(t *testing.T) {
 	require.Nil(t, raw[0].Key, "a nil key is no key")
 	require.Nil(t, raw[1].Value, "a nil value is a tombstone")
 
-	r := strata.NewTypedReader(s, "t", 0, 0, strata.Bytes(), strata.JSON[*codecOrder]())
+	r := typed.NewReader(s, "t", 0, 0, typed.Bytes(), typed.JSON[*codecOrder]())
 	rec, err := r.Next(t.Context())
 	require.NoError(t, err)
 	require.Nil(t, rec.Key)
@@ -140,16 +142,17 @@ func TestTypedDecodeError(t *testing.T) {
 			_, err := s.AppendTo(t.Context(), "events", 1, good(1), tc.bad, good(3))
 			require.NoError(t, err)
 
-			r := strata.NewTypedReader(s, "events", 1, 0, strata.JSON[string](), strata.JSON[codecOrder]())
+			r := typed.NewReader(s, "events", 1, 0, typed.JSON[string](), typed.JSON[codecOrder]())
 			rec, err := r.Next(t.Context())
 			require.NoError(t, err)
 			require.Equal(t, 1, rec.Value.ID)
 
 			_, err = r.Next(t.Context())
-			require.ErrorIs(t, err, strata.ErrDecode)
+			require.ErrorIs(t, err, typed.ErrDecode)
 			var syntax *json.SyntaxError
 			require.ErrorAs(t, err, &syntax, "the codec's error is wrapped")
 			require.ErrorContains(t, err, "the "+tc.field+" of events partition 1 offset 1")
+			require.Equal(t, 1, strings.Count(err.Error(), "typed: "), "one prefix: %s", err)
 
 			rec, err = r.Next(t.Context())
 			require.NoError(t, err, "the reader moves past a bad record")
@@ -158,7 +161,7 @@ func TestTypedDecodeError(t *testing.T) {
 
 			r.SetOffset(1)
 			_, err = r.Next(t.Context())
-			require.ErrorIs(t, err, strata.ErrDecode, "SetOffset goes back to it")
+			require.ErrorIs(t, err, typed.ErrDecode, "SetOffset goes back to it")
 		})
 	}
 }
@@ -174,18 +177,19 @@ func TestTypedEncodeError(t *testing.T) {
 		tp   func() error
 	}{
 		{"key", func() error {
-			return strata.NewTypedProducer(p, strata.JSON[any](), strata.String()).Produce(t.Context(), "t", make(chan int), "v", cb)
+			return typed.NewProducer(p, typed.JSON[any](), typed.String()).Produce(t.Context(), "t", make(chan int), "v", cb)
 		}},
 		{"value", func() error {
-			return strata.NewTypedProducer(p, strata.String(), strata.JSON[any]()).Produce(t.Context(), "t", "k", func() {}, cb)
+			return typed.NewProducer(p, typed.String(), typed.JSON[any]()).Produce(t.Context(), "t", "k", func() {}, cb)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.tp()
-			require.ErrorIs(t, err, strata.ErrEncode)
+			require.ErrorIs(t, err, typed.ErrEncode)
 			var unsupported *json.UnsupportedTypeError
 			require.ErrorAs(t, err, &unsupported)
 			require.ErrorContains(t, err, "the "+tc.name+" of a record for t")
+			require.Equal(t, 1, strings.Count(err.Error(), "typed: "), "one prefix: %s", err)
 		})
 	}
 	require.NoError(t, p.Flush(t.Context()))
@@ -197,9 +201,9 @@ func TestTypedReaderWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := stratatest.Open(t, nil)
 		require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
-		r := strata.NewTypedReader(s, "t", 0, 0, strata.String(), strata.String())
+		r := typed.NewReader(s, "t", 0, 0, typed.String(), typed.String())
 		type result struct {
-			rec strata.TypedRecord[string, string]
+			rec typed.Record[string, string]
 			err error
 		}
 		got := make(chan result, 1)
@@ -239,9 +243,28 @@ func TestTypedReaderErrors(t *testing.T) {
 		{"offset out of range", "t", 0, 5, strata.ErrOffsetOutOfRange},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := strata.NewTypedReader(s, tc.topic, tc.part, tc.offset, strata.String(), strata.String())
+			r := typed.NewReader(s, tc.topic, tc.part, tc.offset, typed.String(), typed.String())
 			_, err := r.Next(t.Context())
 			require.ErrorIs(t, err, tc.err)
 		})
 	}
+}
+
+func newProducer(t *testing.T, s *strata.Store, opts strata.ProducerOptions) *strata.Producer {
+	t.Helper()
+	p := s.Producer(opts)
+	t.Cleanup(func() { require.NoError(t, p.Close()) })
+	return p
+}
+
+func kv(key, value string) strata.Record {
+	return strata.Record{Key: []byte(key), Value: []byte(value)}
+}
+
+// totalAppends returns the append calls to every partition of topic "t".
+func totalAppends(s *strata.Store) (n int64) {
+	for _, ps := range s.Stats().Topics["t"] {
+		n += ps.Appends
+	}
+	return n
 }
