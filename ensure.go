@@ -27,11 +27,12 @@ import (
 // Bad input fails as CreateTopic's does (ErrInvalidTopic, ErrReservedTopic,
 // ErrInvalidConfig, checked whether or not the topic exists); after Close,
 // ErrClosed.
-func (s *Store) EnsureTopic(name string, cfg TopicConfig) error {
+func (s *Store) EnsureTopic(name string, cfg TopicConfig) (err error) {
+	defer wrapErr(&err)
 	if topic.IsInternal(name) {
 		return fmt.Errorf("strata: topic %q: %w", name, ErrReservedTopic)
 	}
-	err := s.createTopic(name, cfg)
+	err = s.createTopic(name, cfg)
 	if !errors.Is(err, ErrTopicExists) {
 		return err
 	}

@@ -105,7 +105,7 @@ func ExampleStore_EnsureTopic() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// strata: topic "orders" exists with Partitions 3 (wanted 6): strata: topic exists with another config
+	// strata: topic "orders" exists with Partitions 3 (wanted 6): topic exists with another config
 }
 
 // PartitionFor names the partition Append routes a key to: Kafka's murmur2

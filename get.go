@@ -33,11 +33,11 @@ func (s *Store) Get(topicName string, part int, offset int64) (Record, error) {
 func (s *Store) GetInto(topicName string, part int, offset int64, dst []byte) (Record, error) {
 	p, err := s.partition(topicName, part)
 	if err != nil {
-		return Record{}, err
+		return Record{}, storeErr(err)
 	}
 	var r Record
 	if _, err := p.ReadRecord(offset, &r, dst); err != nil {
-		return Record{}, err
+		return Record{}, storeErr(err)
 	}
 	return r, nil
 }

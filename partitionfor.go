@@ -13,7 +13,8 @@ import "fmt"
 // that moves from batch to batch (KIP-480), which no key names. An unknown
 // topic is ErrUnknownTopic, an internal one (starting with "__")
 // ErrReservedTopic; after Close, ErrClosed.
-func (s *Store) PartitionFor(topicName string, key []byte) (int, error) {
+func (s *Store) PartitionFor(topicName string, key []byte) (_ int, err error) {
+	defer wrapErr(&err)
 	t, err := s.userTopic("route a key", topicName)
 	if err != nil {
 		return 0, err

@@ -23,6 +23,7 @@ import "iter"
 func (s *Store) Scan(topicName string, part int, offset int64) iter.Seq2[Record, error] {
 	p, err := s.partition(topicName, part)
 	if err != nil {
+		err = storeErr(err)
 		return func(yield func(Record, error) bool) { yield(Record{}, err) }
 	}
 	end := p.HighWatermark()
@@ -33,7 +34,7 @@ func (s *Store) Scan(topicName string, part int, offset int64) iter.Seq2[Record,
 		for {
 			ok, err := r.Next(&rec)
 			if err != nil {
-				yield(Record{}, err)
+				yield(Record{}, storeErr(err))
 				return
 			}
 			if !ok || rec.Offset >= end || !yield(rec, nil) {
