@@ -18,7 +18,7 @@ func TestCreateTopicFailureLeavesNothing(t *testing.T) {
 	opts := &strata.Options{Sync: strata.SyncNever, Logger: slog.New(slog.DiscardHandler)}
 	small4 := strata.TopicConfig{Partitions: 4, SegmentBytes: 64 << 10, MaxIndexBytes: 4 << 10}
 	m := vfs.NewMem()
-	s, err := strata.OpenOn(m, "data", opts)
+	s, err := strata.Open("data", onFS(m, opts))
 	require.NoError(t, err)
 	before := m.Count(vfs.OpCreate)
 	require.NoError(t, s.CreateTopic("probe", small4))
@@ -28,7 +28,7 @@ func TestCreateTopicFailureLeavesNothing(t *testing.T) {
 
 	for k := range creates {
 		m := vfs.NewMem()
-		s, err := strata.OpenOn(m, "data", opts)
+		s, err := strata.Open("data", onFS(m, opts))
 		require.NoError(t, err)
 		m.SetInjector(vfs.FailAfter(k, vfs.OpCreate))
 		require.Error(t, s.CreateTopic("t", small4), "k=%d", k)
@@ -41,7 +41,7 @@ func TestCreateTopicFailureLeavesNothing(t *testing.T) {
 		require.Empty(t, s.Topics(), "k=%d", k)
 		require.NoError(t, s.CreateTopic("t", small4), "k=%d: the name is free", k)
 		require.NoError(t, s.Close())
-		s, err = strata.OpenOn(m, "data", opts)
+		s, err = strata.Open("data", onFS(m, opts))
 		require.NoError(t, err, "k=%d", k)
 		require.Equal(t, []string{"t"}, s.Topics())
 		require.NoError(t, s.Close())

@@ -12,6 +12,7 @@ import (
 	"github.com/stratalog/strata"
 	"github.com/stratalog/strata/stratatest"
 	"github.com/stratalog/strata/topic"
+	"github.com/stratalog/strata/vfs"
 )
 
 // exampleStore opens a store in a new temporary directory; done closes it
@@ -408,9 +409,10 @@ func ExampleStore_DeleteTopic() {
 	// true
 }
 
-// In a test, stratatest.Open gives a store in t.TempDir() (with SyncNever:
-// tests need no fsync) that is closed when the test ends. The test below is
-// what a test file would hold; BenchmarkStratatestRoundTrip measures it.
+// In a test, stratatest.Open gives a store in memory (with SyncNever: tests
+// need no fsync) that is closed when the test ends; stratatest.OpenOnDisk
+// gives one in t.TempDir() for a test that needs real files. The test below
+// is what a test file would hold; BenchmarkStratatestRoundTrip measures it.
 func Example_stratatest() {
 	testOrders := func(t *testing.T) {
 		s := stratatest.Open(t, &strata.Options{Now: func() time.Time { return exampleTime }})
@@ -424,4 +426,37 @@ func Example_stratatest() {
 		// ... the code under test reads the topic ...
 	}
 	_ = testOrders // func TestOrders(t *testing.T) in a _test.go file
+}
+
+// A store on Options.FS = vfs.NewMem() lives in memory: nothing touches the
+// disk, and the Mem keeps the files for a later Open of the same directory.
+func Example_inMemory() {
+	mem := vfs.NewMem()
+	opts := &strata.Options{FS: mem, Sync: strata.SyncNever}
+	s, err := strata.Open("/orders-store", opts)
+	if err != nil {
+		panic(err)
+	}
+	if err := s.CreateTopic("orders", strata.TopicConfig{}); err != nil {
+		panic(err)
+	}
+	if _, err := s.AppendTo(context.Background(), "orders", 0, strata.Record{Value: []byte("created")}); err != nil {
+		panic(err)
+	}
+	if err := s.Close(); err != nil {
+		panic(err)
+	}
+
+	s, err = strata.Open("/orders-store", opts) // the same Mem: the same files
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	recs, err := s.Read(context.Background(), "orders", 0, 0, 10)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%d record: %s\n", len(recs), recs[0].Value)
+	// Output:
+	// 1 record: created
 }

@@ -26,7 +26,7 @@ import (
 func TestOpenWhenStaleOffsetTombstonesCannotBeWritten(t *testing.T) {
 	opts := &strata.Options{Sync: strata.SyncAlways, Logger: slog.New(slog.DiscardHandler)}
 	m := vfs.NewMem()
-	s, err := strata.OpenOn(m, "data", opts)
+	s, err := strata.Open("data", onFS(m, opts))
 	require.NoError(t, err)
 	fillAndCommit(t, s, 1)
 	m.SetInjector(failOffsetsWrites)
@@ -40,7 +40,7 @@ func TestOpenWhenStaleOffsetTombstonesCannotBeWritten(t *testing.T) {
 		}
 		return nil
 	})
-	s, err = strata.OpenOn(after, "data", opts)
+	s, err = strata.Open("data", onFS(after, opts))
 	if err == nil {
 		s.Close()
 	}
@@ -54,7 +54,7 @@ func TestOpenWhenStaleOffsetTombstonesCannotBeWritten(t *testing.T) {
 func TestOpenAfterCrashWhenTheRecoveryPointCannotBeWritten(t *testing.T) {
 	opts := &strata.Options{Logger: slog.New(slog.DiscardHandler)}
 	m := vfs.NewMem()
-	s, err := strata.OpenOn(m, "data", opts)
+	s, err := strata.Open("data", onFS(m, opts))
 	require.NoError(t, err)
 	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
 	_, err = s.AppendTo(ctx, "t", 0, rec("k", "v"))
@@ -66,7 +66,7 @@ func TestOpenAfterCrashWhenTheRecoveryPointCannotBeWritten(t *testing.T) {
 		}
 		return nil
 	})
-	s, err = strata.OpenOn(after, "data", opts)
+	s, err = strata.Open("data", onFS(after, opts))
 	if err == nil {
 		s.Close()
 	}

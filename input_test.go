@@ -96,7 +96,7 @@ func TestBadInputSentinels(t *testing.T) {
 // failed append changes nothing.
 func TestDiskFullIsErrDiskFull(t *testing.T) {
 	m := vfs.NewMem()
-	s, err := strata.OpenOn(m, "data", &strata.Options{Sync: strata.SyncNever, Logger: slog.New(slog.DiscardHandler)})
+	s, err := strata.Open("data", &strata.Options{FS: m, Sync: strata.SyncNever, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	defer s.Close()
 	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{SegmentBytes: 1 << 20, MaxIndexBytes: 4 << 10}))

@@ -19,7 +19,7 @@ func TestCommitsSurviveCrashAtEveryOperation(t *testing.T) {
 	opts := &strata.Options{Sync: strata.SyncAlways, RetentionCheckInterval: -1, CleanerInterval: -1}
 	setup := func() *vfs.Mem {
 		m := vfs.NewMem()
-		s, err := strata.OpenOn(m, "data", opts)
+		s, err := strata.Open("data", onFS(m, opts))
 		require.NoError(t, err)
 		require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 2, SegmentBytes: 64 << 10}))
 		for i := range 40 {
@@ -41,7 +41,7 @@ func TestCommitsSurviveCrashAtEveryOperation(t *testing.T) {
 
 	base := setup()
 	m := base.Crash() // a copy of the durable state to count on
-	s, err := strata.OpenOn(m, "data", opts)
+	s, err := strata.Open("data", onFS(m, opts))
 	require.NoError(t, err)
 	before := 0
 	for _, op := range ops {
@@ -57,13 +57,13 @@ func TestCommitsSurviveCrashAtEveryOperation(t *testing.T) {
 
 	for k := 0; k <= total; k++ {
 		m := setup().Crash()
-		s, err := strata.OpenOn(m, "data", opts)
+		s, err := strata.Open("data", onFS(m, opts))
 		require.NoError(t, err)
 		m.SetInjector(vfs.FailAfter(k, ops...))
 		acked := workload(s)
 		after := m.Crash()
 		_ = s.Close() // the dead store's files answer ErrCrashed; stop its goroutines
-		s2, err := strata.OpenOn(after, "data", opts)
+		s2, err := strata.Open("data", onFS(after, opts))
 		require.NoError(t, err, "k=%d", k)
 		for p := range 2 {
 			om, ok := s2.Committed("g", "t", p)

@@ -7,6 +7,7 @@ import (
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/topic"
+	"github.com/stratalog/strata/vfs"
 )
 
 // Options configure a Store. A nil *Options, and every zero field, means the
@@ -44,12 +45,26 @@ type Options struct {
 	// log.retention.check.interval.ms); negative turns the background pass
 	// off (EnforceRetention still works).
 	RetentionCheckInterval time.Duration
+	// FS is the file system the store keeps its files on. Default (nil)
+	// vfs.OS, the operating system's. A *vfs.Mem (vfs.NewMem()) keeps the
+	// store in memory, for tests: the dir given to Open is then a path
+	// inside that Mem, created there if needed, and the store's files
+	// live as long as the Mem does, so a later Open of the same dir on
+	// the same Mem finds them, and one Mem can hold several stores in
+	// different directories. The directory lock (ErrLocked) is taken
+	// only on vfs.OS: on any other file system nothing stops two Stores
+	// from opening one directory, which corrupts it. Crash tests use
+	// vfs.Mem's Crash to see what a power cut would leave.
+	FS vfs.FS
 }
 
 func (o *Options) withDefaults() Options {
 	var out Options
 	if o != nil {
 		out = *o
+	}
+	if out.FS == nil {
+		out.FS = vfs.OS
 	}
 	if out.Now == nil {
 		out.Now = time.Now

@@ -61,15 +61,17 @@ type Store struct {
 // and every record kept at its offset. Open starts the background work (periodic fsync,
 // retention every RetentionCheckInterval, the cleaner of compacted topics
 // every CleanerInterval); Close stops it.
+//
+// The files are on Options.FS: the operating system's file system by
+// default, or an in-memory one (vfs.NewMem()) for tests.
 func Open(dir string, opts *Options) (_ *Store, err error) {
 	defer wrapErr(&err)
-	return openOn(vfs.OS, dir, opts)
+	return openStore(dir, opts)
 }
 
-// openOn opens a store on a file system: the OS (with the directory lock),
-// or, in tests, an in-memory one that can crash (no lock).
-func openOn(fsys vfs.FS, dir string, opts *Options) (*Store, error) {
+func openStore(dir string, opts *Options) (*Store, error) {
 	o := opts.withDefaults()
+	fsys := o.FS
 	if err := o.Sync.Validate(); err != nil {
 		return nil, fmt.Errorf("strata: %w: %w", ErrInvalidConfig, err)
 	}

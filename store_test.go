@@ -15,6 +15,7 @@ import (
 	"github.com/stratalog/strata"
 	"github.com/stratalog/strata/stratatest"
 	"github.com/stratalog/strata/topic"
+	"github.com/stratalog/strata/vfs"
 )
 
 var ctx = context.Background()
@@ -68,7 +69,7 @@ func TestSecondOpenIsLocked(t *testing.T) {
 }
 
 func TestTopicNames(t *testing.T) {
-	s := stratatest.Open(t, nil)
+	s := stratatest.OpenOnDisk(t, nil)
 	bad := []string{"", ".", "..", "a/b", "../escape", "with space", "ünicode", "semi;colon", strings.Repeat("x", 250), "nul\x00"}
 	for _, name := range bad {
 		err := s.CreateTopic(name, strata.TopicConfig{})
@@ -88,7 +89,7 @@ func TestTopicNames(t *testing.T) {
 }
 
 func TestDeleteTopic(t *testing.T) {
-	s := stratatest.Open(t, nil)
+	s := stratatest.OpenOnDisk(t, nil)
 	require.NoError(t, s.CreateTopic("gone", strata.TopicConfig{Partitions: 2}))
 	_, err := s.Append(ctx, "gone", rec("k", "v"))
 	require.NoError(t, err)
@@ -289,4 +290,11 @@ func TestStats(t *testing.T) {
 	require.Equal(t, int64(2), st[1].EndOffset)
 	require.Equal(t, int64(1), st[1].Reads)
 	require.Positive(t, st[1].Bytes)
+}
+
+// onFS returns a copy of opts whose file system is fsys.
+func onFS(fsys vfs.FS, opts *strata.Options) *strata.Options {
+	o := *opts
+	o.FS = fsys
+	return &o
 }

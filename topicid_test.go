@@ -78,7 +78,7 @@ func TestDeleteTopicWithoutTombstonesHandsNothingOn(t *testing.T) {
 	opts := &strata.Options{Sync: strata.SyncAlways, Logger: slog.New(slog.DiscardHandler)}
 	t.Run("same process", func(t *testing.T) {
 		m := vfs.NewMem()
-		s, err := strata.OpenOn(m, "data", opts)
+		s, err := strata.Open("data", onFS(m, opts))
 		require.NoError(t, err)
 		defer s.Close()
 		fillAndCommit(t, s, 3)
@@ -90,13 +90,13 @@ func TestDeleteTopicWithoutTombstonesHandsNothingOn(t *testing.T) {
 	})
 	t.Run("after a crash", func(t *testing.T) {
 		m := vfs.NewMem()
-		s, err := strata.OpenOn(m, "data", opts)
+		s, err := strata.Open("data", onFS(m, opts))
 		require.NoError(t, err)
 		fillAndCommit(t, s, 3)
 		m.SetInjector(failOffsetsWrites)
 		require.NoError(t, s.DeleteTopic("t"))
 		after := m.Crash()
-		s, err = strata.OpenOn(after, "data", opts)
+		s, err = strata.Open("data", onFS(after, opts))
 		require.NoError(t, err)
 		defer s.Close()
 		require.NotContains(t, s.Groups(), "g", "Open drops the commits of a topic that is gone")
