@@ -45,7 +45,17 @@ import (
 // mapping: such a WriteAt or Truncate fails with [ErrMapped].
 // Shrinking is allowed; the mapping stays valid memory, but bytes past the
 // end of the file are not the file's (on the OS, touching them is SIGBUS).
-// The race detector sees accesses through a Mem mapping, unlike an OS one.
+//
+// A file whose contents or mapping reach 1 MiB lives, where the system has
+// anonymous memory maps (unix), in memory of its own that the kernel gives
+// out page by page as it is written: a 1 GiB mapping reserved for a log to
+// grow into, or an index preallocated to 10 MiB, costs the pages written,
+// not its size, and takes nothing from the Go heap. The race detector sees
+// accesses through the mappings of smaller files, as it sees heap memory,
+// but not through those of such large ones (nor through an OS mapping).
+// When the last mapping of such a file is unmapped while the file holds
+// less than 1 MiB, its contents move back to the heap and the mapping's
+// memory is released: touching it afterwards is a crash, as on the OS.
 //
 // # Failures
 //
@@ -79,10 +89,11 @@ type memNode struct {
 	durable map[string]*memNode // entries as of the last SyncDir
 
 	// Files.
-	data   []byte // current contents; mappings alias its backing array
-	synced []byte // durable contents; never aliases data
-	links  int    // current directory entries naming the file
-	maps   int    // live mappings (Map calls not yet unmapped)
+	data   []byte  // current contents; mappings alias its backing array
+	region *region // where data's array is, if not on the Go heap
+	synced []byte  // durable contents; never aliases data
+	links  int     // current directory entries naming the file
+	maps   int     // live mappings (Map calls not yet unmapped)
 }
 
 func newDirNode() *memNode {

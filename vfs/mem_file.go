@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -144,14 +145,14 @@ func (m *Mem) resizeLocked(nd *memNode, size int64) error {
 	case size <= int64(cap(nd.data)):
 		nd.data = nd.data[:size]
 		if size > old {
-			clear(nd.data[old:])
+			nd.region.zero(nd.data[old:])
 		}
 	case nd.maps > 0:
 		return ErrMapped
 	default:
-		grown := make([]byte, size, max(size, 2*int64(cap(nd.data))))
+		grown, r := newBacking(size, max(size, 2*int64(cap(nd.data))))
 		copy(grown, nd.data)
-		nd.data = grown
+		nd.setBacking(grown, r)
 	}
 	if nd.links > 0 {
 		m.mu.used += size - old
@@ -286,9 +287,9 @@ func (f *memFile) Map(size int) ([]byte, error) {
 	default:
 		// Reserve room for the file to grow into, as mmap(2) past the end
 		// of a file does.
-		grown := make([]byte, len(nd.data), size)
+		grown, r := newBacking(int64(len(nd.data)), int64(size))
 		copy(grown, nd.data)
-		nd.data = grown
+		nd.setBacking(grown, r)
 	}
 	nd.maps++
 	return nd.data[:size:size], nil
@@ -348,8 +349,9 @@ func (f *memFile) SyncMap(b []byte) error {
 
 // Unmap releases the mapping b; it works on a closed file. A nil b is a
 // no-op; a slice that is not a live mapping of the file fails with EINVAL.
-// Mem cannot make later accesses through b fault, as the OS does: the slice
-// stays plain memory, and writes through it may or may not reach the file.
+// Later accesses through b are undefined: a crash for a large file's
+// mapping (see "Mappings" on [Mem]), as on the OS; otherwise the slice stays
+// plain memory, and writes through it may or may not reach the file.
 func (f *memFile) Unmap(b []byte) error {
 	m := f.fs
 	m.mu.Lock()
@@ -363,8 +365,23 @@ func (f *memFile) Unmap(b []byte) error {
 	if !f.node.owns(b) {
 		return &fs.PathError{Op: "munmap", Path: f.name, Err: syscall.EINVAL}
 	}
-	f.node.maps--
+	nd := f.node
+	nd.maps--
+	if nd.maps == 0 && nd.region != nil && len(nd.data) < regionMin {
+		// The reserved room goes with the last mapping.
+		nd.setBacking(bytes.Clone(nd.data), nil)
+	}
 	return nil
+}
+
+// setBacking makes data, in region r (nil for the heap), nd's contents,
+// releasing the region of the contents it replaces: nd must have no live
+// mapping.
+func (nd *memNode) setBacking(data []byte, r *region) {
+	if nd.region != r {
+		nd.region.free()
+	}
+	nd.data, nd.region = data, r
 }
 
 // Close closes the file; its mappings stay valid until unmapped.

@@ -1,0 +1,62 @@
+package vfs
+
+import (
+	"os"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// heapInUse returns the bytes of the Go heap in use after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
+}
+
+// TestMemLargeFilesCostWhatIsWritten: a mapping that reserves 1 GiB for a
+// log and an index preallocated to 10 MiB, as a segment makes them, take
+// no Go heap: their memory is given out page by page as it is written.
+func TestMemLargeFilesCostWhatIsWritten(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
+		t.Skip("no anonymous memory maps here: a Mem's files are on the Go heap")
+	}
+	m := NewMem()
+	before := heapInUse()
+
+	log, err := m.OpenFile("/0.log", os.O_RDWR|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	logMap, err := log.Map(1 << 30)
+	require.NoError(t, err)
+	require.NoError(t, log.AllocateRange(0, 64<<10))
+	require.NoError(t, log.WriteMap(logMap, 0, []byte("batch")))
+
+	idx, err := m.OpenFile("/0.index", os.O_RDWR|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	require.NoError(t, idx.Truncate(10<<20))
+	idxMap, err := idx.Map(10 << 20)
+	require.NoError(t, err)
+	require.NoError(t, idx.WriteMap(idxMap, 0, []byte("entry")))
+
+	grown := int64(heapInUse()) - int64(before)
+	require.Less(t, grown, int64(1<<20), "a 1 GiB mapping and a 10 MiB index took %d bytes of heap", grown)
+
+	// A large file's contents still behave as bytes: what a shrink cut
+	// reads as zeros when the file grows again, and what stays is kept
+	// when the last mapping goes.
+	require.NoError(t, idx.WriteMap(idxMap, 5<<20, []byte("far")))
+	require.NoError(t, idx.Truncate(8))
+	require.NoError(t, idx.Truncate(10<<20))
+	require.Equal(t, make([]byte, 3), idxMap[5<<20:5<<20+3])
+	require.Equal(t, "entry", string(idxMap[:5]))
+	require.NoError(t, idx.Truncate(8))
+	require.NoError(t, idx.Unmap(idxMap))
+	require.NoError(t, idx.Truncate(16))
+	require.NoError(t, log.Unmap(logMap))
+	require.NoError(t, log.Close())
+	require.NoError(t, idx.Close())
+	require.Equal(t, "entry\x00\x00\x00"+string(make([]byte, 8)), contents(t, m, "/0.index"))
+	require.Equal(t, "batch", contents(t, m, "/0.log")[:5])
+}
