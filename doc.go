@@ -27,8 +27,8 @@
 // the store, TopicConfig.Sync per topic): under SyncAlways, every record
 // whose Append returned (Append waits for an fsync, which concurrent
 // appenders share); under SyncEvery(d), the default with d = 1 s, the
-// records older than d; under SyncNever, what the operating system wrote
-// back on its own or an fsync on the way covered. The README lists which
+// records older than d; under SyncNever, which never fsyncs, what the
+// operating system wrote back on its own. The README lists which
 // operations fsync under each policy. Open after a crash recovers every
 // partition: it never serves a torn or corrupt batch, and cuts a torn tail
 // at the last valid batch.

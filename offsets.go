@@ -186,7 +186,7 @@ func (s *Store) reopenRecovered(t *topic.Topic) (*topic.Topic, error) {
 	_ = t.Close()
 	base := s.partitionBase()
 	base.RecoverAll = true
-	n, err := topic.Open(s.fsys, s.dir, t.Name(), t.ID(), t.Config(), base, false)
+	n, err := topic.Open(s.topicFS, s.dir, t.Name(), t.ID(), t.Config(), base, false)
 	if err != nil {
 		return nil, fmt.Errorf("strata: recovering %s: %w", t.Name(), err)
 	}

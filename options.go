@@ -13,8 +13,10 @@ import (
 // Options configure a Store. A nil *Options, and every zero field, means the
 // default written on the field.
 type Options struct {
-	// Sync is the flush policy of topics that do not set their own. Default
-	// SyncEvery(time.Second). See Durability in the package documentation.
+	// Sync is the flush policy of topics that do not set their own, and
+	// of the store's own files (topics.json, .clean-shutdown). Default
+	// SyncEvery(time.Second). See Durability in the package documentation
+	// and the README, which says which operations fsync under each policy.
 	Sync SyncPolicy
 	// Now is the clock used for record timestamps (CreateTime records
 	// without one, LogAppendTime topics) and for retention. Default
@@ -89,7 +91,11 @@ var (
 	// SyncAlways: Append returns only after an fsync; concurrent appenders
 	// share one (group commit).
 	SyncAlways = partition.SyncAlways
-	// SyncNever: only a segment roll and Close fsync.
+	// SyncNever: nothing is ever fsynced, not at a roll, at Close, nor the
+	// store's own files (topics.json, the checkpoints, the directories):
+	// every write reaches the OS at once, so a crash of the process loses
+	// nothing, but after a power loss or an OS crash the disk holds what
+	// the kernel had written back. For tests and rebuildable data.
 	SyncNever = partition.SyncNever
 )
 

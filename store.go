@@ -30,10 +30,15 @@ const (
 // Store per directory (a second Open fails with ErrLocked) and Close it when
 // done.
 type Store struct {
-	dir  string
-	fsys vfs.FS
-	opts Options
-	lock *os.File
+	dir string
+	// fsys holds the store's own files (topics.json, the clean-shutdown
+	// marker, the directory): Options.FS, without fsyncs under SyncNever.
+	// topicFS is Options.FS, for the topics, whose partitions follow
+	// their own flush policies.
+	fsys    vfs.FS
+	topicFS vfs.FS
+	opts    Options
+	lock    *os.File
 
 	// topics is the immutable name → topic map appends and reads load;
 	// changes copy it under mu.
@@ -91,7 +96,10 @@ func openStore(dir string, opts *Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	s := &Store{dir: dir, fsys: fsys, opts: o, lock: lock}
+	s := &Store{dir: dir, fsys: fsys, topicFS: fsys, opts: o, lock: lock}
+	if o.Sync.Mode == partition.SyncModeNever {
+		s.fsys = vfs.NoSync(fsys)
+	}
 	if err := s.load(); err != nil {
 		_ = unlockDir(lock)
 		return nil, err
@@ -155,7 +163,7 @@ func (s *Store) load() error {
 		}
 	}
 	for name, e := range reg {
-		t, err := topic.Open(s.fsys, s.dir, name, e.ID, e.Config, s.partitionBase(), clean)
+		t, err := topic.Open(s.topicFS, s.dir, name, e.ID, e.Config, s.partitionBase(), clean)
 		if err != nil {
 			closeAll()
 			return fmt.Errorf("strata: opening topic %s: %w", name, err)

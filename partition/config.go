@@ -32,7 +32,8 @@ const (
 	// SyncModeAlways fsyncs before Append returns; concurrent appenders share
 	// one fsync (group commit).
 	SyncModeAlways
-	// SyncModeNever fsyncs only when a segment rolls and at Close.
+	// SyncModeNever never fsyncs: not at Append, at a roll, at Close, nor
+	// the checkpoints and directories.
 	SyncModeNever
 )
 
@@ -48,8 +49,9 @@ type SyncPolicy struct {
 var (
 	// SyncAlways: Append returns only after the records are fsynced.
 	SyncAlways = SyncPolicy{Mode: SyncModeAlways}
-	// SyncNever: only a roll and Close fsync; the OS writes the rest back
-	// when it likes.
+	// SyncNever: nothing is ever fsynced (the partition's files are on
+	// vfs.NoSync of its file system); everything is written to the OS at
+	// once, which writes it back to the disk when it likes.
 	SyncNever = SyncPolicy{Mode: SyncModeNever}
 )
 

@@ -33,7 +33,11 @@
 //   - Power loss or OS crash: with SyncEvery (default 1 s) records older
 //     than the interval survive; with SyncAlways, Append returns only after
 //     fsync, and concurrent appenders share one fsync (group commit); with
-//     SyncNever, only a roll and Close fsync.
+//     SyncNever, nothing is ever fsynced (what follows about fsyncs holds
+//     for the other two): the kernel writes the files back when it likes,
+//     so after a power loss or OS crash any record, checkpoint or segment
+//     written since the files were last written back may be missing or
+//     cut short.
 //   - A roll seals the old segment and fsyncs it soon after in the
 //     background (as Kafka does), then checkpoints the recovery point: the
 //     offset below which every segment is sealed and synced. Creating or

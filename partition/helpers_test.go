@@ -16,14 +16,16 @@ import (
 )
 
 // small is a configuration whose segments roll every few KiB, on a clock
-// that tests control.
+// that tests control. It fsyncs when a roll, Sync or Close does, never on
+// a timer (the interval is an hour), so crash tests see what those make
+// durable.
 func small(clock *fakeClock) Config {
 	return Config{
 		SegmentBytes:       4 << 10,
 		MaxBatchBytes:      2 << 10,
 		IndexIntervalBytes: 256,
 		MaxIndexBytes:      4 << 10,
-		Sync:               SyncNever,
+		Sync:               SyncEvery(time.Hour),
 		Now:                clock.Now,
 		Logger:             slog.New(slog.DiscardHandler),
 	}

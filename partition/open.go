@@ -46,6 +46,9 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("partition: creating %s: %w", dir, err)
 	}
+	if cfg.Sync.Mode == SyncModeNever {
+		fsys = vfs.NoSync(fsys) // no fsync of data, indexes, checkpoints or directories
+	}
 	p := &Partition{fsys: fsys, dir: dir, name: filepath.Base(dir), cfg: cfg}
 	p.group.cond.L = &p.group.mu
 	bases, recoverBases, err := p.scanDir()

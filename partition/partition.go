@@ -183,7 +183,8 @@ func (p *Partition) Segments() []SegmentInfo {
 	return out
 }
 
-// Close stops the background flusher, fsyncs and seals the active segment,
+// Close stops the background flusher, seals and fsyncs the active segment
+// (under SyncNever it writes it out to the OS without an fsync),
 // checkpoints the recovery point past it, and closes every segment (a
 // segment a reader still holds closes when the reader lets go). A
 // checkpoint that cannot be written is logged, not returned: what Close

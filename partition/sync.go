@@ -89,7 +89,7 @@ func (p *Partition) syncOnce() error {
 	// Only the .log needs the fsync: the active segment's indexes are
 	// rebuilt by recovery after a crash, and its roll syncs them.
 	err := active.seg.SyncLog()
-	p.stats.fsyncs.Add(1)
+	p.countFsync()
 	if err != nil {
 		return p.fail(fmt.Errorf("fsync failed, unsynced records may be lost: %w", err))
 	}
@@ -119,7 +119,7 @@ func (p *Partition) flushSealed(pending []*segRef, rp int64) error {
 	for _, r := range pending {
 		if err == nil {
 			err = r.seg.Sync()
-			p.stats.fsyncs.Add(1)
+			p.countFsync()
 		}
 		_ = r.release()
 	}
@@ -132,6 +132,14 @@ func (p *Partition) flushSealed(pending []*segRef, rp int64) error {
 	}
 	p.checkpointLocked()
 	return nil
+}
+
+// countFsync counts an fsync of appended data in the stats; under
+// SyncNever the file system's Sync does nothing, and nothing is counted.
+func (p *Partition) countFsync() {
+	if p.cfg.Sync.Mode != SyncModeNever {
+		p.stats.fsyncs.Add(1)
+	}
 }
 
 // releaseAll drops a reference on each of refs.

@@ -46,3 +46,20 @@ func ExampleFailAfter() {
 	// <nil>
 	// 3 write /checkpoint: vfs: injected failure
 }
+
+// NoSync drops the fsyncs: what is written is there at once, but nothing
+// is durable, so a power cut keeps nothing of it.
+func ExampleNoSync() {
+	mem := vfs.NewMem()
+	fsys := vfs.NoSync(mem)
+	_ = vfs.WriteFileAtomic(fsys, "/topics.json", []byte("{}")) // no fsync, no SyncDir
+
+	data, _ := vfs.ReadFile(fsys, "/topics.json")
+	fmt.Printf("now: %s, fsyncs: %d\n", data, mem.Count(vfs.OpSync)+mem.Count(vfs.OpSyncDir))
+	_, err := mem.Crash().Stat("/topics.json")
+	fmt.Println("after a power cut, gone:", errors.Is(err, os.ErrNotExist))
+
+	// Output:
+	// now: {}, fsyncs: 0
+	// after a power cut, gone: true
+}
