@@ -6,14 +6,11 @@ import (
 	"iter"
 	"log/slog"
 	"path/filepath"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stratalog/strata"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/partition"
-	"github.com/stratalog/strata/stratatest"
 	"github.com/stratalog/strata/vfs"
 )
 
@@ -245,71 +242,5 @@ func BenchmarkRecords(b *testing.B) {
 		iterate(b, func(ctx context.Context) iter.Seq2[strata.Record, error] {
 			return p.Records(ctx, 0)
 		})
-	})
-}
-
-// BenchmarkStratatestRoundTrip is what a test pays for a store of its own:
-// per op, stratatest.Open (a store in a new temporary directory),
-// CreateTopic, one Append, one Read and Close. Beside it, partition.Open of
-// a new directory, one Append, one ReadBatches and Close. The open-ns,
-// create-ns and close-ns metrics split the op; the partition has no topic to
-// create.
-func BenchmarkStratatestRoundTrip(b *testing.B) {
-	rec := benchRecs(1)
-	b.Run("api=store", func(b *testing.B) {
-		b.ReportAllocs()
-		var open, create, closing time.Duration
-		for b.Loop() {
-			t0 := time.Now()
-			s := stratatest.Open(b, &strata.Options{Logger: benchQuiet})
-			t1 := time.Now()
-			if err := s.CreateTopic(benchTopic, strata.TopicConfig{}); err != nil {
-				b.Fatal(err)
-			}
-			t2 := time.Now()
-			if _, err := s.Append(benchCtx, benchTopic, rec...); err != nil {
-				b.Fatal(err)
-			}
-			if recs, err := s.Read(benchCtx, benchTopic, 0, 0, 10); err != nil || len(recs) != 1 {
-				b.Fatal(len(recs), err)
-			}
-			t3 := time.Now()
-			if err := s.Close(); err != nil {
-				b.Fatal(err)
-			}
-			open, create, closing = open+t1.Sub(t0), create+t2.Sub(t1), closing+time.Since(t3)
-		}
-		b.ReportMetric(float64(open.Nanoseconds())/float64(b.N), "open-ns/op")
-		b.ReportMetric(float64(create.Nanoseconds())/float64(b.N), "create-ns/op")
-		b.ReportMetric(float64(closing.Nanoseconds())/float64(b.N), "close-ns/op")
-	})
-	b.Run("api=partition", func(b *testing.B) {
-		b.ReportAllocs()
-		root := b.TempDir()
-		buf := make([]byte, 0, 4096)
-		var open, closing time.Duration
-		i := 0
-		for b.Loop() {
-			i++
-			t0 := time.Now()
-			p, err := partition.Open(vfs.OS, filepath.Join(root, strconv.Itoa(i)), benchPartitionConfig(), true)
-			if err != nil {
-				b.Fatal(err)
-			}
-			t1 := time.Now()
-			if _, err := p.Append(rec); err != nil {
-				b.Fatal(err)
-			}
-			if buf, err = p.ReadBatches(buf, 0, 4096); err != nil || len(buf) == 0 {
-				b.Fatal(len(buf), err)
-			}
-			t2 := time.Now()
-			if err := p.Close(); err != nil {
-				b.Fatal(err)
-			}
-			open, closing = open+t1.Sub(t0), closing+time.Since(t2)
-		}
-		b.ReportMetric(float64(open.Nanoseconds())/float64(b.N), "open-ns/op")
-		b.ReportMetric(float64(closing.Nanoseconds())/float64(b.N), "close-ns/op")
 	})
 }

@@ -62,9 +62,10 @@
 //
 // A writable index is preallocated to maxBytes ([DefaultMaxBytes] by
 // default), sparse, and mapped at that size; its blocks are reserved on disk
-// (fallocate) a page or more ahead of its entries, so that writing an entry
-// into the mapping never meets a full disk (which would fault): an append
-// that needs room the disk does not have fails with ENOSPC instead, and the
+// (fallocate) a page or more ahead of its entries, which are written with
+// pwrite (readers see them through the mapping), so that an append that
+// needs room the disk does not have fails with ENOSPC before anything is
+// written, and the
 // time index keeps the slot of its last entry reserved. A sealed one (Trim,
 // Close) is truncated to its valid entries. Opening a file takes every
 // whole entry in it as valid, as Kafka does, so only a cleanly closed

@@ -62,7 +62,7 @@ func TestTrimFailure(t *testing.T) {
 	require.False(t, x.Full())
 	require.NoError(t, x.Append(2, 2), "still writable")
 
-	fsys.SetInjector(vfs.FailOnce(vfs.OpSyncMap, ".index"))
+	fsys.SetInjector(vfs.FailOnce(vfs.OpSync, ".index"))
 	require.ErrorIs(t, x.Sync(), vfs.ErrInjected)
 	require.NoError(t, x.Sync())
 
@@ -72,15 +72,15 @@ func TestTrimFailure(t *testing.T) {
 	require.Len(t, fileBytes(t, fsys, "0.index"), DefaultMaxBytes, "the file was left preallocated")
 }
 
-// TestFailedEntryWrite fails the write of an entry into each index's
-// mapping (as a fault on a full disk would): the append returns the error,
+// TestFailedEntryWrite fails the write of an entry into each index
+// (as a full disk would): the append returns the error,
 // the index keeps its entries, and the next append takes the slot.
 func TestFailedEntryWrite(t *testing.T) {
 	fsys := vfs.NewMem()
 	x, err := OpenOffset(fsys, "0.index", 0, 1<<10, true)
 	require.NoError(t, err)
 	require.NoError(t, x.Append(1, 100))
-	fsys.SetInjector(vfs.FailOnce(vfs.OpWriteMap, ".index"))
+	fsys.SetInjector(vfs.FailOnce(vfs.OpWrite, ".index"))
 	require.ErrorIs(t, x.Append(2, 200), vfs.ErrInjected)
 	require.Equal(t, 1, x.Entries())
 	require.NoError(t, x.Append(3, 300))
@@ -92,7 +92,7 @@ func TestFailedEntryWrite(t *testing.T) {
 	tx, err := OpenTime(fsys, "0.timeindex", 0, 1<<10, true)
 	require.NoError(t, err)
 	require.NoError(t, tx.MaybeAppend(10, 1, false))
-	fsys.SetInjector(vfs.FailOnce(vfs.OpWriteMap, ".timeindex"))
+	fsys.SetInjector(vfs.FailOnce(vfs.OpWrite, ".timeindex"))
 	require.ErrorIs(t, tx.MaybeAppend(20, 2, false), vfs.ErrInjected)
 	require.Equal(t, 1, tx.Entries())
 	require.NoError(t, tx.MaybeAppend(30, 3, false))

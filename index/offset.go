@@ -105,8 +105,8 @@ func (x *Offset) CanAppendOffset(offset int64) bool {
 // (fallocate, a page or more at a time), and an append that needs a
 // reservation the disk has no room for fails with an error wrapping
 // syscall.ENOSPC. Where the file system cannot reserve blocks, writing the
-// entry may instead fail with an error wrapping vfs.ErrFault on a full
-// disk. Either way the index is as it was.
+// entry may instead fail on a full disk. Either way the index is as it
+// was.
 //
 // The entry is visible to readers once Append returns.
 func (x *Offset) Append(offset int64, position int32) error {

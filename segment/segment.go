@@ -45,9 +45,9 @@ type Config struct {
 	// blocks (no fallocate, or outside Linux) it does nothing. Default false.
 	Preallocate bool
 	// WriteCalls makes every append write to the .log file with pwrite(2).
-	// By default an append smaller than a page (4 KiB) copies its bytes into
-	// the file's shared mapping (the one reads use) instead, which costs no
-	// system call: the file is grown ahead of such appends with fallocate,
+	// By default an append smaller than a page (4 KiB), other than the
+	// segment's first, copies its bytes into the file's shared mapping (the
+	// one reads use) instead, which costs no system call: the file is grown ahead of such appends with fallocate,
 	// in steps of 64 KiB doubling up to 16 MiB, so a copy never meets a
 	// full disk, and pwrite is used where blocks cannot be reserved (no
 	// fallocate) or the disk is too full for the next step. Larger appends
