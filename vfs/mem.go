@@ -55,7 +55,8 @@ import (
 // but not through those of such large ones (nor through an OS mapping).
 // When the last mapping of such a file is unmapped while the file holds
 // less than 1 MiB, its contents move back to the heap and the mapping's
-// memory is released: touching it afterwards is a crash, as on the OS.
+// memory is released, to be reused for another file: touching it
+// afterwards is undefined (a crash on the OS).
 //
 // # Failures
 //

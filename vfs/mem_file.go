@@ -145,7 +145,7 @@ func (m *Mem) resizeLocked(nd *memNode, size int64) error {
 	case size <= int64(cap(nd.data)):
 		nd.data = nd.data[:size]
 		if size > old {
-			nd.region.zero(nd.data[old:])
+			nd.region.grown(nd.data[old:], old)
 		}
 	case nd.maps > 0:
 		return ErrMapped
@@ -349,9 +349,10 @@ func (f *memFile) SyncMap(b []byte) error {
 
 // Unmap releases the mapping b; it works on a closed file. A nil b is a
 // no-op; a slice that is not a live mapping of the file fails with EINVAL.
-// Later accesses through b are undefined: a crash for a large file's
-// mapping (see "Mappings" on [Mem]), as on the OS; otherwise the slice stays
-// plain memory, and writes through it may or may not reach the file.
+// Later accesses through b are undefined, as on the OS (where they crash):
+// a large file's mapping may be reused for another file (see "Mappings" on
+// [Mem]); otherwise the slice stays plain memory, and writes through it may
+// or may not reach the file.
 func (f *memFile) Unmap(b []byte) error {
 	m := f.fs
 	m.mu.Lock()

@@ -60,3 +60,27 @@ func TestMemLargeFilesCostWhatIsWritten(t *testing.T) {
 	require.Equal(t, "entry\x00\x00\x00"+string(make([]byte, 8)), contents(t, m, "/0.index"))
 	require.Equal(t, "batch", contents(t, m, "/0.log")[:5])
 }
+
+// TestMemRegionsAreReusedClean: the memory of a large mapping that goes
+// back to the pool holds zeros when the next file gets it, where the old
+// file's bytes were, near the start (cleared) and far in (given back to
+// the OS).
+func TestMemRegionsAreReusedClean(t *testing.T) {
+	m := NewMem()
+	for i := range 3 {
+		f, err := m.OpenFile("/f"+string(rune('a'+i)), os.O_RDWR|os.O_CREATE, 0o644)
+		require.NoError(t, err)
+		b, err := f.Map(4 << 20)
+		require.NoError(t, err)
+		require.NoError(t, f.Truncate(4<<20))
+		require.Equal(t, make([]byte, 4<<20), b, "file %d starts as zeros", i)
+		_, err = f.WriteAt([]byte("near"), 100)
+		require.NoError(t, err)
+		_, err = f.WriteAt([]byte("far"), 3<<20)
+		require.NoError(t, err)
+		require.NoError(t, f.Truncate(8))
+		require.NoError(t, f.Unmap(b))
+		require.NoError(t, f.Close())
+		require.Equal(t, "\x00\x00\x00\x00\x00\x00\x00\x00", contents(t, m, "/f"+string(rune('a'+i))))
+	}
+}
