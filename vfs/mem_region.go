@@ -31,8 +31,8 @@ var regionPool struct {
 }
 
 const (
-	poolMax   = 8
-	clearMax  = 256 << 10 // dirty bytes cleared by writing; more are given back to the OS
+	poolMax  = 8
+	clearMax = 256 << 10 // dirty bytes cleared by writing; more are given back to the OS
 )
 
 // newBacking returns a zeroed array of length n and capacity c for a Mem
