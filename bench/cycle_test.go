@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/tidwall/wal"
+
+	"github.com/stratalog/strata"
+)
+
+// BenchmarkColdCycle is what a test on real files pays for a log of its
+// own, per op in a new directory: open, create a topic (Strata), write one
+// 100-byte record, read it back, close. Strata runs under SyncNever (no
+// fsync at all); tidwall/wal with NoSync (its Close still fsyncs the
+// segment file, as its cycle does).
+func BenchmarkColdCycle(b *testing.B) {
+	value := make([]byte, 100)
+	ctx := context.Background()
+	b.Run("log=strata", func(b *testing.B) {
+		b.ReportAllocs()
+		root := b.TempDir()
+		opts := &strata.Options{Sync: strata.SyncNever, Logger: slog.New(slog.DiscardHandler)}
+		i := 0
+		for b.Loop() {
+			i++
+			s, err := strata.Open(filepath.Join(root, strconv.Itoa(i)), opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.CreateTopic("t", strata.TopicConfig{}); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.AppendTo(ctx, "t", 0, strata.Record{Value: value}); err != nil {
+				b.Fatal(err)
+			}
+			if recs, err := s.Read(ctx, "t", 0, 0, 1); err != nil || len(recs) != 1 {
+				b.Fatal(len(recs), err)
+			}
+			if err := s.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("log=tidwall-wal", func(b *testing.B) {
+		b.ReportAllocs()
+		root := b.TempDir()
+		i := 0
+		for b.Loop() {
+			i++
+			l, err := wal.Open(filepath.Join(root, strconv.Itoa(i)), &wal.Options{NoSync: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := l.Write(1, value); err != nil {
+				b.Fatal(err)
+			}
+			if got, err := l.Read(1); err != nil || len(got) != len(value) {
+				b.Fatal(len(got), err)
+			}
+			if err := l.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
