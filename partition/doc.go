@@ -22,9 +22,10 @@
 // CRC does not cover it, so nothing is recomputed), rolls if Kafka's rules
 // say so (size, record-time age, full index, relative-offset overflow), and
 // writes the batch: a batch smaller than a page (a few small records),
-// other than a segment's first, is copied into the segment file's shared memory mapping, whose blocks are
-// reserved ahead by fallocate — no system call — and a larger one is
-// written with one pwrite (see Config.WriteCalls).
+// other than a segment's first, is copied into the segment file's shared
+// memory mapping, whose blocks are reserved ahead by fallocate — no system
+// call — and a larger one is written with one pwrite (see
+// Config.WriteCalls).
 //
 // # Durability
 //
