@@ -33,7 +33,7 @@ func requireOnePrefix(t *testing.T, msg string) {
 // prefix, "strata: ".
 func TestErrorMessages(t *testing.T) {
 	now := time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)
-	s := stratatest.Open(t, &strata.Options{Now: func() time.Time { return now }})
+	s := stratatest.OpenOnDisk(t, &strata.Options{Now: func() time.Time { return now }})
 	ctx := context.Background()
 	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
 	require.NoError(t, s.CreateTopic("c", strata.TopicConfig{CleanupPolicy: strata.CleanupCompact}))

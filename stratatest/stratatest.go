@@ -23,7 +23,8 @@ const memDir = "/store"
 // may be nil), closed at the end of the test. Unless opts sets FS, the
 // store is in memory: in a directory of a new vfs.Mem that no other
 // store shares, so nothing is written to disk and the test's stores are
-// independent. It fails the test if the store cannot be opened or closed.
+// independent. Its Dir is a path inside that Mem, not on disk: a test that
+// needs the files, or a second Open of the directory, uses OpenOnDisk. It fails the test if the store cannot be opened or closed.
 func Open(t testing.TB, opts *strata.Options) *strata.Store {
 	t.Helper()
 	o := options(opts)
