@@ -103,3 +103,49 @@ func ExampleProducer_Produce_errors() {
 	// true
 	// true
 }
+
+// Flush sends every open batch now and waits for their callbacks: a
+// checkpoint before the program moves on. Records produced without a
+// callback report their first append error here.
+func ExampleProducer_Flush() {
+	s, done := openProducerExample("clicks")
+	defer done()
+	ctx := context.Background()
+	p := s.Producer(strata.ProducerOptions{Linger: time.Hour}) // only Flush sends
+	defer p.Close()
+
+	for i := range 3 {
+		if err := p.Produce(ctx, "clicks", strata.Record{Key: []byte("ana"), Value: []byte(fmt.Sprint(i))}, nil); err != nil {
+			panic(err)
+		}
+	}
+	end, _ := s.ListOffsets("clicks", 1, strata.Latest)
+	fmt.Println("before Flush:", end)
+	if err := p.Flush(ctx); err != nil {
+		panic(err)
+	}
+	end, _ = s.ListOffsets("clicks", 1, strata.Latest)
+	fmt.Println("after Flush:", end)
+	// Output:
+	// before Flush: 0
+	// after Flush: 3
+}
+
+// Close flushes and stops the producer; close it before its Store.
+func ExampleProducer_Close() {
+	s, done := openProducerExample("clicks")
+	defer done()
+	p := s.Producer(strata.ProducerOptions{Linger: time.Hour})
+	if err := p.Produce(context.Background(), "clicks", strata.Record{Value: []byte("last")}, nil); err != nil {
+		panic(err)
+	}
+	fmt.Println(p.Close())
+	st := s.Stats().Topics["clicks"]
+	fmt.Println(st[0].AppendedRecords + st[1].AppendedRecords + st[2].AppendedRecords)
+	err := p.Produce(context.Background(), "clicks", strata.Record{Value: []byte("late")}, nil)
+	fmt.Println(errors.Is(err, strata.ErrClosed))
+	// Output:
+	// <nil>
+	// 1
+	// true
+}
