@@ -2,7 +2,13 @@ package strata
 
 import (
 	"context"
+	"errors"
 	"strings"
+
+	"github.com/stratalog/strata/compaction"
+	"github.com/stratalog/strata/group"
+	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/partition"
 )
 
 // storeError is an error as the store's API returns it: one "strata: "
@@ -10,7 +16,9 @@ import (
 // ("partition: ", "topic: ", ...) are dropped, so that a message reads
 // "strata: offset 9 of orders-0 out of range [0, 3]: offset out of range"
 // rather than naming every layer it went through. It wraps the error it
-// was made from: errors.Is and errors.As see the sentinels and types below.
+// was made from: errors.Is and errors.As see the sentinels and types below,
+// and the root sentinel that stands for a sentinel below of another name
+// (see rootMatches).
 type storeError struct {
 	msg string
 	err error
@@ -18,6 +26,31 @@ type storeError struct {
 
 func (e *storeError) Error() string { return e.msg }
 func (e *storeError) Unwrap() error { return e.err }
+
+// Is reports whether target is the root sentinel for one of the lower
+// sentinels in the error (rootMatches).
+func (e *storeError) Is(target error) bool {
+	for _, m := range rootMatches {
+		if target == m.root && errors.Is(e.err, m.lower) {
+			return true
+		}
+	}
+	return false
+}
+
+// rootMatches are the sentinels of the packages below that a Store call
+// can return and that no root sentinel is an alias of, each with the root
+// sentinel that matches it, so that a user matches root sentinels only.
+var rootMatches = []struct{ lower, root error }{
+	{partition.ErrInvalidConfig, ErrInvalidConfig},
+	{compaction.ErrMapTooSmall, ErrInvalidConfig}, // a key larger than Options.CleanerBufferBytes
+	{log.ErrIncomplete, ErrCorrupt},               // a batch cut short where the log says there is one
+	{log.ErrEmptyBatch, ErrNoRecords},
+	{group.ErrUnknownMember, ErrFenced},           // a consumer the group no longer knows
+	{group.ErrInvalidOffset, ErrOffsetOutOfRange}, // a negative offset
+	{group.ErrUnknownPartition, ErrUnknownPartition},
+	{group.ErrUnknownPartition, ErrUnknownTopic}, // the group cannot tell which: a topic deleted under a commit
+}
 
 // layerPrefixes are the package names the module's error messages start
 // with.
