@@ -98,3 +98,32 @@ func ExampleStickyAssignor() {
 	//  consumer 0 [t0-0 t0-1 t1-0]
 	//  consumer 1 [t0-2 t1-1 t1-2]
 }
+
+// A LogAppendTime topic stamps every record with the store's clock when
+// it is appended, whatever time its writer gave it (Kafka's
+// message.timestamp.type); CreateTime, the default, keeps the writer's.
+func ExampleTimestampType() {
+	s, done := exampleStore(&strata.Options{Now: func() time.Time { return exampleTime }})
+	defer done()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		typ  strata.TimestampType
+	}{{"created", strata.CreateTime}, {"appended", strata.LogAppendTime}} {
+		if err := s.CreateTopic(tc.name, strata.TopicConfig{TimestampType: tc.typ}); err != nil {
+			panic(err)
+		}
+		r := strata.Record{Value: []byte("v"), Timestamp: exampleTime.Add(-time.Hour)}
+		if _, err := s.AppendTo(ctx, tc.name, 0, r); err != nil {
+			panic(err)
+		}
+		got, err := s.Get(tc.name, 0, 0)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(tc.typ, got.Timestamp.UTC().Format(time.TimeOnly))
+	}
+	// Output:
+	// CreateTime 08:00:00
+	// LogAppendTime 09:00:00
+}
