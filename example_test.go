@@ -11,7 +11,6 @@ import (
 
 	"github.com/stratalog/strata"
 	"github.com/stratalog/strata/stratatest"
-	"github.com/stratalog/strata/topic"
 	"github.com/stratalog/strata/vfs"
 )
 
@@ -149,8 +148,11 @@ func ExampleStore_Append() {
 		panic(err)
 	}
 	for i, key := range []string{"user-1", "user-5", "user-1", "user-6"} {
-		fmt.Printf("%s -> partition %d offset %d (murmur2: %d)\n",
-			key, pos[i].Partition, pos[i].Offset, topic.KeyPartition([]byte(key), 4))
+		part, err := s.PartitionFor("clicks", []byte(key))
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s -> partition %d offset %d (murmur2: %d)\n", key, pos[i].Partition, pos[i].Offset, part)
 	}
 
 	_, err = s.Append(ctx, "no-such-topic", strata.Record{Value: []byte("x")})

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/stratalog/strata"
-	"github.com/stratalog/strata/topic"
 )
 
 // Event is something that happened to an account, stored as JSON in the
@@ -53,11 +52,10 @@ type Accounts struct {
 // offset 0 is the point here.)
 func (as *Accounts) Load(ctx context.Context, id string) (acct Account, skipped int, err error) {
 	acct.ID = id
-	desc, err := as.store.DescribeTopic(as.topic)
+	part, err := as.store.PartitionFor(as.topic, []byte(id))
 	if err != nil {
 		return acct, 0, err
 	}
-	part := topic.KeyPartition([]byte(id), len(desc.Partitions))
 	off, err := as.store.ListOffsets(as.topic, part, strata.Earliest)
 	if err != nil {
 		return acct, 0, err

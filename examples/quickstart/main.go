@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/stratalog/strata"
-	"github.com/stratalog/strata/topic"
 )
 
 const (
@@ -117,8 +116,12 @@ func run(dir string) error {
 
 	heading("3. The same key always lands in the same partition")
 	for _, id := range slices.Sorted(maps.Keys(placed)) {
-		fmt.Printf("%-10s events in partitions %v; Kafka's murmur2 partitioner: topic.KeyPartition(%q, %d) = %d\n",
-			id, placed[id], id, partitions, topic.KeyPartition([]byte(id), partitions))
+		part, err := s.PartitionFor(topicName, []byte(id))
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%-10s events in partitions %v; Kafka's murmur2 partitioner: PartitionFor(%q, %q) = %d\n",
+			id, placed[id], topicName, id, part)
 	}
 
 	heading("4. Reader A: every partition from offset 0 (the Records iterator)")
@@ -191,7 +194,10 @@ func run(dir string) error {
 			p.OldestTimestamp.UTC().Format("15:04"), p.NewestTimestamp.UTC().Format("15:04"))
 	}
 	last := events[len(events)-1]
-	part := topic.KeyPartition([]byte(last.ID), partitions)
+	part, err := s.PartitionFor(topicName, []byte(last.ID))
+	if err != nil {
+		return err
+	}
 	end := desc.Partitions[part].EndOffset
 	recs, err := s.Read(ctx, topicName, part, end-1, 1)
 	if err != nil {
