@@ -140,10 +140,16 @@ func (s *Store) Records(ctx context.Context, topicName string, part int, offset 
 		err = storeErr(err)
 		return func(yield func(Record, error) bool) { yield(Record{}, err) }
 	}
-	records := p.Records(ctx, offset)
 	return func(yield func(Record, error) bool) {
-		for r, err := range records {
-			if !yield(r, storeErr(err)) {
+		r := p.NewReader(offset)
+		defer r.Close()
+		var rec Record
+		for {
+			if err := r.NextWait(ctx, &rec); err != nil {
+				yield(Record{}, storeErr(err))
+				return
+			}
+			if !yield(rec, nil) {
 				return
 			}
 		}
