@@ -14,8 +14,10 @@
 // waits for records), Get and GetInto (one record by offset), the Scan
 // iterator (up to the end offset as of the call) or the Records iterator
 // (which tails the partition). A Producer batches many small
-// appends as Kafka's producer does; a Consumer reads as a member of a
-// consumer group and commits its offsets. Retention and compaction run in
+// appends as Kafka's producer does (package typed encodes Go values for it,
+// and decodes them from a partition); a Consumer reads as a member of a
+// consumer group, whose partitions an Assignor shares (RangeAssignor,
+// RoundRobinAssignor, StickyAssignor), and commits its offsets. Retention and compaction run in
 // the background and on demand (EnforceRetention, Compact). Close the Store
 // when done.
 //
