@@ -136,6 +136,7 @@ func TestErrorMessages(t *testing.T) {
 		{"ResetOffsets bad group", func() error { _, err := s.ResetOffsets("", "t", strata.ToEarliest, false); return err }, strata.ErrInvalidGroup},
 		{"ResetOffsets bad spec", func() error { _, err := s.ResetOffsets("g", "t", strata.ResetSpec{}, false); return err }, strata.ErrInvalidConfig},
 		{"ResetOffsets unknown topic", func() error { _, err := s.ResetOffsets("g", "nope", strata.ToEarliest, false); return err }, strata.ErrUnknownTopic},
+		{"Lag bad group", func() error { _, err := s.Lag(ctx, "", "t"); return err }, strata.ErrInvalidGroup},
 		{"Lag unknown topic", func() error { _, err := s.Lag(ctx, "g", "nope"); return err }, strata.ErrUnknownTopic},
 		{"Compact unknown topic", func() error { _, err := s.Compact(ctx, "nope"); return err }, strata.ErrUnknownTopic},
 		{"Compact not compacted", func() error { _, err := s.Compact(ctx, "t"); return err }, strata.ErrNotCompacted},

@@ -259,12 +259,16 @@ type PartitionLag struct {
 
 // Lag reports, for each partition of a topic, how many records the group
 // has not committed yet and how old the oldest of them is: the two signals
-// to watch on a consumer group.
+// to watch on a consumer group. An empty or overlong group id is
+// ErrInvalidGroup.
 func (s *Store) Lag(ctx context.Context, groupName, topicName string) (_ []PartitionLag, err error) {
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	t, err := s.topic(topicName)
 	if err != nil {
+		return nil, err
+	}
+	if err := group.ValidateGroupID(groupName); err != nil {
 		return nil, err
 	}
 	out := make([]PartitionLag, 0, t.NumPartitions())
