@@ -65,8 +65,7 @@
 // (fallocate) a page or more ahead of its entries, which are written with
 // pwrite (readers see them through the mapping), so that an append that
 // needs room the disk does not have fails with ENOSPC before anything is
-// written, and the
-// time index keeps the slot of its last entry reserved. A sealed one (Trim,
+// written, and the time index keeps the slot of its last entry reserved. A sealed one (Trim,
 // Close) is truncated to its valid entries. Opening a file takes every
 // whole entry in it as valid, as Kafka does, so only a cleanly closed
 // (trimmed) file can be trusted: after a crash, a preallocated file reads as
@@ -79,7 +78,7 @@
 //
 // One writer (the segment, under its lock) and any number of lock-free
 // readers. The entry count is an atomic: Append writes the entry's bytes
-// into the mapping and then stores the new count; a reader loads the count
+// (pwrite, which the mapping shows) and then stores the new count; a reader loads the count
 // once and searches only that many entries, so it always sees a consistent
 // prefix of the index.
 //

@@ -213,8 +213,9 @@ func (x *Offset) Check() error {
 	return nil
 }
 
-// Sync makes the entries durable (msync), and the file's size if Open or
-// Trim changed it. It does nothing to a read-only or closed index.
+// Sync makes the entries, and the file's size if Open or Trim changed it,
+// durable (one fsync of the file). It does nothing to a read-only or
+// closed index.
 func (x *Offset) Sync() error { return x.m.sync() }
 
 // Trim seals the index: it truncates the file to the valid entries

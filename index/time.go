@@ -196,8 +196,9 @@ func (x *Time) Check() error {
 	return nil
 }
 
-// Sync makes the entries durable (msync), and the file's size if Open or
-// Trim changed it. It does nothing to a read-only or closed index.
+// Sync makes the entries, and the file's size if Open or Trim changed it,
+// durable (one fsync of the file). It does nothing to a read-only or
+// closed index.
 func (x *Time) Sync() error { return x.m.sync() }
 
 // Trim seals the index as Offset.Trim does: the file is truncated to
