@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -267,75 +268,79 @@ func TestConsumerCallbacksAndAutoReset(t *testing.T) {
 }
 
 // TestGroupUnderChurn runs a producer and consumers that join and leave
-// while it appends (-race): every record is consumed at least once.
+// while it appends (-race): every record is consumed at least once. It runs
+// in a synctest bubble: the consumers' lifetimes, polls and the wait for
+// the records pass on its fake clock.
 func TestGroupUnderChurn(t *testing.T) {
-	s := stratatest.Open(t, nil)
-	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 4}))
-	const total = 400
-	var mu sync.Mutex
-	seen := map[string]int{}
-	runConsumer := func(stop <-chan struct{}) error {
-		c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{
-			AutoOffsetReset: strata.ResetEarliest, PollWait: time.Millisecond,
-			OnRevoked: func(c *strata.Consumer, _ []strata.TopicPartition) { _ = c.Commit(ctx) },
+	synctest.Test(t, func(t *testing.T) {
+		s := stratatest.Open(t, nil)
+		require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 4}))
+		const total = 400
+		var mu sync.Mutex
+		seen := map[string]int{}
+		runConsumer := func(stop <-chan struct{}) error {
+			c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{
+				AutoOffsetReset: strata.ResetEarliest, PollWait: time.Millisecond,
+				OnRevoked: func(c *strata.Consumer, _ []strata.TopicPartition) { _ = c.Commit(ctx) },
+			})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			for {
+				select {
+				case <-stop:
+					return nil
+				default:
+				}
+				pctx, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+				msgs, err := c.Poll(pctx)
+				cancel()
+				if err != nil && pctx.Err() == nil {
+					return err
+				}
+				mu.Lock()
+				for _, m := range msgs {
+					seen[string(m.Value)]++
+				}
+				mu.Unlock()
+				if err := c.Commit(ctx); err != nil {
+					return err
+				}
+			}
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		stopAll := make(chan struct{})
+		wg.Go(func() { // producer
+			for i := range total {
+				if _, err := s.Append(ctx, "t", rec(fmt.Sprint("key-", i%37), fmt.Sprint(i))); err != nil {
+					errs <- err
+					return
+				}
+			}
 		})
-		if err != nil {
-			return err
+		for range 2 { // long-lived consumers
+			wg.Go(func() { errs <- runConsumer(stopAll) })
 		}
-		defer c.Close()
-		for {
-			select {
-			case <-stop:
-				return nil
-			default:
-			}
-			pctx, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
-			msgs, err := c.Poll(pctx)
-			cancel()
-			if err != nil && pctx.Err() == nil {
-				return err
-			}
+		for range 3 { // consumers that come and go
+			stop := make(chan struct{})
+			wg.Go(func() { errs <- runConsumer(stop) })
+			time.Sleep(5 * time.Millisecond)
+			close(stop)
+		}
+		require.Eventually(t, func() bool {
 			mu.Lock()
-			for _, m := range msgs {
-				seen[string(m.Value)]++
-			}
-			mu.Unlock()
-			if err := c.Commit(ctx); err != nil {
-				return err
-			}
-		}
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	stopAll := make(chan struct{})
-	wg.Go(func() { // producer
-		for i := range total {
-			if _, err := s.Append(ctx, "t", rec(fmt.Sprint("key-", i%37), fmt.Sprint(i))); err != nil {
-				errs <- err
-				return
-			}
+			defer mu.Unlock()
+			return len(seen) == total
+		}, 20*time.Second, 5*time.Millisecond, "every record consumed")
+		close(stopAll)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
 		}
 	})
-	for range 2 { // long-lived consumers
-		wg.Go(func() { errs <- runConsumer(stopAll) })
-	}
-	for range 3 { // consumers that come and go
-		stop := make(chan struct{})
-		wg.Go(func() { errs <- runConsumer(stop) })
-		time.Sleep(5 * time.Millisecond)
-		close(stop)
-	}
-	require.Eventually(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(seen) == total
-	}, 20*time.Second, 5*time.Millisecond, "every record consumed")
-	close(stopAll)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
 }
 
 // TestConsumerCommitBelowStart: a committed offset that retention (here

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -175,20 +176,25 @@ func TestInternalTopicProtected(t *testing.T) {
 	require.NoError(t, p.Close())
 }
 
+// TestClosedErrorsMatchErrClosed: a Records iterator blocked at the end of
+// a partition (synctest.Wait: every goroutine of the bubble blocked) ends
+// with ErrClosed when the store closes.
 func TestClosedErrorsMatchErrClosed(t *testing.T) {
-	s, err := strata.Open(t.TempDir(), nil)
-	require.NoError(t, err)
-	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
-	done := make(chan error, 1)
-	go func() {
-		for _, err := range s.Records(ctx, "t", 0, 0) {
-			done <- err
-			return
-		}
-	}()
-	time.Sleep(5 * time.Millisecond)
-	require.NoError(t, s.Close())
-	require.ErrorIs(t, <-done, strata.ErrClosed)
+	synctest.Test(t, func(t *testing.T) {
+		s, err := strata.Open(t.TempDir(), nil)
+		require.NoError(t, err)
+		require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+		done := make(chan error, 1)
+		go func() {
+			for _, err := range s.Records(ctx, "t", 0, 0) {
+				done <- err
+				return
+			}
+		}()
+		synctest.Wait()
+		require.NoError(t, s.Close())
+		require.ErrorIs(t, <-done, strata.ErrClosed)
+	})
 }
 
 // TestProducerLingerNeverStalls: a batch whose linger ends while the

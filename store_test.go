@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -169,58 +170,64 @@ func TestAppendBadInputWritesNothing(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 }
 
+// TestReadFetchListOffsets runs in a synctest bubble: Fetch waits on its
+// fake clock.
 func TestReadFetchListOffsets(t *testing.T) {
-	now := time.UnixMilli(1_700_000_000_000)
-	s := stratatest.Open(t, &strata.Options{Now: func() time.Time { return now }})
-	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
-	for i := range 10 {
-		r := rec("k", fmt.Sprint(i))
-		r.Timestamp = now.Add(time.Duration(i) * time.Second)
-		_, err := s.Append(ctx, "t", r)
+	synctest.Test(t, func(t *testing.T) {
+		now := time.UnixMilli(1_700_000_000_000)
+		s := stratatest.Open(t, &strata.Options{Now: func() time.Time { return now }})
+		require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+		for i := range 10 {
+			r := rec("k", fmt.Sprint(i))
+			r.Timestamp = now.Add(time.Duration(i) * time.Second)
+			_, err := s.Append(ctx, "t", r)
+			require.NoError(t, err)
+		}
+		recs, err := s.Read(ctx, "t", 0, 3, 4)
 		require.NoError(t, err)
-	}
-	recs, err := s.Read(ctx, "t", 0, 3, 4)
-	require.NoError(t, err)
-	require.Len(t, recs, 4)
-	for i, r := range recs {
-		require.Equal(t, int64(3+i), r.Offset)
-		require.Equal(t, fmt.Sprint(3+i), string(r.Value))
-	}
-	recs, err = s.Read(ctx, "t", 0, 10, 4)
-	require.NoError(t, err)
-	require.Empty(t, recs)
-	_, err = s.Read(ctx, "t", 0, 11, 4)
-	require.ErrorIs(t, err, strata.ErrOffsetOutOfRange)
-	require.Contains(t, err.Error(), "[0, 10]")
-	_, err = s.Read(ctx, "t", 1, 0, 4)
-	require.ErrorIs(t, err, strata.ErrUnknownPartition)
-
-	start := time.Now()
-	recs, err = s.Fetch(ctx, "t", 0, 10, 5, 20*time.Millisecond)
-	require.NoError(t, err)
-	require.Empty(t, recs, "nothing arrived within the wait")
-	require.GreaterOrEqual(t, time.Since(start), 20*time.Millisecond)
-	go func() {
-		time.Sleep(5 * time.Millisecond)
-		_, _ = s.Append(ctx, "t", rec("k", "late"))
-	}()
-	recs, err = s.Fetch(ctx, "t", 0, 10, 5, 10*time.Second)
-	require.NoError(t, err)
-	require.Len(t, recs, 1)
-	require.Equal(t, "late", string(recs[0].Value))
-
-	for _, tc := range []struct {
-		spec strata.OffsetSpec
-		want int64
-	}{
-		{strata.Earliest, 0}, {strata.Latest, 11},
-		{strata.AtTime(now), 0}, {strata.AtTime(now.Add(4500 * time.Millisecond)), 5},
-		{strata.AtTime(now.Add(time.Hour)), -1},
-	} {
-		off, err := s.ListOffsets("t", 0, tc.spec)
+		require.Len(t, recs, 4)
+		for i, r := range recs {
+			require.Equal(t, int64(3+i), r.Offset)
+			require.Equal(t, fmt.Sprint(3+i), string(r.Value))
+		}
+		recs, err = s.Read(ctx, "t", 0, 10, 4)
 		require.NoError(t, err)
-		require.Equal(t, tc.want, off)
-	}
+		require.Empty(t, recs)
+		_, err = s.Read(ctx, "t", 0, 11, 4)
+		require.ErrorIs(t, err, strata.ErrOffsetOutOfRange)
+		require.Contains(t, err.Error(), "[0, 10]")
+		_, err = s.Read(ctx, "t", 1, 0, 4)
+		require.ErrorIs(t, err, strata.ErrUnknownPartition)
+
+		start := time.Now()
+		recs, err = s.Fetch(ctx, "t", 0, 10, 5, 20*time.Millisecond)
+		require.NoError(t, err)
+		require.Empty(t, recs, "nothing arrived within the wait")
+		require.Equal(t, 20*time.Millisecond, time.Since(start), "Fetch waits maxWait")
+		start = time.Now()
+		go func() {
+			time.Sleep(5 * time.Millisecond)
+			_, _ = s.Append(ctx, "t", rec("k", "late"))
+		}()
+		recs, err = s.Fetch(ctx, "t", 0, 10, 5, 10*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, 5*time.Millisecond, time.Since(start), "Fetch returns when the record arrives")
+		require.Len(t, recs, 1)
+		require.Equal(t, "late", string(recs[0].Value))
+
+		for _, tc := range []struct {
+			spec strata.OffsetSpec
+			want int64
+		}{
+			{strata.Earliest, 0}, {strata.Latest, 11},
+			{strata.AtTime(now), 0}, {strata.AtTime(now.Add(4500 * time.Millisecond)), 5},
+			{strata.AtTime(now.Add(time.Hour)), -1},
+		} {
+			off, err := s.ListOffsets("t", 0, tc.spec)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, off)
+		}
+	})
 }
 
 func TestRecordsIteratorTails(t *testing.T) {

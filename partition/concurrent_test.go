@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -143,35 +144,39 @@ func TestConcurrentAppendersAndReaders(t *testing.T) {
 	}
 }
 
-// TestGroupCommit: with SyncAlways, concurrent appenders share fsyncs.
+// TestGroupCommit: with SyncAlways, concurrent appenders share fsyncs. It runs
+// in a synctest bubble, where the slow fsyncs take fake time.
 func TestGroupCommit(t *testing.T) {
-	cfg := small(newClock())
-	cfg.SegmentBytes = 1 << 20
-	cfg.MaxBatchBytes = 1 << 10
-	cfg.Sync = SyncAlways
-	// Slow fsyncs, as a disk has, give appenders time to queue behind one.
-	p, err := Open(slowSyncFS{vfs.NewMem()}, "t-0", cfg, false)
-	require.NoError(t, err)
-	const appenders, each = 16, 50
-	var wg sync.WaitGroup
-	for a := range appenders {
-		wg.Go(func() {
-			for i := range each {
-				if _, err := p.Append([]log.Record{rec(a*each + i)}); err != nil {
-					t.Error(err)
+	synctest.Test(t, func(t *testing.T) {
+		cfg := small(newClock())
+		cfg.SegmentBytes = 1 << 20
+		cfg.MaxBatchBytes = 1 << 10
+		cfg.Sync = SyncAlways
+		// Slow fsyncs, as a disk has, give appenders time to queue behind one.
+		p, err := Open(slowSyncFS{vfs.NewMem()}, "t-0", cfg, false)
+		require.NoError(t, err)
+		const appenders, each = 16, 50
+		var wg sync.WaitGroup
+		for a := range appenders {
+			wg.Go(func() {
+				for i := range each {
+					if _, err := p.Append([]log.Record{rec(a*each + i)}); err != nil {
+						t.Error(err)
+					}
 				}
-			}
-		})
-	}
-	wg.Wait()
-	st := p.Stats()
-	require.Equal(t, int64(appenders*each), st.AppendedRecords)
-	require.Less(t, st.Fsyncs, int64(appenders*each)/2, "appenders share fsyncs")
-	require.Equal(t, p.EndOffset(), p.SyncedOffset())
-	require.NoError(t, p.Close())
+			})
+		}
+		wg.Wait()
+		st := p.Stats()
+		require.Equal(t, int64(appenders*each), st.AppendedRecords)
+		require.Less(t, st.Fsyncs, int64(appenders*each)/2, "appenders share fsyncs")
+		require.Equal(t, p.EndOffset(), p.SyncedOffset())
+		require.NoError(t, p.Close())
+	})
 }
 
-// slowSyncFS is a file system whose fsyncs take a while, outside any lock.
+// slowSyncFS is a file system whose fsyncs take a while, outside any lock:
+// 500µs on the clock of the synctest bubble that calls them.
 type slowSyncFS struct{ vfs.FS }
 
 func (s slowSyncFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
