@@ -232,7 +232,7 @@ func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader) (int64, error
 		return 0, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(batch), p.name, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
 	}
 	p.mu.Lock()
-	base, err := p.appendLocked(batch, h)
+	base, err := p.appendMuLocked(batch, h)
 	p.mu.Unlock()
 	if err != nil {
 		return 0, err
@@ -252,9 +252,10 @@ func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader) (int64, error
 	return base, nil
 }
 
-// appendLocked stamps and writes the batch, rolling first if needed.
-func (p *Partition) appendLocked(batch []byte, h log.BatchHeader) (int64, error) {
-	if err := p.writableLocked(); err != nil {
+// appendMuLocked stamps and writes the batch, rolling first if needed. The
+// caller holds mu.
+func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader) (int64, error) {
+	if err := p.writableMuLocked(); err != nil {
 		return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
 	base := p.end.Load()
@@ -263,7 +264,7 @@ func (p *Partition) appendLocked(batch []byte, h log.BatchHeader) (int64, error)
 	last := base + int64(h.LastOffsetDelta)
 	active := p.mu.active.seg
 	if p.shouldRoll(active, len(batch), h.MaxTimestamp, last) {
-		if err := p.rollLocked(base); err != nil {
+		if err := p.rollMuLocked(base); err != nil {
 			return 0, err
 		}
 		active = p.mu.active.seg
@@ -271,7 +272,7 @@ func (p *Partition) appendLocked(batch []byte, h log.BatchHeader) (int64, error)
 	err := active.AppendHeader(batch, h)
 	if errors.Is(err, segment.ErrFull) && active.Size() > 0 {
 		// The segment knows limits the roll check does not ask about.
-		if err := p.rollLocked(base); err != nil {
+		if err := p.rollMuLocked(base); err != nil {
 			return 0, err
 		}
 		err = p.mu.active.seg.AppendHeader(batch, h)
@@ -298,18 +299,18 @@ func (p *Partition) shouldRoll(s *segment.Segment, size int, maxTS, last int64) 
 		!s.CanAppendOffset(last)
 }
 
-// rollLocked seals the active segment and creates the next one at base (the
-// creation fsyncs the directory). The sealed segment is fsynced soon after by
-// the background goroutine (or by the next Sync), outside the lock, and the
-// recovery point checkpoint then moves past it: recovery after a crash
-// starts there.
+// rollMuLocked seals the active segment and creates the next one at base
+// (the creation fsyncs the directory). The caller holds mu. The sealed
+// segment is fsynced soon after by the background goroutine (or by the next
+// Sync), outside mu, and the recovery point checkpoint then moves past it:
+// recovery after a crash starts there.
 //
 // A roll that fails for want of space (ENOSPC) without a failed fsync leaves
 // the partition usable: the old segment stays active (sealed if that step
 // worked; Seal is idempotent, and the files of the new one are removed), so
 // the next append rolls again, and the error matches syscall.ENOSPC. Any
 // other failure closes the partition to appends.
-func (p *Partition) rollLocked(base int64) error {
+func (p *Partition) rollMuLocked(base int64) error {
 	old := p.mu.active
 	err := old.seg.Seal()
 	var next *segment.Segment
@@ -321,7 +322,7 @@ func (p *Partition) rollLocked(base int64) error {
 		if errors.Is(err, syscall.ENOSPC) && !errors.Is(err, segment.ErrSync) {
 			return fmt.Errorf("partition: %s: %w", p.name, err)
 		}
-		return p.failLocked(err)
+		return p.failMuLocked(err)
 	}
 	ref := newRef(next)
 	st := p.state.Load()

@@ -103,12 +103,13 @@ type recoveryCheckpoint struct {
 // set makes offset the recovery point to write.
 func (c *recoveryCheckpoint) set(offset int64) { c.due, c.offset = true, offset }
 
-// checkpointLocked writes the recovery point that is due, if any. A failure
-// leaves it due, to be written by the next flush (after a Sync, a roll, or
-// in Close): the file then holds an earlier recovery point, which only
-// makes recovery after a crash start earlier, so it closes nothing. It is
-// logged, once until a write succeeds. The caller holds syncMu.
-func (p *Partition) checkpointLocked() {
+// checkpointSyncMuLocked writes the recovery point that is due, if any. A
+// failure leaves it due, to be written by the next flush (after a Sync, a
+// roll, or in Close): the file then holds an earlier recovery point, which
+// only makes recovery after a crash start earlier, so it closes nothing.
+// It is logged, once until a write succeeds. The caller holds syncMu (or
+// is Open, before the partition is shared).
+func (p *Partition) checkpointSyncMuLocked() {
 	c := &p.checkpoint
 	if !c.due {
 		return

@@ -46,7 +46,7 @@ func (p *Partition) Compact(now time.Time, cfg compaction.Config) (compaction.St
 
 	// Hold every sealed segment for the round.
 	p.mu.Lock()
-	if err := p.writableLocked(); err != nil {
+	if err := p.writableMuLocked(); err != nil {
 		p.mu.Unlock()
 		return stats, fmt.Errorf("partition: compacting %s: %w", p.name, err)
 	}
@@ -128,7 +128,7 @@ func (p *Partition) swap(src []*segRef, outs []*segment.Segment) error {
 	// swap whose sources were all still live.
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.writableLocked(); err != nil {
+	if err := p.writableMuLocked(); err != nil {
 		discard()
 		return fmt.Errorf("partition: compacting %s: %w", p.name, err)
 	}
@@ -149,7 +149,7 @@ func (p *Partition) swap(src []*segRef, outs []*segment.Segment) error {
 	for i := len(bases) - 1; i >= 0; i-- {
 		if err := segment.RenameTemp(p.fsys, p.dir, bases[i], segment.CleanedSuffix, segment.SwapSuffix); err != nil {
 			discard()
-			return p.failLocked(fmt.Errorf("compacting: %w", err))
+			return p.failMuLocked(fmt.Errorf("compacting: %w", err))
 		}
 	}
 	// The replaced segments whose names the output does not reuse go to
@@ -161,20 +161,20 @@ func (p *Partition) swap(src []*segRef, outs []*segment.Segment) error {
 	for _, r := range src {
 		if !replaced[r.seg.Base()] {
 			if err := r.seg.MarkDeleted(); err != nil {
-				return p.failLocked(fmt.Errorf("compacting: %w", err))
+				return p.failMuLocked(fmt.Errorf("compacting: %w", err))
 			}
 		}
 	}
 	refs := make([]*segRef, len(bases))
 	for _, b := range bases {
 		if err := segment.RenameTemp(p.fsys, p.dir, b, segment.SwapSuffix, ""); err != nil {
-			return p.failLocked(fmt.Errorf("compacting: %w", err))
+			return p.failMuLocked(fmt.Errorf("compacting: %w", err))
 		}
 	}
 	for i, b := range bases {
 		s, err := segment.Open(p.fsys, p.dir, b, p.cfg.segmentConfig(), false)
 		if err != nil {
-			return p.failLocked(fmt.Errorf("compacting: %w", err))
+			return p.failMuLocked(fmt.Errorf("compacting: %w", err))
 		}
 		refs[i] = newRef(s)
 	}

@@ -128,7 +128,7 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 		// A checkpoint that cannot be written (a full disk) stays due, as
 		// after a roll: it only makes the next recovery start earlier.
 		p.checkpoint.set(active.seg.Base())
-		p.checkpointLocked()
+		p.checkpointSyncMuLocked()
 	}
 	p.startBackground()
 	return p, nil

@@ -16,6 +16,38 @@ import (
 // they load an immutable snapshot of the segment list and the end offset
 // through atomics, and hold a reference on the segment they read so that a
 // segment removed meanwhile is closed only when its last reader lets go.
+//
+// # Locks
+//
+// A goroutine that holds more than one takes them in this order, and
+// releases none to take an earlier one:
+//
+//	cleanMu → syncMu → mu
+//
+// cleanMu makes compaction (Compact) and Truncate exclusive: they write
+// segment files under the same temporary names. It is held for a whole
+// cleaning round, reads and writes of segment files included.
+//
+// syncMu serialises fsyncs of appended data: the group commit's fsync of
+// the active segment's .log, the fsyncs of segments that rolls sealed
+// (mu.pending), and the recovery point checkpoint written after them
+// (checkpoint, which it guards). It is held during that I/O; mu is not,
+// so appends go on while an fsync runs. Truncate holds it too (with
+// cleanMu and mu), so that no fsync runs on a segment it rewrites.
+//
+// mu guards the fields in it and serialises appends, rolls, retention,
+// DeleteRecords, truncation and compaction's swap, which publish state
+// and end. It is held during the I/O those do: writes into the active
+// segment, a roll's creation of a segment (which fsyncs the directory),
+// retention's and truncation's file removals, renames and directory
+// fsyncs. It is never held during an fsync of a segment's data.
+//
+// group.mu (with group.cond) only coordinates who leads the next group
+// commit fsync; appended.mu only hands out wake-up channels. Each is taken
+// alone and never held while taking another lock or doing I/O.
+//
+// A method whose name ends in MuLocked needs mu held by its caller, one
+// ending in SyncMuLocked syncMu.
 type Partition struct {
 	fsys vfs.FS
 	dir  string
@@ -29,14 +61,14 @@ type Partition struct {
 		closed  bool
 		failed  error // a failed fsync or roll: no more appends
 	}
-	state atomic.Pointer[state]
-	start atomic.Int64 // first retained offset
-	end   atomic.Int64 // next offset to assign
-	done  atomic.Bool  // closed: reads fail too
+	state atomic.Pointer[state] // stored with mu held
+	start atomic.Int64          // first retained offset; stored with mu held
+	end   atomic.Int64          // next offset to assign; stored with mu held
+	done  atomic.Bool           // closed: reads fail too
 
 	appended signal // woken whenever the high watermark moves
 
-	cleanMu sync.Mutex // one compaction at a time
+	cleanMu sync.Mutex // one compaction or truncation at a time
 
 	syncMu     sync.Mutex         // one fsync (or flush of sealed segments) at a time
 	synced     atomic.Int64       // offsets below this are durable
@@ -211,7 +243,7 @@ func (p *Partition) Close() error {
 
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
-	err := p.flushSealedLocked()
+	err := p.flushPendingSyncMuLocked()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err == nil && p.mu.failed != nil {
@@ -225,7 +257,7 @@ func (p *Partition) Close() error {
 		if err == nil {
 			p.publishSynced(p.end.Load())
 			p.checkpoint.set(active.NextOffset())
-			p.checkpointLocked()
+			p.checkpointSyncMuLocked()
 		}
 	}
 	for _, r := range p.state.Load().segs {
@@ -247,10 +279,10 @@ func (p *Partition) checkOpen() error {
 	return nil
 }
 
-// writableLocked fails with ErrClosed once the partition is closed, or once
+// writableMuLocked fails with ErrClosed once the partition is closed, or once
 // a failed fsync or roll closed it to appends (wrapping that failure too).
 // The caller holds mu.
-func (p *Partition) writableLocked() error {
+func (p *Partition) writableMuLocked() error {
 	switch {
 	case p.mu.closed:
 		return ErrClosed

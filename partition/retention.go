@@ -21,7 +21,7 @@ import (
 func (p *Partition) EnforceRetention(now time.Time, policy retention.Policy) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.writableLocked(); err != nil {
+	if err := p.writableMuLocked(); err != nil {
 		return 0, fmt.Errorf("partition: %s: %w", p.name, err)
 	}
 	st := p.state.Load()
@@ -37,7 +37,7 @@ func (p *Partition) EnforceRetention(now time.Time, policy retention.Policy) (in
 	}
 	if n == len(st.segs) {
 		// The active segment goes too: roll, so one segment remains.
-		if err := p.rollLocked(p.end.Load()); err != nil {
+		if err := p.rollMuLocked(p.end.Load()); err != nil {
 			return 0, err
 		}
 		st = p.state.Load()

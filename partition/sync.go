@@ -83,7 +83,7 @@ func (p *Partition) syncOnce() error {
 		return fmt.Errorf("partition: sync of %s: %w", p.name, ErrClosed)
 	}
 	defer func() { _ = active.release() }()
-	if err := p.flushSealed(pending, active.seg.Base()); err != nil {
+	if err := p.flushSealedSyncMuLocked(pending, active.seg.Base()); err != nil {
 		return err
 	}
 	// Only the .log needs the fsync: the active segment's indexes are
@@ -97,24 +97,25 @@ func (p *Partition) syncOnce() error {
 	return nil
 }
 
-// flushSealedLocked fsyncs the segments that rolls sealed since the last
-// flush and checkpoints the recovery point. The caller holds syncMu.
-func (p *Partition) flushSealedLocked() error {
+// flushPendingSyncMuLocked fsyncs the segments that rolls sealed since the
+// last flush and checkpoints the recovery point. The caller holds syncMu;
+// it takes mu for a moment to take the pending list.
+func (p *Partition) flushPendingSyncMuLocked() error {
 	p.mu.Lock()
 	pending := p.mu.pending
 	p.mu.pending = nil
 	rp := p.mu.active.seg.Base()
 	p.mu.Unlock()
-	return p.flushSealed(pending, rp)
+	return p.flushSealedSyncMuLocked(pending, rp)
 }
 
-// flushSealed fsyncs pending (data and trimmed indexes), releases them,
-// then checkpoints the recovery point rp: the base of the active segment
-// when they were taken, below which everything is on stable storage. A
-// failed fsync closes the partition to appends. A checkpoint that cannot be
-// written does not: it stays due (see checkpointLocked). The caller holds
-// syncMu.
-func (p *Partition) flushSealed(pending []*segRef, rp int64) error {
+// flushSealedSyncMuLocked fsyncs pending (data and trimmed indexes),
+// releases them, then checkpoints the recovery point rp: the base of the
+// active segment when they were taken, below which everything is on stable
+// storage. A failed fsync closes the partition to appends. A checkpoint
+// that cannot be written does not: it stays due (see
+// checkpointSyncMuLocked). The caller holds syncMu.
+func (p *Partition) flushSealedSyncMuLocked(pending []*segRef, rp int64) error {
 	var err error
 	for _, r := range pending {
 		if err == nil {
@@ -130,7 +131,7 @@ func (p *Partition) flushSealed(pending []*segRef, rp int64) error {
 		p.publishSynced(rp)
 		p.checkpoint.set(rp)
 	}
-	p.checkpointLocked()
+	p.checkpointSyncMuLocked()
 	return nil
 }
 
@@ -153,7 +154,7 @@ func releaseAll(refs []*segRef) {
 func (p *Partition) fail(err error) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.failLocked(err)
+	return p.failMuLocked(err)
 }
 
 // startBackground starts the goroutine that fsyncs rolled segments soon
@@ -178,7 +179,7 @@ func (p *Partition) startBackground() {
 				return
 			case <-p.rolled:
 				p.syncMu.Lock()
-				err = p.flushSealedLocked()
+				err = p.flushPendingSyncMuLocked()
 				p.syncMu.Unlock()
 			case <-tick:
 				err = p.syncTo(p.end.Load())

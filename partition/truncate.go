@@ -61,12 +61,12 @@ func (p *Partition) Truncate(offset int64) error {
 	defer p.cleanMu.Unlock()
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
-	if err := p.flushSealedLocked(); err != nil {
+	if err := p.flushPendingSyncMuLocked(); err != nil {
 		return err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.writableLocked(); err != nil {
+	if err := p.writableMuLocked(); err != nil {
 		return fmt.Errorf("partition: %s: %w", p.name, err)
 	}
 	start, end := p.start.Load(), p.end.Load()
@@ -98,17 +98,17 @@ func (p *Partition) Truncate(offset int64) error {
 	// partition (whose segments may be apart).
 	for _, r := range segs[i+1:] {
 		if err := r.seg.MarkDeleted(); err != nil {
-			return p.failLocked(fmt.Errorf("truncating: %w", err))
+			return p.failMuLocked(fmt.Errorf("truncating: %w", err))
 		}
 	}
 	if len(segs) > i+1 {
 		if err := p.fsys.SyncDir(p.dir); err != nil {
-			return p.failLocked(fmt.Errorf("truncating: %w", err))
+			return p.failMuLocked(fmt.Errorf("truncating: %w", err))
 		}
 	}
 	next, err := old.seg.Rewrite(offset, extra)
 	if err != nil {
-		return p.failLocked(fmt.Errorf("truncating: %w", err))
+		return p.failMuLocked(fmt.Errorf("truncating: %w", err))
 	}
 	ref := newRef(next)
 	p.state.Store(&state{segs: append(segs[:i:i], ref)})
@@ -125,7 +125,7 @@ func (p *Partition) Truncate(offset int64) error {
 		_ = r.release()
 	}
 	if err := p.fsys.SyncDir(p.dir); err != nil {
-		return p.failLocked(fmt.Errorf("truncating: %w", err))
+		return p.failMuLocked(fmt.Errorf("truncating: %w", err))
 	}
 	return nil
 }
@@ -184,9 +184,9 @@ func cloneNil(b []byte) []byte {
 	return bytes.Clone(b)
 }
 
-// failLocked closes the partition to appends after a failure that may have
-// left the active segment in an unknown state.
-func (p *Partition) failLocked(err error) error {
+// failMuLocked closes the partition to appends after a failure that may
+// have left the active segment in an unknown state. The caller holds mu.
+func (p *Partition) failMuLocked(err error) error {
 	if p.mu.failed == nil {
 		p.mu.failed = err
 	}
