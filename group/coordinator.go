@@ -121,7 +121,10 @@ func NewCoordinator(log OffsetLog, opts *Options) *Coordinator {
 }
 
 // groupState is one group: its offsets and its membership. Every field is
-// guarded by mu.
+// guarded by mu. Its methods named ...Locked, and the Coordinator's named
+// ...GroupLocked (which take the group as an argument), need mu held by
+// their caller; the Coordinator's own mu (the map of groups) is never taken
+// while a group's is held.
 type groupState struct {
 	mu   sync.Mutex
 	name string
@@ -195,7 +198,7 @@ func (c *Coordinator) lockGroup(group string, create bool) *groupState {
 		return nil
 	}
 	g.mu.Lock()
-	c.expireLocked(g)
+	c.expireGroupLocked(g)
 	return g
 }
 
@@ -217,7 +220,7 @@ func (c *Coordinator) Groups() []string {
 	var out []string
 	for _, g := range c.all() {
 		g.mu.Lock()
-		c.expireLocked(g)
+		c.expireGroupLocked(g)
 		if len(g.members) > 0 || len(g.offsets) > 0 {
 			out = append(out, g.name)
 		}
@@ -239,13 +242,14 @@ func (c *Coordinator) Groups() []string {
 func (c *Coordinator) Expire() {
 	for _, g := range c.all() {
 		g.mu.Lock()
-		c.expireLocked(g)
+		c.expireGroupLocked(g)
 		g.mu.Unlock()
 	}
 }
 
-// expireLocked evicts g's expired members and rebalances once if any was.
-func (c *Coordinator) expireLocked(g *groupState) {
+// expireGroupLocked evicts g's expired members and rebalances once if any
+// was. The caller holds g.mu.
+func (c *Coordinator) expireGroupLocked(g *groupState) {
 	if len(g.members) == 0 {
 		return
 	}
@@ -269,7 +273,7 @@ func (c *Coordinator) expireLocked(g *groupState) {
 		}
 	}
 	if evicted {
-		c.rebalanceLocked(g)
+		c.rebalanceGroupLocked(g)
 	}
 }
 

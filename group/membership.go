@@ -70,7 +70,7 @@ func (c *Coordinator) Join(group string, topics []string) (MemberRef, error) {
 	}
 	g.members[m.id] = m
 	g.noteDeadline(now.Add(c.opts.SessionTimeout))
-	c.rebalanceLocked(g)
+	c.rebalanceGroupLocked(g)
 	m.generation = g.generation
 	return MemberRef{MemberID: m.id, Generation: m.generation}, nil
 }
@@ -86,7 +86,7 @@ func (c *Coordinator) Subscribe(group, memberID string, topics []string) error {
 	defer g.mu.Unlock()
 	if topics = sortedTopics(topics); !slices.Equal(topics, m.topics) {
 		m.topics = topics
-		c.rebalanceLocked(g)
+		c.rebalanceGroupLocked(g)
 	}
 	return nil
 }
@@ -103,7 +103,7 @@ func (c *Coordinator) Leave(group, memberID string) error {
 	}
 	defer g.mu.Unlock()
 	g.removeLocked(m)
-	c.rebalanceLocked(g)
+	c.rebalanceGroupLocked(g)
 	return nil
 }
 
@@ -128,8 +128,8 @@ func (c *Coordinator) Sync(group, memberID string) (SyncResult, error) {
 	}
 	defer g.mu.Unlock()
 	m.lastSeen = c.opts.Now()
-	if c.countsChangedLocked(g) {
-		c.rebalanceLocked(g)
+	if c.countsChangedGroupLocked(g) {
+		c.rebalanceGroupLocked(g)
 	}
 	res := SyncResult{Generation: g.generation}
 	for _, tp := range m.assigned {
@@ -174,7 +174,7 @@ func (c *Coordinator) Revoked(group, memberID string, parts []TopicPartition) er
 		delete(m.owned, tp)
 		delete(g.owner, tp)
 	}
-	c.updateRevokeLocked(g, m, c.opts.Now())
+	c.updateRevokeGroupLocked(g, m, c.opts.Now())
 	return nil
 }
 

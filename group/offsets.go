@@ -279,7 +279,7 @@ func (c *Coordinator) DeleteStaleOffsets() (int, error) {
 				parts = append(parts, tp)
 			}
 		}
-		err := c.deleteLocked(g, parts)
+		err := c.deleteGroupLocked(g, parts)
 		if err == nil {
 			n += len(parts)
 		}
@@ -324,7 +324,7 @@ func (c *Coordinator) DeleteOffsets(group string, parts ...TopicPartition) error
 			}
 		}
 	}
-	return c.deleteLocked(g, parts)
+	return c.deleteGroupLocked(g, parts)
 }
 
 // DeleteTopic deletes every group's committed offsets for topic, which no
@@ -340,22 +340,22 @@ func (c *Coordinator) DeleteTopic(topic string, id [16]byte) error {
 	var errs []error
 	for _, g := range c.all() {
 		g.mu.Lock()
-		c.expireLocked(g)
+		c.expireGroupLocked(g)
 		var parts []TopicPartition
 		for tp, om := range g.offsets {
 			if tp.Topic == topic && (id == [16]byte{} || om.TopicID == id || om.TopicID == [16]byte{}) {
 				parts = append(parts, tp)
 			}
 		}
-		errs = append(errs, c.deleteLocked(g, parts))
+		errs = append(errs, c.deleteGroupLocked(g, parts))
 		g.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }
 
-// deleteLocked writes tombstones for the offsets of parts that g (locked)
-// has, then forgets them.
-func (c *Coordinator) deleteLocked(g *groupState, parts []TopicPartition) error {
+// deleteGroupLocked writes tombstones for the offsets of parts that g has,
+// then forgets them. The caller holds g.mu.
+func (c *Coordinator) deleteGroupLocked(g *groupState, parts []TopicPartition) error {
 	group := g.name
 	var tombstones []Commit
 	for _, tp := range parts {

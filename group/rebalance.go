@@ -26,11 +26,12 @@ import (
 // not the consumers, holding the state; a partition that moves is revoked
 // by its old owner before its new owner is handed it.
 
-// rebalanceLocked starts a new generation: it reads the partition counts
-// of the subscribed topics, runs the assignor over the members (passing
-// what each owns now, so that Sticky keeps it where it is) and makes the
-// result the target. Ownership changes only through Sync and Revoked.
-func (c *Coordinator) rebalanceLocked(g *groupState) {
+// rebalanceGroupLocked starts a new generation: it reads the partition
+// counts of the subscribed topics, runs the assignor over the members
+// (passing what each owns now, so that Sticky keeps it where it is) and
+// makes the result the target. Ownership changes only through Sync and
+// Revoked. The caller holds g.mu.
+func (c *Coordinator) rebalanceGroupLocked(g *groupState) {
 	g.generation++
 	ids := slices.Sorted(maps.Keys(g.members))
 	clear(g.counts)
@@ -65,13 +66,14 @@ func (c *Coordinator) rebalanceLocked(g *groupState) {
 	}
 	now := c.opts.Now()
 	for _, id := range ids {
-		c.updateRevokeLocked(g, g.members[id], now)
+		c.updateRevokeGroupLocked(g, g.members[id], now)
 	}
 }
 
-// countsChangedLocked reports whether the partition count of a topic the
-// group subscribes to differs from the count of the last rebalance.
-func (c *Coordinator) countsChangedLocked(g *groupState) bool {
+// countsChangedGroupLocked reports whether the partition count of a topic
+// the group subscribes to differs from the count of the last rebalance.
+// The caller holds g.mu.
+func (c *Coordinator) countsChangedGroupLocked(g *groupState) bool {
 	for t, n := range g.counts {
 		if c.partitions(t) != n {
 			return true
@@ -80,9 +82,10 @@ func (c *Coordinator) countsChangedLocked(g *groupState) bool {
 	return false
 }
 
-// updateRevokeLocked starts the clock of Options.RebalanceTimeout when m
-// owns a partition outside its target, and stops it when it owns none.
-func (c *Coordinator) updateRevokeLocked(g *groupState, m *member, now time.Time) {
+// updateRevokeGroupLocked starts the clock of Options.RebalanceTimeout when
+// m owns a partition outside its target, and stops it when it owns none.
+// The caller holds g.mu.
+func (c *Coordinator) updateRevokeGroupLocked(g *groupState, m *member, now time.Time) {
 	revoking := false
 	for tp := range m.owned {
 		if g.target[tp] != m {
