@@ -57,7 +57,7 @@ func benchClean(b *testing.B, logBytes int64, livePercent int) {
 	b.ResetTimer()
 	var st Stats
 	for b.Loop() {
-		m.Reset()
+		m.reset()
 		end, err := BuildMap(m, l.segs, 0, l.active().Base(), 0)
 		require.NoError(b, err)
 		st = Stats{}
@@ -93,7 +93,7 @@ func BenchmarkOffsetMapPut(b *testing.B) {
 			for b.Loop() {
 				if !m.Put(keys[i], int64(i)) {
 					full, fullKeys = m.BytesPerKey(), m.Len()
-					m.Reset()
+					m.reset()
 					i = 0
 					continue
 				}

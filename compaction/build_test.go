@@ -88,7 +88,7 @@ func TestBuildMapPartial(t *testing.T) {
 	m := NewOffsetMap(2<<10, nil) // room for some 50 keys
 	first, passes := int64(0), 0
 	for first < uncleanable {
-		m.Reset()
+		m.reset()
 		end, err := BuildMap(m, l.segs, first, uncleanable, 0)
 		require.NoError(t, err)
 		require.Greater(t, end, first, "progress")

@@ -134,7 +134,7 @@ func (l *testLog) clean(firstDirty int64, now time.Time, o roundOpts) (int64, St
 	if o.outBytes == 0 {
 		o.outBytes = 2 * o.groupBytes
 	}
-	o.om.Reset()
+	o.om.reset()
 	end, err := BuildMap(o.om, l.segs, firstDirty, l.active().Base(), 0)
 	require.NoError(l.tb, err)
 	create := l.creator(o.outBytes)

@@ -159,8 +159,8 @@ func (m *OffsetMap) BytesPerKey() float64 {
 	return float64(m.Bytes()) / float64(m.count)
 }
 
-// Reset empties the map and keeps its memory for the next round.
-func (m *OffsetMap) Reset() {
+// reset empties the map and keeps its memory for the next round.
+func (m *OffsetMap) reset() {
 	clear(m.slots)
 	m.arena = m.arena[:0]
 	m.count = 0

@@ -121,7 +121,7 @@ func TestOffsetMapFull(t *testing.T) {
 				require.Equal(t, int64(i), off)
 			}
 			// Reset empties it and the same keys fit again.
-			m.Reset()
+			m.reset()
 			require.Zero(t, m.Len())
 			_, ok = m.Get(key(1))
 			require.False(t, ok)

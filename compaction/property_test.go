@@ -83,7 +83,7 @@ func runProperty(t *testing.T, seed uint64) {
 	}
 
 	round := func(om *OffsetMap, outBytes int64) int64 {
-		om.Reset()
+		om.reset()
 		end, err := BuildMap(om, l.segs, firstDirty, l.active().Base(), 0)
 		require.NoError(t, err)
 		infos := l.infos()

@@ -14,11 +14,11 @@ const OffsetEntrySize = 8
 // Offset is a segment's offset index (.index file): a sparse map from record
 // offsets to byte positions of batches in the segment's .log file.
 //
-// Lookup, LookupPosition, Entries, Entry, LastOffset, MaxEntries, Full and
-// the other accessors may be called from any number of goroutines, also
-// while the writer appends. Append, TruncateTo, Reset, Sync, Trim and Close
-// change the index and must be called by one goroutine at a time (the
-// segment's writer); Close only once no reader remains.
+// Lookup, Entries, Entry, MaxEntries, Full and the other accessors may be
+// called from any number of goroutines, also while the writer appends.
+// Append, TruncateTo, Reset, Sync, Trim and Close change the index and must
+// be called by one goroutine at a time (the segment's writer); Close only
+// once no reader remains.
 type Offset struct {
 	m mapped
 }
@@ -63,8 +63,8 @@ func (x *Offset) MaxEntries() int { return int(x.m.limit.Load()) }
 // Full reports whether Append would return ErrFull or ErrSealed.
 func (x *Offset) Full() bool { return x.m.full(0) }
 
-// SizeBytes returns the size of the valid entries, Entries()*8.
-func (x *Offset) SizeBytes() int { return x.Entries() * OffsetEntrySize }
+// sizeBytes returns the size of the valid entries, Entries()*8.
+func (x *Offset) sizeBytes() int { return x.Entries() * OffsetEntrySize }
 
 // Entry returns entry i (0 ≤ i < Entries()): its offset and position. It
 // panics if i is out of range.
@@ -78,9 +78,9 @@ func (x *Offset) entry(i int) (offset int64, position int32) {
 	return x.m.base + offsetKey.get(x.m.data, i), int32(offsetValue.get(x.m.data, i))
 }
 
-// LastOffset returns the last entry's offset, or the base offset if the
+// lastOffset returns the last entry's offset, or the base offset if the
 // index is empty.
-func (x *Offset) LastOffset() int64 {
+func (x *Offset) lastOffset() int64 {
 	n := x.Entries()
 	if n == 0 {
 		return x.m.base
@@ -160,10 +160,10 @@ func (x *Offset) Floor(target int64) (slot, entries int) {
 	return floor(x.m.data, n, offsetKey, target-x.m.base), n
 }
 
-// LookupPosition returns the first entry whose position is at least
+// lookupPosition returns the first entry whose position is at least
 // position, and false if there is none: Kafka's fetchUpperBoundOffset,
 // which bounds a read of the log bytes up to position by offset.
-func (x *Offset) LookupPosition(position int64) (offset int64, pos int32, ok bool) {
+func (x *Offset) lookupPosition(position int64) (offset int64, pos int32, ok bool) {
 	n := x.Entries()
 	i := ceil(x.m.data, n, offsetValue, position)
 	if i == n {

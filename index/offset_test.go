@@ -180,7 +180,7 @@ func TestOffsetLookupPosition(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				o, p, ok := x.LookupPosition(tt.position)
+				o, p, ok := x.lookupPosition(tt.position)
 				require.Equal(t, tt.ok, ok)
 				require.Equal(t, tt.want, offsetEntry{o, p})
 			})
@@ -228,7 +228,7 @@ func TestOffsetAppendErrors(t *testing.T) {
 				err := x.Append(tt.offset, tt.position)
 				if tt.want == nil {
 					require.NoError(t, err)
-					require.Equal(t, tt.offset, x.LastOffset())
+					require.Equal(t, tt.offset, x.lastOffset())
 					return
 				}
 				require.ErrorIs(t, err, tt.want)
@@ -273,7 +273,7 @@ func TestOffsetTruncateTo(t *testing.T) {
 				require.Equal(t, entries[:tt.want], offsetEntries(x))
 				require.Equal(t, tt.want, x.Entries())
 				o, _ := x.Lookup(math.MaxInt64)
-				require.Equal(t, x.LastOffset(), o)
+				require.Equal(t, x.lastOffset(), o)
 				// The slots after the kept entries are free again.
 				require.NoError(t, x.Append(1040, 400))
 				require.Equal(t, tt.want+1, x.Entries())
@@ -290,8 +290,8 @@ func TestOffsetReset(t *testing.T) {
 		}
 		x.Reset()
 		require.Zero(t, x.Entries())
-		require.Zero(t, x.SizeBytes())
-		require.Equal(t, int64(50), x.LastOffset())
+		require.Zero(t, x.sizeBytes())
+		require.Equal(t, int64(50), x.lastOffset())
 		o, p := x.Lookup(math.MaxInt64)
 		require.Equal(t, offsetEntry{50, 0}, offsetEntry{o, p})
 		require.NoError(t, x.Append(51, 0), "after a reset any offset above the base goes")

@@ -10,7 +10,7 @@ const chunkShift = 20
 // spent only on the MiBs that use it. The marks of CRC-checked batches and
 // the remembered record positions are such tables. Any number of goroutines
 // may get and make chunks at once; reset needs the segment to itself
-// (Truncate, Recover).
+// (truncate, Recover).
 type chunkTable[C any] struct {
 	chunks atomic.Pointer[[]atomic.Pointer[C]]
 }

@@ -54,6 +54,6 @@
 // Memory mappings are released only by Close and Delete, which must not run
 // while a reader uses the segment: the partition reference-counts segments.
 // Seal shrinks the index files but keeps the mappings, so readers of a
-// segment being sealed keep working. Truncate and Recover shrink the .log
-// file under its mapping, so they too need the segment to themselves.
+// segment being sealed keep working. Recover shrinks the .log file under its
+// mapping, so it too needs the segment to itself.
 package segment

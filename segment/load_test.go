@@ -114,7 +114,7 @@ func TestTruncateIgnoresDamagedTimestamp(t *testing.T) {
 
 	s, err = Open(fx.fsys, fx.dir, 0, cfg, true)
 	require.NoError(t, err)
-	require.NoError(t, s.Truncate(8))
+	require.NoError(t, s.truncate(8))
 	require.Equal(t, int64(1_700_000_000_007), s.MaxTimestamp())
 	require.NoError(t, s.Close())
 	_, times := reopenEntries(t, fx, cfg)

@@ -20,7 +20,7 @@ const (
 // Marks are kept in chunks of 8 KiB, each covering 1 MiB of the file,
 // allocated when a batch in that MiB is first checked: a segment nobody
 // reads at random costs nothing. Readers set and test marks concurrently,
-// without a lock; reset needs the segment to itself (Truncate, Recover).
+// without a lock; reset needs the segment to itself (truncate, Recover).
 type batchMarks struct {
 	chunkTable[[chunkWords]atomic.Uint64]
 }

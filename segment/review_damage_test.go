@@ -96,7 +96,7 @@ func TestTruncateRefusesHoles(t *testing.T) {
 	defer s.Close()
 	require.Error(t, s.Damaged())
 	size, next := s.Size(), s.NextOffset()
-	require.ErrorIs(t, s.Truncate(written[8].recs[0].Offset), log.ErrCorrupt)
+	require.ErrorIs(t, s.truncate(written[8].recs[0].Offset), log.ErrCorrupt)
 	require.Equal(t, size, s.Size())
 	require.Equal(t, next, s.NextOffset())
 	require.GreaterOrEqual(t, len(readFile(t, m, path)), len(data), "the file is not cut")

@@ -13,7 +13,7 @@ import (
 // Rewrite makes a new writable segment with the same base offset that holds
 // the batches of s whose last offset is below offset, followed by extra
 // (whole batches that follow them, or nothing), and puts it in s's place on
-// disk. Unlike Truncate it never shrinks a file under a reader: s keeps its
+// disk. Unlike a truncation in place it never shrinks a file under a reader: s keeps its
 // own (then unlinked) files, and readers holding s finish undisturbed. Close
 // s when they let go; do not Delete it (its names now belong to the new
 // segment).

@@ -83,13 +83,13 @@ func (c Config) withDefaults() Config {
 
 // Segment is one .log file with its .index and .timeindex.
 //
-// One goroutine at a time may change a segment (Append, Seal, Truncate,
-// Recover, Sync, Close, Delete); the partition above serialises them. Any
-// number of goroutines may read (Read, FindOffsetByTimestamp and the
-// accessors) at the same time as the writer appends or seals, without a lock:
-// the size and the next offset are published atomically after the bytes are
-// written. Truncate, Recover, Close and Delete must not run while a reader
-// uses the segment; the partition reference-counts segments to ensure that.
+// One goroutine at a time may change a segment (Append, Seal, Recover,
+// Sync, Close, Delete); the partition above serialises them. Any number of
+// goroutines may read (Read, FindOffsetByTimestamp and the accessors) at the
+// same time as the writer appends or seals, without a lock: the size and the
+// next offset are published atomically after the bytes are written.
+// Recover, Close and Delete must not run while a reader uses the segment;
+// the partition reference-counts segments to ensure that.
 type Segment struct {
 	fsys    vfs.FS
 	dir     string

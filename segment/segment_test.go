@@ -308,7 +308,7 @@ func TestTruncate(t *testing.T) {
 			require.NoError(t, err)
 			written := appendRandom(t, s, r, 60, 6, 80)
 			to := base + r.Int64N(s.NextOffset()-base+1)
-			require.NoError(t, s.Truncate(to))
+			require.NoError(t, s.truncate(to))
 
 			// The segment now ends at the batch boundary at or below to.
 			var kept []writtenBatch
@@ -511,7 +511,7 @@ func TestMarksDoNotHideDamage(t *testing.T) {
 	require.ErrorIs(t, err, ErrCorrupt)
 	s.data[pos[25]+int64(len(written[25].bytes))-1] ^= 0xff
 
-	require.NoError(t, s.Truncate(written[20].recs[0].Offset))
+	require.NoError(t, s.truncate(written[20].recs[0].Offset))
 	require.False(t, s.marks.has(pos[20]), "Truncate forgets the marks")
 	recs := makeRecords(written[20].recs[0].Offset, 3, 10, 1)
 	require.NoError(t, s.Append(encode(t, recs)))

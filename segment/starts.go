@@ -60,7 +60,7 @@ func (e *starts) cost() int64 { return int64(unsafe.Sizeof(*e)) + 4*int64(cap(e.
 // lookups landed in the middle of, up to a budget. Slots (one per 4 KiB
 // block of the file) come in chunks of 2 KiB per MiB of file, allocated when
 // a batch in that MiB is first remembered. Readers use it without a lock;
-// reset needs the segment to itself (Truncate, Recover).
+// reset needs the segment to itself (truncate, Recover).
 type startsTable struct {
 	slots chunkTable[[startsChunkSlots]atomic.Pointer[starts]]
 	used  atomic.Int64 // bytes of chunks and tables

@@ -64,7 +64,7 @@ func TestRecordStart(t *testing.T) {
 
 	// Truncate forgets what was remembered.
 	require.NotNil(t, s.starts.get(0))
-	require.NoError(t, s.Truncate(100))
+	require.NoError(t, s.truncate(100))
 	require.Nil(t, s.starts.get(0))
 }
 

@@ -4,16 +4,16 @@ import (
 	"fmt"
 )
 
-// Truncate removes every batch whose last offset is at least offset, so that
+// truncate removes every batch whose last offset is at least offset, so that
 // the segment ends at a batch boundary: NextOffset afterwards is the base
 // offset of the first removed batch (at most offset). Truncating at or past
 // NextOffset changes nothing. The indexes drop their entries for the removed
 // batches and the max timestamp is recomputed.
 //
-// Truncate needs a writable, unsealed segment (reopen a sealed one with Open
+// truncate needs a writable, unsealed segment (reopen a sealed one with Open
 // writable) without damage Open stepped over (Damaged), and must not run
 // while a reader uses the segment.
-func (s *Segment) Truncate(offset int64) error {
+func (s *Segment) truncate(offset int64) error {
 	switch {
 	case s.closed:
 		return ErrClosed
