@@ -10,7 +10,9 @@ import (
 )
 
 // OS is the operating system's file system: os.OpenFile, pread and pwrite,
-// fsync, and mmap(2) for File.Map. Do not reassign it.
+// fsync, and mmap(2) for File.Map. Do not reassign it. Outside Unix
+// (Windows) File.Map, SyncMap and Unmap fail with an error matching
+// errors.ErrUnsupported, and so does every File.Allocate outside Linux.
 var OS FS = osFS{}
 
 type osFS struct{}
