@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -71,17 +72,27 @@ func TestEnforceRetention(t *testing.T) {
 	require.Equal(t, int64(150), d.Partitions[0].StartOffset)
 }
 
+// TestBackgroundRetention runs in a synctest bubble: the retention checks'
+// interval passes on its clock.
 func TestBackgroundRetention(t *testing.T) {
-	clock := &manualClock{t: time.UnixMilli(1_700_000_000_000)}
-	s := stratatest.Open(t, &strata.Options{Now: clock.Now, RetentionCheckInterval: time.Millisecond})
-	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Retention: time.Second, SegmentBytes: 1024, MaxBatchBytes: 512}))
-	for i := range 100 {
-		_, err := s.Append(ctx, "t", rec("k", fmt.Sprint(i)))
-		require.NoError(t, err)
-	}
-	clock.Add(time.Hour)
-	require.Eventually(t, func() bool {
+	synctest.Test(t, func(t *testing.T) {
+		clock := &manualClock{t: time.UnixMilli(1_700_000_000_000)}
+		s := stratatest.Open(t, &strata.Options{Now: clock.Now, RetentionCheckInterval: time.Millisecond})
+		require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Retention: time.Second, SegmentBytes: 1024, MaxBatchBytes: 512}))
+		for i := range 100 {
+			_, err := s.Append(ctx, "t", rec("k", fmt.Sprint(i)))
+			require.NoError(t, err)
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
 		start, err := s.ListOffsets("t", 0, strata.Earliest)
-		return err == nil && start > 50
-	}, 10*time.Second, time.Millisecond, "the background pass deletes expired segments")
+		require.NoError(t, err)
+		require.Zero(t, start, "nothing has expired yet")
+		clock.Add(time.Hour)
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		start, err = s.ListOffsets("t", 0, strata.Earliest)
+		require.NoError(t, err)
+		require.Greater(t, start, int64(50), "the background pass deletes expired segments")
+	})
 }

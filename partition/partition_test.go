@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -437,12 +438,19 @@ func TestSyncPolicies(t *testing.T) {
 		require.Equal(t, before, syncs(m), "nor does Close")
 	})
 	t.Run("every", func(t *testing.T) {
-		cfg := small(newClock())
-		cfg.Sync = SyncEvery(5 * time.Millisecond)
-		p, _ := memPartition(t, cfg)
-		appendIDs(t, p, 0, 1, 2)
-		require.Eventually(t, func() bool { return p.SyncedOffset() == 3 }, 5*time.Second, time.Millisecond)
-		require.NoError(t, p.Close())
+		synctest.Test(t, func(t *testing.T) { // the interval passes on the bubble's clock
+			cfg := small(newClock())
+			cfg.Sync = SyncEvery(5 * time.Millisecond)
+			p, _ := memPartition(t, cfg)
+			appendIDs(t, p, 0, 1, 2)
+			time.Sleep(5*time.Millisecond - time.Nanosecond)
+			synctest.Wait()
+			require.Equal(t, int64(0), p.SyncedOffset(), "no fsync before the interval")
+			time.Sleep(time.Nanosecond)
+			synctest.Wait()
+			require.Equal(t, int64(3), p.SyncedOffset(), "the background fsync at the interval")
+			require.NoError(t, p.Close())
+		})
 	})
 	require.Equal(t, "every 1s", SyncEvery(0).String())
 	require.Equal(t, "always", SyncAlways.String())
