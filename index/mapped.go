@@ -21,11 +21,13 @@ const DefaultMaxBytes = 10 << 20
 //
 // The entry count is the only thing readers and the writer share: the writer
 // writes an entry's bytes into data and then stores the new count; a reader
-// loads the count and reads only that many entries. data is set by open and
-// cleared by close, which runs only when no reader remains, and is never
-// remapped in between.
+// loads the count and reads only that many entries. data is set by open (or,
+// for a deferred index, by create before the first entry is published, so a
+// reader touches data only after loading a count above 0) and cleared by
+// close, which runs only when no reader remains, and is never remapped in
+// between.
 type mapped struct {
-	file   vfs.File
+	file   vfs.File // nil while deferred (and once closed)
 	path   string
 	base   int64        // the segment's base offset; entries hold offsets relative to it
 	size   int          // entry size in bytes
@@ -35,7 +37,12 @@ type mapped struct {
 	sealed atomic.Bool  // no more appends
 
 	// Writer-side state.
-	writable  bool  // opened writable: the file's size is ours to change
+	writable bool // opened writable: the file's size is ours to change
+	// deferred is set while a writable index has no file yet (see
+	// deferOpen): fsys and maxBytes are what creating it takes.
+	deferred  bool
+	fsys      vfs.FS
+	maxBytes  int
 	fileBytes int64 // the file's size as last set or found
 	resized   bool  // the file's size changed since the last Sync
 	closed    bool
@@ -75,10 +82,63 @@ func (m *mapped) open(fsys vfs.FS, path string, base int64, size, maxBytes int, 
 	}
 	m.file, m.path, m.base, m.size, m.writable = f, path, base, size, writable
 	if err := m.load(maxBytes); err != nil {
+		m.file = nil
 		return errors.Join(err, f.Close())
 	}
 	return nil
 }
+
+// deferOpen makes m an empty index of size-byte entries for the file at
+// path, which it neither opens nor creates. Writable, it takes entries as an
+// index of maxBytes would (0 means DefaultMaxBytes), and creates its file
+// (create) when the first entry, or a reservation, needs it. Read-only, it
+// is sealed with no entries.
+func (m *mapped) deferOpen(fsys vfs.FS, path string, base int64, size, maxBytes int, writable bool) error {
+	if base < 0 {
+		return fmt.Errorf("index: negative base offset %d for %s", base, path)
+	}
+	if maxBytes == 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	if maxBytes < 0 || maxBytes > math.MaxInt32 {
+		return fmt.Errorf("index: max bytes %d of %s out of range [0, %d]", maxBytes, path, math.MaxInt32)
+	}
+	m.path, m.base, m.size, m.writable = path, base, size, writable
+	m.fsys, m.maxBytes, m.deferred = fsys, maxBytes, writable
+	if writable {
+		m.limit.Store(int64(maxBytes / size))
+	}
+	m.sealed.Store(!writable)
+	return nil
+}
+
+// create creates, sizes and maps the file of a deferred index; it does
+// nothing to one that has its file. The index keeps its entries (none) and
+// its seal. Creating the file does not sync its directory.
+func (m *mapped) create() error {
+	if !m.deferred {
+		return nil
+	}
+	sealed := m.sealed.Load()
+	f, err := m.fsys.OpenFile(m.path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	m.file = f
+	if err := m.load(m.maxBytes); err != nil {
+		m.file = nil
+		return errors.Join(err, f.Close())
+	}
+	m.deferred = false
+	if sealed {
+		m.sealed.Store(true)
+	}
+	return nil
+}
+
+// onDisk reports whether the index has its file: it was opened, or a
+// deferred index created it.
+func (m *mapped) onDisk() bool { return !m.deferred }
 
 // load sizes and maps the freshly opened file.
 func (m *mapped) load(maxBytes int) error {
@@ -141,6 +201,17 @@ func (m *mapped) overflowError(offset int64) error {
 		offset, m.base, m.base+math.MaxInt32, m.path)
 }
 
+// view returns the mapping for a reader that loaded n entries: nil when n
+// is 0. A deferred index maps its file when its first entry comes, so a
+// reader may look at data only once an entry it loaded says the mapping is
+// there.
+func (m *mapped) view(n int) []byte {
+	if n == 0 {
+		return nil
+	}
+	return m.data
+}
+
 // entries returns the number of valid entries.
 func (m *mapped) entries() int { return int(m.n.Load()) }
 
@@ -161,8 +232,14 @@ const (
 // system cannot reserve blocks (errors.ErrUnsupported): entries then go into
 // holes of the sparse file, as put says.
 func (m *mapped) reserve(entries int) error {
+	if !m.writable || m.sealed.Load() {
+		return nil
+	}
+	if err := m.create(); err != nil {
+		return err
+	}
 	need := min(int64(entries)*int64(m.size), int64(len(m.data)))
-	if need <= m.reserved || m.noReserve || !m.writable || m.sealed.Load() {
+	if need <= m.reserved || m.noReserve {
 		return nil
 	}
 	step := min(max(m.reserved, minReserve), maxReserve)
@@ -232,7 +309,7 @@ func (m *mapped) truncateTo(f field, offset int64) {
 
 // sync makes the valid entries durable, and the file's size if it changed.
 func (m *mapped) sync() error {
-	if !m.writable || m.closed {
+	if !m.writable || m.closed || m.deferred {
 		return nil
 	}
 	// Entries are written with pwrite, so an fsync of the file covers
@@ -253,8 +330,10 @@ func (m *mapped) trim() error {
 		return nil
 	}
 	n := m.n.Load()
-	if err := m.resize(n * int64(m.size)); err != nil {
-		return err
+	if !m.deferred {
+		if err := m.resize(n * int64(m.size)); err != nil {
+			return err
+		}
 	}
 	m.sealed.Store(true)
 	m.limit.Store(n)
@@ -278,8 +357,11 @@ func (m *mapped) close() error {
 		}
 		m.data = nil
 	}
-	if cerr := m.file.Close(); cerr != nil {
-		err = errors.Join(err, fmt.Errorf("index: close %s: %w", m.path, cerr))
+	if m.file != nil {
+		if cerr := m.file.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("index: close %s: %w", m.path, cerr))
+		}
+		m.file = nil
 	}
 	return err
 }

@@ -46,6 +46,33 @@ func OpenOffset(fsys vfs.FS, path string, base int64, maxBytes int, writable boo
 	return x, nil
 }
 
+// DeferOffset returns an empty offset index for the file at path, for the
+// segment whose base offset is base (≥ 0), without opening or creating the
+// file: Kafka's LazyIndex
+// (storage/src/main/java/org/apache/kafka/storage/internals/log/LazyIndex.java) likewise
+// leaves an index's file alone until it is used. Writable, it takes entries
+// as OpenOffset's writable index of maxBytes does, and creates, extends and
+// maps its file (see Create) when an entry or a reservation first needs it,
+// which can then fail as OpenOffset can; until then Sync, Trim and Close
+// touch no file. Read-only, it is sealed and stays empty. Creating the
+// file does not sync its directory; the caller does (vfs.FS.SyncDir).
+func DeferOffset(fsys vfs.FS, path string, base int64, maxBytes int, writable bool) (*Offset, error) {
+	x := &Offset{}
+	if err := x.m.deferOpen(fsys, path, base, OffsetEntrySize, maxBytes, writable); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// Create creates, extends and maps the file of a writable index from
+// DeferOffset that has none yet; otherwise it does nothing. It does not sync
+// the directory.
+func (x *Offset) Create() error { return x.m.create() }
+
+// OnDisk reports whether the index has its file: opened, or created since
+// DeferOffset.
+func (x *Offset) OnDisk() bool { return x.m.onDisk() }
+
 // Path returns the index file's path.
 func (x *Offset) Path() string { return x.m.path }
 
@@ -157,7 +184,7 @@ func (x *Offset) Floor(target int64) (slot, entries int) {
 	if target < x.m.base {
 		return -1, n
 	}
-	return floor(x.m.data, n, offsetKey, target-x.m.base), n
+	return floor(x.m.view(n), n, offsetKey, target-x.m.base), n
 }
 
 // lookupPosition returns the first entry whose position is at least
@@ -165,7 +192,7 @@ func (x *Offset) Floor(target int64) (slot, entries int) {
 // which bounds a read of the log bytes up to position by offset.
 func (x *Offset) lookupPosition(position int64) (offset int64, pos int32, ok bool) {
 	n := x.Entries()
-	i := ceil(x.m.data, n, offsetValue, position)
+	i := ceil(x.m.view(n), n, offsetValue, position)
 	if i == n {
 		return 0, 0, false
 	}

@@ -42,6 +42,33 @@ func OpenTime(fsys vfs.FS, path string, base int64, maxBytes int, writable bool)
 	return x, nil
 }
 
+// DeferTime returns an empty time index for the file at path, for the
+// segment whose base offset is base (≥ 0), without opening or creating the
+// file: Kafka's LazyIndex
+// (storage/src/main/java/org/apache/kafka/storage/internals/log/LazyIndex.java) likewise
+// leaves an index's file alone until it is used. Writable, it takes entries
+// as a writable index of maxBytes from OpenTime does, and creates, extends and
+// maps its file (see Create) when an entry or a reservation first needs it,
+// which can then fail as OpenTime can; until then Sync, Trim and Close
+// touch no file. Read-only, it is sealed and stays empty. Creating the
+// file does not sync its directory; the caller does (vfs.FS.SyncDir).
+func DeferTime(fsys vfs.FS, path string, base int64, maxBytes int, writable bool) (*Time, error) {
+	x := &Time{}
+	if err := x.m.deferOpen(fsys, path, base, TimeEntrySize, maxBytes, writable); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// Create creates, extends and maps the file of a writable index from
+// DeferTime that has none yet; otherwise it does nothing. It does not sync
+// the directory.
+func (x *Time) Create() error { return x.m.create() }
+
+// OnDisk reports whether the index has its file: opened, or created since
+// DeferTime.
+func (x *Time) OnDisk() bool { return x.m.onDisk() }
+
 // Path returns the index file's path.
 func (x *Time) Path() string { return x.m.path }
 
@@ -154,7 +181,7 @@ func (x *Time) Reserve() error { return x.m.reserve(x.Entries() + 1) }
 // above the returned one has an offset above the returned offset.
 func (x *Time) Lookup(ts int64) (timestamp int64, offset int64) {
 	n := x.Entries()
-	i := floor(x.m.data, n, timeKey, ts)
+	i := floor(x.m.view(n), n, timeKey, ts)
 	if i < 0 {
 		return NoTimestamp, x.m.base
 	}

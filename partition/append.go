@@ -277,6 +277,11 @@ func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader) (int64, erro
 		}
 		err = p.mu.active.seg.AppendHeader(batch, h)
 	}
+	if errors.Is(err, segment.ErrSync) {
+		// The segment's new index files may not be durable, as a failed
+		// roll's: the same failure closes the partition.
+		return 0, p.failMuLocked(fmt.Errorf("appending: %w", err))
+	}
 	if err != nil {
 		return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}

@@ -89,23 +89,28 @@ func TestRollOnFullDisk(t *testing.T) {
 	tests := []struct {
 		name string
 		full func(m *vfs.Mem) (stop func())
+		// later: the roll itself needs no room, and the full disk fails
+		// the first append that needs some (the new segment's index
+		// files, or its batches).
+		later bool
 	}{
 		{"creating the next segment's files", func(m *vfs.Mem) func() {
 			inject, on := failing(vfs.OpCreate, segment.LogSuffix, syscall.ENOSPC)
 			m.SetInjector(inject)
 			return func() { on.Store(false) }
-		}},
+		}, false},
 		{"a full disk", func(m *vfs.Mem) func() {
 			// Sealing frees the room reserved past the old segment's
-			// batches and entries, less than the new one's indexes take.
+			// batches and entries, less than the new one's indexes take
+			// once its log passes the index interval.
 			m.SetDiskLimit(m.DiskUsage())
 			return func() { m.SetDiskLimit(-1) }
-		}},
+		}, true},
 		{"sealing, after a trimmed index", func(m *vfs.Mem) func() {
 			inject, on := failing(vfs.OpTruncate, segment.TimeIndexSuffix, syscall.ENOSPC)
 			m.SetInjector(inject)
 			return func() { on.Store(false) }
-		}},
+		}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,8 +122,9 @@ func TestRollOnFullDisk(t *testing.T) {
 			}
 			stop := tt.full(m)
 			segs := len(p.Segments())
+			before := segs
 			var err error
-			for err == nil && len(p.Segments()) == segs {
+			for err == nil && (len(p.Segments()) == segs || tt.later) && id < 10_000 {
 				if _, err = p.Append([]log.Record{rec(id)}); err == nil {
 					id++
 				}
@@ -126,13 +132,16 @@ func TestRollOnFullDisk(t *testing.T) {
 			require.ErrorIs(t, err, syscall.ENOSPC)
 			require.NotErrorIs(t, err, ErrClosed, "a full disk does not close the partition")
 			require.Equal(t, int64(id), p.EndOffset(), "the failed append assigned no offset")
+			if tt.later {
+				segs = len(p.Segments())
+			}
 			require.Len(t, p.Segments(), segs, "no segment was added")
 			_, err = p.Append([]log.Record{rec(id)})
 			require.ErrorIs(t, err, syscall.ENOSPC, "the next append tries the roll again")
 
 			stop()
 			appendIDs(t, p, seq(id, id+20)...)
-			require.Greater(t, len(p.Segments()), segs, "the roll happened")
+			require.Greater(t, len(p.Segments()), before, "the roll happened")
 			requireIDs(t, readRange(t, p, 0), 0, seq(0, id+20))
 			require.NoError(t, p.Close())
 
@@ -144,9 +153,9 @@ func TestRollOnFullDisk(t *testing.T) {
 	}
 }
 
-// TestRollFailedFsyncCloses: a roll whose directory fsync fails closes the
-// partition to appends, even with ENOSPC, since the new files may not be
-// durable.
+// TestRollFailedFsyncCloses: a roll, or the creation of a segment's index
+// files, whose directory fsync fails closes the partition to appends, even
+// with ENOSPC, since the new files may not be durable.
 func TestRollFailedFsyncCloses(t *testing.T) {
 	p, m := memPartition(t, small(newClock()))
 	inject, _ := failing(vfs.OpSyncDir, "topic-0", syscall.ENOSPC)

@@ -75,10 +75,15 @@ func (s *Segment) checkWritable(n int) error {
 // indexes them; more says whether headers follow the first, to be read
 // from the bytes.
 func (s *Segment) appendChecked(batches []byte, first log.BatchHeader, more bool) error {
-	if err := s.times.Reserve(); err != nil {
+	pos := s.size.Load()
+	if err := s.needIndexes(pos + int64(len(batches))); err != nil {
 		return err
 	}
-	pos := s.size.Load()
+	if s.times.OnDisk() {
+		if err := s.times.Reserve(); err != nil {
+			return err
+		}
+	}
 	if err := s.write(batches, pos); err != nil {
 		return err
 	}

@@ -19,7 +19,9 @@
 // written since the previous entry, and the time index gets the running max
 // timestamp at the same moments. Seal writes the final time-index entry and
 // trims both index files to their entries; Sync fsyncs the .log file and
-// both index files.
+// both index files. A segment whose .log holds at most IndexIntervalBytes
+// has no index files at all: they are created by the append that takes it
+// past that size.
 //
 // # Reading
 //

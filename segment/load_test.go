@@ -50,9 +50,18 @@ func TestDamagedTimestampInScannedTail(t *testing.T) {
 						require.NoError(t, s.Append(b))
 						written = append(written, writtenBatch{b, recs})
 					}
-					wantMax := s.MaxTimestamp()
 					require.NoError(t, s.Close())
 					wantOffsets, wantTimes := reopenEntries(t, fx, cfg)
+					// The segment is smaller than an index interval, so it
+					// has no time index to remember the damaged batch's
+					// timestamp by: its max is that of the intact batches.
+					require.Empty(t, wantTimes)
+					wantMax := int64(-1)
+					for i := range batches {
+						if i != tc.victim {
+							wantMax = max(wantMax, tc.ts(i))
+						}
+					}
 
 					path := filepath.Join(fx.dir, FileName(0, LogSuffix))
 					f, err := fx.fsys.OpenFile(path, os.O_RDWR, 0)
@@ -118,7 +127,11 @@ func TestTruncateIgnoresDamagedTimestamp(t *testing.T) {
 	require.Equal(t, int64(1_700_000_000_007), s.MaxTimestamp())
 	require.NoError(t, s.Close())
 	_, times := reopenEntries(t, fx, cfg)
-	require.Equal(t, [][2]int64{{1_700_000_000_007, 7}}, times)
+	require.Empty(t, times, "a segment smaller than an index interval has no time index")
+	s, err = Open(fx.fsys, fx.dir, 0, cfg, false)
+	require.NoError(t, err)
+	require.Equal(t, int64(1_700_000_000_007), s.MaxTimestamp())
+	require.NoError(t, s.Close())
 }
 
 // TestRewriteRefusesDamagedBatch: Rewrite does not copy a batch whose CRC
@@ -147,12 +160,14 @@ func TestRewriteRefusesDamagedBatch(t *testing.T) {
 
 	s, err = Open(fx.fsys, fx.dir, 0, cfg, true)
 	require.NoError(t, err)
+	before, err := m.ReadDir(fx.dir)
+	require.NoError(t, err)
 	_, err = s.Rewrite(8, nil)
 	require.ErrorIs(t, err, ErrCorrupt)
 	require.Equal(t, data, readFile(t, m, path), "the segment's files are as they were")
 	names, err := m.ReadDir(fx.dir)
 	require.NoError(t, err)
-	require.Len(t, names, 3, "no temporary files: %v", names)
+	require.Equal(t, before, names, "no temporary files")
 
 	n, err := s.Rewrite(5, nil)
 	require.NoError(t, err, "the batches before the damaged one can be kept")

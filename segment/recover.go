@@ -27,7 +27,9 @@ type Recovery struct {
 	Reason error
 	// Recreated lists the index files OpenRecover created anew, and filled
 	// from the log: those that were missing, and those too damaged to open
-	// (larger than an index can be). The caller syncs the directory.
+	// (larger than an index can be), unless the recovered log is small
+	// enough to need none (see Config.IndexIntervalBytes). The caller syncs
+	// the directory.
 	Recreated []string
 }
 
@@ -101,6 +103,9 @@ func (s *Segment) Recover() (Recovery, error) {
 		}
 	}
 	s.allocated = valid
+	if err := s.needIndexes(valid); err != nil {
+		return rec, err
+	}
 	s.marks.reset()
 	s.starts.reset()
 	s.verified.Store(valid)
@@ -115,7 +120,7 @@ func (s *Segment) Recover() (Recovery, error) {
 // files is trusted, and an index file that is missing or too damaged to
 // open is created anew (see Recovery.Recreated).
 func OpenRecover(fsys vfs.FS, dir string, base int64, cfg Config) (*Segment, Recovery, error) {
-	recreated := missingIndexes(fsys, dir, base)
+	recreated := absentIndexes(fsys, dir, base)
 	s, err := open(fsys, dir, base, cfg, true, false)
 	for range 2 { // each index file at most once
 		var bad *index.CorruptError
@@ -132,7 +137,7 @@ func OpenRecover(fsys vfs.FS, dir string, base int64, cfg Config) (*Segment, Rec
 		return nil, Recovery{}, err
 	}
 	rec, err := s.Recover()
-	rec.Recreated = recreated
+	rec.Recreated = s.onDisk(recreated)
 	if err == nil {
 		err = s.preallocate()
 	}

@@ -127,6 +127,7 @@ type Segment struct {
 	sealed        bool
 	closed        bool
 	marked        bool   // MarkDeleted renamed the files: the live names are not ours
+	indexDirDirty bool   // index files were created and their directory not synced yet
 	damaged       error  // the first damaged batch load found, for Damaged
 	holes         []hole // damaged stretches load stepped over; set by Open only
 }
@@ -196,7 +197,7 @@ func (s *Segment) preallocate() error {
 // A writable segment takes appends (its indexes are preallocated again); a
 // read-only one is sealed.
 func Open(fsys vfs.FS, dir string, base int64, cfg Config, writable bool) (*Segment, error) {
-	if missing := missingIndexes(fsys, dir, base); len(missing) > 0 {
+	if missing := missingIndexes(fsys, dir, base, cfg); len(missing) > 0 {
 		return nil, fmt.Errorf("%w: index file %s is missing: %w", ErrCorrupt, missing[0], os.ErrNotExist)
 	}
 	s, err := open(fsys, dir, base, cfg, writable, false)
@@ -212,19 +213,6 @@ func Open(fsys vfs.FS, dir string, base int64, cfg Config, writable bool) (*Segm
 		return nil, err
 	}
 	return s, nil
-}
-
-// missingIndexes returns the paths of the index files of the segment at
-// base that are not there.
-func missingIndexes(fsys vfs.FS, dir string, base int64) []string {
-	var missing []string
-	for _, kind := range []string{IndexSuffix, TimeIndexSuffix} {
-		path := filepath.Join(dir, FileName(base, kind))
-		if _, err := fsys.Stat(path); errors.Is(err, os.ErrNotExist) {
-			missing = append(missing, path)
-		}
-	}
-	return missing
 }
 
 func open(fsys vfs.FS, dir string, base int64, cfg Config, writable, create bool) (*Segment, error) {
@@ -276,13 +264,9 @@ func openNamed(fsys vfs.FS, dir string, base int64, tmp string, cfg Config, writ
 		s.closeFiles()
 		return nil, fmt.Errorf("segment: mapping %s: %w", s.path, err)
 	}
-	if s.offsets, err = index.OpenOffset(fsys, s.filePath(IndexSuffix), base, cfg.MaxIndexBytes, writable); err != nil {
+	if err = s.openIndexes(create); err != nil {
 		s.closeFiles()
-		return nil, indexError(err)
-	}
-	if s.times, err = index.OpenTime(fsys, s.filePath(TimeIndexSuffix), base, cfg.MaxIndexBytes, writable); err != nil {
-		s.closeFiles()
-		return nil, indexError(err)
+		return nil, err
 	}
 	return s, nil
 }
@@ -393,6 +377,9 @@ func (s *Segment) Seal() error {
 // using the slot reserved for it (in the index, and on disk since Append),
 // so that a reopened segment knows it.
 func (s *Segment) finalTimeEntry() error {
+	if !s.times.OnDisk() {
+		return nil // a segment without index files; see lazyLimit
+	}
 	if ts := s.maxTS.Load(); ts >= 0 {
 		return s.times.MaybeAppend(ts, s.offsetOfMaxTS, true)
 	}
@@ -436,6 +423,9 @@ func (s *Segment) MarkDeleted() error {
 		return nil
 	}
 	for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+		if kind == IndexSuffix && !s.offsets.OnDisk() || kind == TimeIndexSuffix && !s.times.OnDisk() {
+			continue // never created; see lazyLimit
+		}
 		from := s.filePath(kind)
 		if err := s.fsys.Rename(from, from+DeletedSuffix); err != nil {
 			return fmt.Errorf("segment: renaming %s: %w", from, err)

@@ -348,27 +348,41 @@ func TestTruncate(t *testing.T) {
 	})
 }
 
+// TestDelete marks a segment deleted and deletes it: with its index files,
+// and without them (a segment smaller than an index interval has none).
 func TestDelete(t *testing.T) {
-	eachFS(t, func(t *testing.T, fx fixture) {
-		s, err := Create(fx.fsys, fx.dir, 7, Config{MaxBytes: testMaxBytes})
-		require.NoError(t, err)
-		appendRandom(t, s, rand.New(rand.NewPCG(1, 2)), 3, 3, 3)
-		names, err := fx.fsys.ReadDir(fx.dir)
-		require.NoError(t, err)
-		require.Equal(t, []string{FileName(7, IndexSuffix), FileName(7, LogSuffix), FileName(7, TimeIndexSuffix)}, names)
-		require.NoError(t, s.MarkDeleted())
-		names, err = fx.fsys.ReadDir(fx.dir)
-		require.NoError(t, err)
-		for _, n := range names {
-			require.Contains(t, n, DeletedSuffix)
-		}
-		_, err = s.Read(nil, 7, 100)
-		require.NoError(t, err, "a segment marked deleted still reads")
-		require.NoError(t, s.Delete())
-		names, err = fx.fsys.ReadDir(fx.dir)
-		require.NoError(t, err)
-		require.Empty(t, names)
-	})
+	for _, tc := range []struct {
+		name  string
+		cfg   Config
+		files []string
+	}{
+		{"indexed", Config{MaxBytes: testMaxBytes, IndexIntervalBytes: 64}, []string{FileName(7, IndexSuffix), FileName(7, LogSuffix), FileName(7, TimeIndexSuffix)}},
+		{"small", Config{MaxBytes: testMaxBytes}, []string{FileName(7, LogSuffix)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eachFS(t, func(t *testing.T, fx fixture) {
+				s, err := Create(fx.fsys, fx.dir, 7, tc.cfg)
+				require.NoError(t, err)
+				appendRandom(t, s, rand.New(rand.NewPCG(1, 2)), 3, 3, 3)
+				names, err := fx.fsys.ReadDir(fx.dir)
+				require.NoError(t, err)
+				require.Equal(t, tc.files, names)
+				require.NoError(t, s.MarkDeleted())
+				names, err = fx.fsys.ReadDir(fx.dir)
+				require.NoError(t, err)
+				require.Len(t, names, len(tc.files))
+				for _, n := range names {
+					require.Contains(t, n, DeletedSuffix)
+				}
+				_, err = s.Read(nil, 7, 100)
+				require.NoError(t, err, "a segment marked deleted still reads")
+				require.NoError(t, s.Delete())
+				names, err = fx.fsys.ReadDir(fx.dir)
+				require.NoError(t, err)
+				require.Empty(t, names)
+			})
+		})
+	}
 }
 
 // TestDeleteTemp deletes a segment made by CreateTemp beside a live segment
@@ -376,7 +390,7 @@ func TestDelete(t *testing.T) {
 // the temporary files go.
 func TestDeleteTemp(t *testing.T) {
 	eachFS(t, func(t *testing.T, fx fixture) {
-		cfg := Config{MaxBytes: testMaxBytes}
+		cfg := Config{MaxBytes: testMaxBytes, IndexIntervalBytes: 64}
 		live, err := Create(fx.fsys, fx.dir, 7, cfg)
 		require.NoError(t, err)
 		appendRandom(t, live, rand.New(rand.NewPCG(1, 2)), 3, 3, 3)
@@ -432,8 +446,7 @@ func TestFailedCreateLeavesNoFiles(t *testing.T) {
 		inject func(m *vfs.Mem)
 		want   []error
 	}{
-		{"index preallocation", func(m *vfs.Mem) { m.SetInjector(vfs.FailOnce(vfs.OpTruncate, TimeIndexSuffix)) }, []error{vfs.ErrInjected}},
-		{"log preallocation on a full disk", func(m *vfs.Mem) { m.SetDiskLimit(m.DiskUsage() + 2*DefaultMaxIndexBytes + 100) }, []error{syscall.ENOSPC}},
+		{"log preallocation on a full disk", func(m *vfs.Mem) { m.SetDiskLimit(m.DiskUsage() + 100) }, []error{syscall.ENOSPC}},
 		{"directory fsync", func(m *vfs.Mem) { m.SetInjector(vfs.FailOnce(vfs.OpSyncDir, "")) }, []error{ErrSync, vfs.ErrInjected}},
 	}
 	for _, tt := range tests {
