@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -18,9 +19,10 @@ import (
 const (
 	// startOffsetFile holds the start offset once DeleteRecords moved it.
 	startOffsetFile = "log-start-offset"
-	// recoveryPointFile holds the offset below which every segment is on
+	// recoveryPointFile holds an offset below which every segment is on
 	// stable storage, sealed: recovery after a crash starts at the segment
-	// holding it.
+	// holding it. It is rewritten only when that segment changes, so a
+	// partition of one segment has none.
 	recoveryPointFile = "recovery-point"
 )
 
@@ -98,6 +100,9 @@ type recoveryCheckpoint struct {
 	due     bool  // offset is to be written
 	offset  int64 // the recovery point to write
 	failing bool  // the last attempt failed: logged, and not again until one succeeds
+	// stored is what the file holds, as read at Open or last written: -1
+	// when there is no file.
+	stored int64
 }
 
 // set makes offset the recovery point to write.
@@ -114,6 +119,13 @@ func (p *Partition) checkpointSyncMuLocked() {
 	if !c.due {
 		return
 	}
+	if segs := p.state.Load().segs; recoveryStart(segs, c.offset) == recoveryStart(segs, c.stored) {
+		// Recovery would start at the same segment with either: the
+		// file stays as it is, a write saved (a partition of one
+		// segment never writes one).
+		c.due = false
+		return
+	}
 	if err := writeCheckpoint(p.fsys, p.dir, recoveryPointFile, c.offset); err != nil {
 		if !c.failing {
 			p.cfg.Logger.Warn("partition: cannot checkpoint the recovery point; the next flush tries again, and until then recovery after a crash starts earlier",
@@ -125,5 +137,15 @@ func (p *Partition) checkpointSyncMuLocked() {
 	if c.failing {
 		p.cfg.Logger.Info("partition: recovery point checkpointed again", "dir", p.dir, "offset", c.offset)
 	}
-	c.due, c.failing = false, false
+	c.due, c.failing, c.stored = false, false, c.offset
+}
+
+// recoveryStart returns the index in segs of the segment at which recovery
+// after a crash starts with recovery point rp, as Open finds it: the last
+// whose base offset is at most rp, or the first if there is none (rp −1,
+// no checkpoint, included). Since a partition's segment bounds only ever
+// disappear (retention, compaction) or are added after the end, two
+// recovery points that start at the same segment now do so later too.
+func recoveryStart(segs []*segRef, rp int64) int {
+	return max(0, sort.Search(len(segs), func(i int) bool { return segs[i].seg.Base() > rp })-1)
 }

@@ -46,7 +46,7 @@ func TestCheckpointOnFullDisk(t *testing.T) {
 	require.GreaterOrEqual(t, len(p.Segments()), 3, "the appends rolled")
 	require.NoError(t, p.Sync(), "the records are synced; only the checkpoint is not")
 	require.Equal(t, int64(100), p.SyncedOffset())
-	require.Equal(t, int64(0), recoveryPoint(t, m, "topic-0"), "the checkpoint Open wrote stays")
+	require.Equal(t, int64(-1), recoveryPoint(t, m, "topic-0"), "none yet: Open had none to write, recovery starting at the first segment anyway")
 	appendIDs(t, p, seq(100, 150)...)
 
 	on.Store(false)
@@ -54,8 +54,9 @@ func TestCheckpointOnFullDisk(t *testing.T) {
 	segs := p.Segments()
 	require.Equal(t, segs[len(segs)-1].Base, recoveryPoint(t, m, "topic-0"), "the next flush writes it")
 	appendIDs(t, p, seq(150, 160)...)
+	segs = p.Segments()
 	require.NoError(t, p.Close())
-	require.Equal(t, int64(160), recoveryPoint(t, m, "topic-0"), "and Close")
+	require.GreaterOrEqual(t, recoveryPoint(t, m, "topic-0"), segs[len(segs)-1].Base, "and Close, if recovery is to start at a later segment")
 
 	p2, err := Open(m.Crash(), "topic-0", small(newClock()), false)
 	require.NoError(t, err)

@@ -69,6 +69,7 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.checkpoint.stored = rp
 	if cfg.Compacted {
 		if _, _, err := p.loadCheckpoint(cleanerOffsetFile, 0, "cleaning from the start"); err != nil {
 			return nil, err

@@ -91,7 +91,7 @@ func (p *Partition) Truncate(offset int64) error {
 	if err := writeCheckpoint(p.fsys, p.dir, recoveryPointFile, old.seg.Base()); err != nil {
 		return fmt.Errorf("partition: truncating %s: %w", p.name, err)
 	}
-	p.checkpoint = recoveryCheckpoint{} // written; one left due by a failed write may lie past the rewrite
+	p.checkpoint = recoveryCheckpoint{stored: old.seg.Base()} // written; one left due by a failed write may lie past the rewrite
 	// The later segments go first, durably: a crash from here on leaves a
 	// prefix of the log (this segment whole, or rewritten), never their
 	// records behind a hole, which Open would keep in a compacted
