@@ -22,12 +22,29 @@ type ConsumerOptions struct {
 	// max.poll.records).
 	MaxPollRecords int
 	// OnAssigned runs in Poll when partitions are handed to this consumer,
-	// before any of their records are returned.
-	OnAssigned func(c *Consumer, parts []TopicPartition)
+	// before any of their records are returned. It may Seek or Pause them.
+	// Its ctx, like every callback's, is the consumer's own, not the one
+	// given to Poll: it ends when Close returns (see OnRevoked).
+	OnAssigned func(ctx context.Context, c *Consumer, parts []TopicPartition)
 	// OnRevoked runs in Poll (or Close) when partitions are taken away,
 	// before the group hands them to another consumer: commit what was
-	// processed there (c.Commit), or lose it to redelivery.
-	OnRevoked func(c *Consumer, parts []TopicPartition)
+	// processed there (c.Commit(ctx)), or lose it to redelivery. In Close,
+	// ctx is a fresh context bounded by CloseTimeout, so a commit made
+	// with it lands even when the application's own context has already
+	// ended (the usual way to shut down).
+	OnRevoked func(ctx context.Context, c *Consumer, parts []TopicPartition)
+	// OnLost runs in Poll (or Close) when the consumer finds it was
+	// evicted (its session timed out, or it held a partition it was told
+	// to revoke for longer than Options.RebalanceTimeout): parts were
+	// taken from it without a revoke and may already be read by another
+	// consumer, so commits of them fail with ErrFenced. Drop what was
+	// processed of them but not committed; it will be delivered again.
+	// When OnLost is nil, OnRevoked runs instead (as franz-go's kgo does
+	// without OnPartitionsLost), and its commits fail with ErrFenced.
+	OnLost func(ctx context.Context, c *Consumer, parts []TopicPartition)
+	// CloseTimeout bounds the context Close gives OnRevoked and OnLost.
+	// Default 30 s, the time Kafka's consumer gives its own close.
+	CloseTimeout time.Duration
 	// AutoCommitInterval, if positive, commits what Poll returned at most
 	// this often, at the start of a Poll, and also when partitions are
 	// revoked and at Close — after the records were handed out, not after
@@ -50,22 +67,30 @@ type Message struct {
 // of the topics it subscribes to among its live consumers, each partition to
 // exactly one of them at a time, and each consumer reads its partitions from
 // the group's committed offsets on. A Consumer is meant for one goroutine
-// (Poll, Commit and Close from the same one); many Consumers, in one group
-// or several, may run at once.
+// (Poll, Commit and Close from the same one); its methods are nonetheless
+// safe to call from others (Pause, Resume and Seek from another goroutine
+// wake a Poll that waits). Many Consumers, in one group or several, may run
+// at once. After Close, every method but MemberID and Assignment returns
+// ErrClosed.
 type Consumer struct {
 	s      *Store
 	group  string
 	topics []string
 	opts   ConsumerOptions
+	ctx    context.Context // the callbacks' in Poll; ends when Close returns
+	cancel context.CancelFunc
+	wake   chan struct{} // a Pause, Resume or Seek for a waiting Poll
 
 	mu       sync.Mutex
 	ref      group.MemberRef
 	pos      map[TopicPartition]int64   // next offset to fetch (after what Poll returned), per owned partition
 	ids      map[TopicPartition]TopicID // the id of the topic pos was found in, per owned partition
-	pending  map[TopicPartition]bool    // owned, but no start position yet
-	order    []TopicPartition           // owned partitions, for fair polling
+	pending  map[TopicPartition]bool    // owned, but no start position yet (or one a Seek gave it)
+	paused   map[TopicPartition]bool    // not fetched until resumed, owned or not
+	order    []TopicPartition           // owned partitions with a position, for fair polling
 	next     int                        // where the next Poll starts in order
-	closed   bool
+	closing  bool                       // Close has begun: no more Poll
+	closed   bool                       // Close has returned: no more anything
 	lastAuto time.Time
 	deferred error // a partition's read error, for the next Poll: it came with other partitions' records
 }
@@ -97,14 +122,20 @@ func (s *Store) Consumer(groupName string, topics []string, opts ConsumerOptions
 	if opts.PollWait <= 0 {
 		opts.PollWait = 100 * time.Millisecond
 	}
+	if opts.CloseTimeout <= 0 {
+		opts.CloseTimeout = 30 * time.Second
+	}
 	ref, err := s.groups.Join(groupName, topics)
 	if err != nil {
 		return nil, fmt.Errorf("strata: joining group %q: %w", groupName, err)
 	}
+	cctx, cancel := context.WithCancel(context.Background())
 	return &Consumer{
 		s: s, group: groupName, topics: slices.Clone(topics), opts: opts, ref: ref,
+		ctx: cctx, cancel: cancel, wake: make(chan struct{}, 1),
 		pos: map[TopicPartition]int64{}, ids: map[TopicPartition]TopicID{},
-		pending: map[TopicPartition]bool{}, lastAuto: s.opts.Now(),
+		pending: map[TopicPartition]bool{}, paused: map[TopicPartition]bool{},
+		lastAuto: s.opts.Now(),
 	}, nil
 }
 
@@ -115,7 +146,8 @@ func (c *Consumer) MemberID() string {
 	return c.ref.MemberID
 }
 
-// Assignment returns the partitions the consumer owns now, sorted.
+// Assignment returns the partitions the consumer owns and reads now
+// (paused ones included), sorted; nil after Close.
 func (c *Consumer) Assignment() []TopicPartition {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -125,9 +157,11 @@ func (c *Consumer) Assignment() []TopicPartition {
 // Poll returns records from the consumer's partitions, up to
 // MaxPollRecords, waiting until there are some or ctx ends (then it returns
 // ctx.Err()). Each Poll first checks in with the group: partitions to give
-// up are revoked (OnRevoked runs, then they are released) and new ones
-// assigned (OnAssigned runs; reading starts at the committed offset or per
-// AutoOffsetReset). The records' bytes are the caller's.
+// up are revoked (OnRevoked runs, then they are released), partitions lost
+// to an eviction are announced (OnLost), and new ones assigned (OnAssigned
+// runs; reading starts at the committed offset or per AutoOffsetReset).
+// Paused partitions return nothing, but Poll still checks in with the
+// group while they are all paused. The records' bytes are the caller's.
 //
 // A partition that cannot be read (a damaged batch, ErrCorrupt) does not
 // hold the others up: Poll returns what the others have, and reports the
@@ -145,7 +179,7 @@ func (c *Consumer) Poll(ctx context.Context) (_ []Message, err error) {
 		return nil, err
 	}
 	for {
-		if err := c.sync(); err != nil {
+		if err := c.sync(c.ctx); err != nil {
 			return nil, err
 		}
 		msgs, err := c.fetch(ctx)
@@ -158,23 +192,44 @@ func (c *Consumer) Poll(ctx context.Context) (_ []Message, err error) {
 	}
 }
 
-// sync checks in with the group and applies what it says.
-func (c *Consumer) sync() error {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+// checkOpen returns ErrClosed once Close has returned (or, with polling
+// set, once it has begun: the callbacks Close runs may still commit and
+// seek, but not poll).
+func (c *Consumer) checkOpenLocked(polling bool) error {
+	if c.closed || (polling && c.closing) {
 		return fmt.Errorf("strata: consumer of group %q: %w", c.group, ErrClosed)
 	}
-	c.mu.Unlock()
 	if c.s.closed.Load() {
 		return ErrClosed
+	}
+	return nil
+}
+
+// checkOpen is checkOpenLocked for a caller that does not hold c.mu.
+func (c *Consumer) checkOpen(polling bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.checkOpenLocked(polling)
+}
+
+// sync checks in with the group and applies what it says; the callbacks
+// get ctx.
+func (c *Consumer) sync(ctx context.Context) error {
+	if err := c.checkOpen(true); err != nil {
+		return err
 	}
 	if err := c.maybeAutoCommit(); err != nil && !errors.Is(err, ErrFenced) {
 		return err
 	}
 	res, err := c.s.groups.Sync(c.group, c.ref.MemberID)
 	if errors.Is(err, group.ErrFenced) || errors.Is(err, group.ErrUnknownMember) {
-		// Evicted: everything we held is someone else's now. Start over.
+		// Evicted: everything we held is someone else's now. Say so (a
+		// commit there is fenced), then start over. Paused partitions
+		// stay paused.
+		c.mu.Lock()
+		lost := c.heldLocked()
+		c.mu.Unlock()
+		c.onLost(ctx, lost)
 		c.mu.Lock()
 		c.pos, c.ids, c.order = map[TopicPartition]int64{}, map[TopicPartition]TopicID{}, nil
 		c.pending = map[TopicPartition]bool{}
@@ -197,7 +252,7 @@ func (c *Consumer) sync() error {
 	var commitErr error
 	if len(res.Revoke) > 0 {
 		if c.opts.OnRevoked != nil {
-			c.opts.OnRevoked(c, res.Revoke)
+			c.opts.OnRevoked(ctx, c, res.Revoke)
 		}
 		if c.opts.AutoCommitInterval > 0 {
 			// A failed commit must not keep the partitions from their new
@@ -220,7 +275,8 @@ func (c *Consumer) sync() error {
 	// Position the newly assigned partitions, and those that could not be
 	// positioned before (ResetNone without a commit): each one that works
 	// out is announced to OnAssigned; the others stay owned and pending,
-	// and every Poll says why until they can start.
+	// and every Poll says why until they can start. A pending partition a
+	// Seek positioned starts there.
 	c.mu.Lock()
 	todo := slices.Clone(res.Assign)
 	for tp := range c.pending {
@@ -232,31 +288,67 @@ func (c *Consumer) sync() error {
 	var ready []TopicPartition
 	var posErr error
 	for _, tp := range todo {
-		pos, id, err := c.startPosition(tp)
 		c.mu.Lock()
-		if err != nil {
+		_, sought := c.pos[tp]
+		sought = sought && c.pending[tp]
+		c.mu.Unlock()
+		var pos int64
+		var id TopicID
+		var err error
+		if !sought {
+			pos, id, err = c.startPosition(tp)
+		}
+		c.mu.Lock()
+		switch {
+		case err != nil:
 			c.pending[tp] = true
 			posErr = err
-		} else {
+		case sought:
+			delete(c.pending, tp)
+			ready = append(ready, tp)
+		default:
 			delete(c.pending, tp)
 			c.pos[tp], c.ids[tp] = pos, id
 			ready = append(ready, tp)
 		}
 		c.mu.Unlock()
 	}
-	if len(ready) > 0 && c.opts.OnAssigned != nil {
-		slices.SortFunc(ready, TopicPartition.Compare)
-		c.opts.OnAssigned(c, ready)
-	}
 	c.mu.Lock()
 	c.order = c.order[:0]
 	for _, tp := range res.Owned {
-		if _, ok := c.pos[tp]; ok {
+		if _, ok := c.pos[tp]; ok && !c.pending[tp] {
 			c.order = append(c.order, tp)
 		}
 	}
 	c.mu.Unlock()
+	if len(ready) > 0 && c.opts.OnAssigned != nil {
+		slices.SortFunc(ready, TopicPartition.Compare)
+		c.opts.OnAssigned(ctx, c, ready)
+	}
 	return errors.Join(commitErr, posErr)
+}
+
+// heldLocked returns every partition c owns, positioned or pending, sorted.
+func (c *Consumer) heldLocked() []TopicPartition {
+	held := slices.Clone(c.order)
+	for tp := range c.pending {
+		if !slices.Contains(held, tp) {
+			held = append(held, tp)
+		}
+	}
+	slices.SortFunc(held, TopicPartition.Compare)
+	return held
+}
+
+// onLost runs OnLost for parts, or OnRevoked when OnLost is nil.
+func (c *Consumer) onLost(ctx context.Context, parts []TopicPartition) {
+	switch {
+	case len(parts) == 0:
+	case c.opts.OnLost != nil:
+		c.opts.OnLost(ctx, c, parts)
+	case c.opts.OnRevoked != nil:
+		c.opts.OnRevoked(ctx, c, parts)
+	}
 }
 
 // startPosition is where reading tp starts: the committed offset, or
@@ -274,8 +366,8 @@ func (c *Consumer) startPosition(tp TopicPartition) (int64, TopicID, error) {
 	return pos, t.ID(), nil
 }
 
-// fetch reads what is there now from the owned partitions, fairly: each
-// Poll starts where the previous one stopped.
+// fetch reads what is there now from the owned partitions that are not
+// paused, fairly: each Poll starts where the previous one stopped.
 func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 	// ctx is checked once: a fetch that moved a position must return what
 	// it read, or a later Commit would skip records never delivered.
@@ -291,8 +383,11 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 	for i := range order {
 		tp := order[(start+i)%len(order)]
 		c.mu.Lock()
-		pos, id := c.pos[tp], c.ids[tp]
+		pos, id, paused := c.pos[tp], c.ids[tp], c.paused[tp]
 		c.mu.Unlock()
+		if paused {
+			continue
+		}
 		n := len(out)
 		t, p, err := c.s.topicPartition(tp.Topic, tp.Partition)
 		if err == nil && t.ID() != id {
@@ -356,8 +451,9 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 	return out, nil
 }
 
-// wait blocks until one of the owned partitions has records past the
-// consumer's position, PollWait passes, or ctx ends.
+// wait blocks until one of the owned partitions that are not paused has
+// records past the consumer's position, a Pause, Resume or Seek wakes it,
+// PollWait passes, or ctx ends.
 func (c *Consumer) wait(ctx context.Context) error {
 	wctx, cancel := context.WithTimeout(ctx, c.opts.PollWait)
 	defer cancel()
@@ -368,7 +464,9 @@ func (c *Consumer) wait(ctx context.Context) error {
 	}
 	var wants []want
 	for _, tp := range c.order {
-		wants = append(wants, want{tp, c.pos[tp]})
+		if !c.paused[tp] {
+			wants = append(wants, want{tp, c.pos[tp]})
+		}
 	}
 	c.mu.Unlock()
 	woke := make(chan struct{}, 1)
@@ -390,6 +488,7 @@ func (c *Consumer) wait(ctx context.Context) error {
 	}
 	select {
 	case <-woke:
+	case <-c.wake:
 	case <-wctx.Done():
 	}
 	cancel()
@@ -397,132 +496,56 @@ func (c *Consumer) wait(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// Commit commits, for every partition the consumer owns, its position: the
-// offset after the last record Poll returned from it, or past what Poll
-// stepped over after that record (a transaction's marker, offsets
-// compaction removed), as Kafka's consumers commit. Call it after
-// processing them (at-least-once). A consumer that was evicted gets ErrFenced: its
-// partitions belong to others now, and they will redeliver what it did not
-// commit.
-func (c *Consumer) Commit(ctx context.Context) (err error) {
-	defer wrapErr(&err)
-	ctx = orBackground(ctx)
-	if err := ctx.Err(); err != nil {
-		return err
+// poke wakes a Poll that waits, so that it sees a Pause, Resume or Seek.
+func (c *Consumer) poke() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
 	}
-	c.mu.Lock()
-	parts := slices.Clone(c.order)
-	c.mu.Unlock()
-	return c.commitConsumed(parts)
-}
-
-// CommitOffsets commits explicit offsets (the next offset to read) for
-// partitions the consumer owns.
-func (c *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition]int64) (err error) {
-	defer wrapErr(&err)
-	ctx = orBackground(ctx)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	now := c.s.opts.Now()
-	commits := make(map[TopicPartition]OffsetAndMetadata, len(offsets))
-	for tp, off := range offsets {
-		id, err := c.s.checkCommit(tp.Topic, tp.Partition, off)
-		if err != nil {
-			return err
-		}
-		commits[tp] = OffsetAndMetadata{Offset: off, CommitTime: now, TopicID: id}
-	}
-	c.mu.Lock()
-	ref := c.ref
-	c.mu.Unlock()
-	if err := c.s.groups.Commit(c.group, ref, commits); err != nil {
-		return fmt.Errorf("strata: commit of group %q: %w", c.group, err)
-	}
-	return nil
-}
-
-// commitConsumed commits the consumed positions of parts, each with the id
-// of the topic it was read from. The positions come from reads, so they are
-// not range-checked again: one partition whose start moved past an unread
-// position (retention) must not keep the others from committing.
-// Partitions of topics deleted (or deleted and created again) meanwhile
-// are skipped. A closed store is ErrClosed.
-func (c *Consumer) commitConsumed(parts []TopicPartition) error {
-	if c.s.closed.Load() {
-		return fmt.Errorf("strata: commit of group %q: %w", c.group, ErrClosed)
-	}
-	now := c.s.opts.Now()
-	commits := map[TopicPartition]OffsetAndMetadata{}
-	c.mu.Lock()
-	for _, tp := range parts {
-		if off, ok := c.pos[tp]; ok {
-			commits[tp] = OffsetAndMetadata{Offset: off, CommitTime: now, TopicID: c.ids[tp]}
-		}
-	}
-	ref := c.ref
-	c.mu.Unlock()
-	for tp, om := range commits {
-		if t, _, err := c.s.topicPartition(tp.Topic, tp.Partition); err != nil || t.ID() != om.TopicID {
-			delete(commits, tp)
-		}
-	}
-	if len(commits) == 0 {
-		return nil
-	}
-	if err := c.s.groups.Commit(c.group, ref, commits); err != nil {
-		return fmt.Errorf("strata: commit of group %q: %w", c.group, err)
-	}
-	return nil
-}
-
-// maybeAutoCommit commits what was consumed when AutoCommitInterval has
-// passed.
-func (c *Consumer) maybeAutoCommit() error {
-	if c.opts.AutoCommitInterval <= 0 {
-		return nil
-	}
-	now := c.s.opts.Now()
-	c.mu.Lock()
-	due := now.Sub(c.lastAuto) >= c.opts.AutoCommitInterval
-	if due {
-		c.lastAuto = now
-	}
-	parts := slices.Clone(c.order)
-	c.mu.Unlock()
-	if !due {
-		return nil
-	}
-	return c.commitConsumed(parts)
 }
 
 // Close leaves the group: OnRevoked runs for the partitions the consumer
-// owns (commit there), what was consumed is committed if auto-commit is on,
-// and the partitions go to the remaining consumers at once. Closing twice
-// is a no-op.
+// owns (commit there, with the ctx it is given: it is bounded by
+// CloseTimeout, not by any context of the application's), what was
+// consumed is committed if auto-commit is on, and the partitions go to the
+// remaining consumers at once. A consumer that finds it was evicted runs
+// OnLost instead. Closing twice is a no-op; every other method then
+// returns ErrClosed.
 func (c *Consumer) Close() (err error) {
 	defer wrapErr(&err)
 	c.mu.Lock()
-	if c.closed {
+	if c.closing {
 		c.mu.Unlock()
 		return nil
 	}
-	c.closed = true
+	c.closing = true
 	owned := slices.Clone(c.order)
+	held := c.heldLocked()
 	id := c.ref.MemberID
 	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(c.ctx, c.opts.CloseTimeout)
+	defer cancel()
+	defer c.cancel()
 	member := slices.ContainsFunc(c.s.groups.Members(c.group), func(m group.MemberInfo) bool { return m.ID == id })
-	if !member {
-		owned = nil // evicted: the partitions are someone else's now
-	}
-	if len(owned) > 0 && c.opts.OnRevoked != nil {
-		c.opts.OnRevoked(c, owned)
-	}
-	if c.opts.AutoCommitInterval > 0 {
-		err = c.commitConsumed(owned)
+	switch {
+	case !member:
+		// Evicted: the partitions are someone else's now.
+		c.onLost(ctx, held)
+	default:
+		if len(owned) > 0 && c.opts.OnRevoked != nil {
+			c.opts.OnRevoked(ctx, c, owned)
+		}
+		if c.opts.AutoCommitInterval > 0 {
+			err = c.commitConsumed(owned)
+		}
 	}
 	if lerr := c.s.groups.Leave(c.group, id); lerr != nil && !errors.Is(lerr, group.ErrFenced) && !errors.Is(lerr, group.ErrUnknownMember) {
 		err = errors.Join(err, lerr)
 	}
+	c.mu.Lock()
+	c.closed = true
+	c.pos, c.ids, c.order = map[TopicPartition]int64{}, map[TopicPartition]TopicID{}, nil
+	c.pending = map[TopicPartition]bool{}
+	c.mu.Unlock()
 	return err
 }

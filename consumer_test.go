@@ -234,9 +234,11 @@ func TestConsumerCallbacksAndAutoReset(t *testing.T) {
 
 	var assigned, revoked []strata.TopicPartition
 	c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{
-		PollWait:   time.Millisecond,
-		OnAssigned: func(_ *strata.Consumer, p []strata.TopicPartition) { assigned = append(assigned, p...) },
-		OnRevoked: func(c *strata.Consumer, p []strata.TopicPartition) {
+		PollWait: time.Millisecond,
+		OnAssigned: func(_ context.Context, _ *strata.Consumer, p []strata.TopicPartition) {
+			assigned = append(assigned, p...)
+		},
+		OnRevoked: func(ctx context.Context, c *strata.Consumer, p []strata.TopicPartition) {
 			revoked = append(revoked, p...)
 			require.NoError(t, c.Commit(ctx))
 		},
@@ -281,7 +283,7 @@ func TestGroupUnderChurn(t *testing.T) {
 		runConsumer := func(stop <-chan struct{}) error {
 			c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{
 				AutoOffsetReset: strata.ResetEarliest, PollWait: time.Millisecond,
-				OnRevoked: func(c *strata.Consumer, _ []strata.TopicPartition) { _ = c.Commit(ctx) },
+				OnRevoked: func(ctx context.Context, c *strata.Consumer, _ []strata.TopicPartition) { _ = c.Commit(ctx) },
 			})
 			if err != nil {
 				return err

@@ -67,7 +67,9 @@ func TestResetNoneKeepsReportingAndAnnouncesTheRest(t *testing.T) {
 	var assigned []strata.TopicPartition
 	c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{
 		AutoOffsetReset: strata.ResetNone,
-		OnAssigned:      func(_ *strata.Consumer, p []strata.TopicPartition) { assigned = append(assigned, p...) },
+		OnAssigned: func(_ context.Context, _ *strata.Consumer, p []strata.TopicPartition) {
+			assigned = append(assigned, p...)
+		},
 	})
 	require.NoError(t, err)
 	defer c.Close()

@@ -119,7 +119,7 @@ func (w *Worker) Close() error {
 }
 
 // onAssigned says where the worker starts on the partitions it is handed.
-func (w *Worker) onAssigned(_ *strata.Consumer, parts []strata.TopicPartition) {
+func (w *Worker) onAssigned(_ context.Context, _ *strata.Consumer, parts []strata.TopicPartition) {
 	var where []string
 	for _, tp := range parts {
 		if om, ok := w.s.Committed(billingGroup, tp.Topic, tp.Partition); ok {
@@ -133,9 +133,9 @@ func (w *Worker) onAssigned(_ *strata.Consumer, parts []strata.TopicPartition) {
 
 // onRevoked commits what the worker processed before its partitions move:
 // the records Poll returned were all applied by the time Poll runs again.
-func (w *Worker) onRevoked(c *strata.Consumer, parts []strata.TopicPartition) {
+func (w *Worker) onRevoked(ctx context.Context, c *strata.Consumer, parts []strata.TopicPartition) {
 	before := w.committed(parts)
-	if err := c.Commit(context.Background()); err != nil {
+	if err := c.Commit(ctx); err != nil {
 		fmt.Printf("  %s gives up %s: its commit fails: %v\n", w.name, names(parts), err)
 		return
 	}
