@@ -43,7 +43,8 @@ type ConsumerOptions struct {
 	// without OnPartitionsLost), and its commits fail with ErrFenced.
 	OnLost func(ctx context.Context, c *Consumer, parts []TopicPartition)
 	// CloseTimeout bounds the context Close gives OnRevoked and OnLost.
-	// Default 30 s, the time Kafka's consumer gives its own close.
+	// Default 30 s, as Kafka's consumer bounds its close
+	// (KafkaConsumer.DEFAULT_CLOSE_TIMEOUT_MS).
 	CloseTimeout time.Duration
 	// AutoCommitInterval, if positive, commits what Poll returned at most
 	// this often, at the start of a Poll, and also when partitions are
