@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/stratalog/strata"
-	"github.com/stratalog/strata/topic"
 )
 
 const (
@@ -95,7 +94,10 @@ func run() error {
 	}
 	byPart := map[int][]string{}
 	for _, id := range orders {
-		p := topic.KeyPartition([]byte(id), partitions)
+		p, err := s.PartitionFor(topicName, []byte(id))
+		if err != nil {
+			return err
+		}
 		byPart[p] = append(byPart[p], id)
 	}
 	for p := range partitions {
