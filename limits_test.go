@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/stratatest"
 	"github.com/stratalog/strata/topic"
 )
 
@@ -50,4 +51,33 @@ func TestCreateTopicBeyondTheFileLimit(t *testing.T) {
 	require.NoError(t, s.CreateTopic("fits", strata.TopicConfig{Partitions: 200}))
 	_, err = os.Stat(filepath.Join(dir, "fits-199"))
 	require.NoError(t, err)
+}
+
+// TestMemTopicOfMaxPartitions: an in-memory store holds no descriptor
+// per file, so the process's open-file limit does not cap its topics: a
+// topic of the most partitions a topic may have is created, and used,
+// with room for only 2000 more files.
+func TestMemTopicOfMaxPartitions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("creates 65536 partitions")
+	}
+	var lim syscall.Rlimit
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim))
+	open, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	lowered := lim
+	lowered.Cur = uint64(len(open) + 2000)
+	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lowered))
+	t.Cleanup(func() { _ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim) })
+
+	s := stratatest.Open(t, nil)
+	const n = topic.MaxPartitions
+	require.NoError(t, s.EnsureTopic("big", strata.TopicConfig{Partitions: n}))
+	_, err = s.AppendTo(t.Context(), "big", n-1, strata.Record{Value: []byte("v")})
+	require.NoError(t, err)
+	r, err := s.Get("big", n-1, 0)
+	require.NoError(t, err)
+	require.Equal(t, "v", string(r.Value))
+	_, err = s.AppendTo(t.Context(), "big", n, strata.Record{Value: []byte("v")})
+	require.ErrorIs(t, err, strata.ErrUnknownPartition)
 }

@@ -54,7 +54,8 @@ type Options struct {
 	// live as long as the Mem does, so a later Open of the same dir on
 	// the same Mem finds them, and one Mem can hold several stores in
 	// different directories. The directory lock (ErrLocked) is taken
-	// only on vfs.OS: on any other file system nothing stops two Stores
+	// only on vfs.OS and file systems wrapping it that say so (vfs.IsOS,
+	// such as vfs.NoSync(vfs.OS)): on any other nothing stops two Stores
 	// from opening one directory, which corrupts it. Crash tests use
 	// vfs.Mem's Crash to see what a power cut would leave.
 	FS vfs.FS

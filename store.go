@@ -90,7 +90,7 @@ func openStore(dir string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("strata: creating %s: %w", dir, err)
 	}
 	var lock *os.File
-	if fsys == vfs.OS {
+	if vfs.IsOS(fsys) {
 		var err error
 		if lock, err = lockDir(filepath.Join(dir, lockFile)); err != nil {
 			return nil, err

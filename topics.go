@@ -11,6 +11,7 @@ import (
 
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/topic"
+	"github.com/stratalog/strata/vfs"
 )
 
 // CreateTopic creates a topic with cfg (zero fields mean the defaults) and
@@ -47,8 +48,10 @@ func (s *Store) createTopic(name string, cfg TopicConfig) error {
 		return fmt.Errorf("strata: topic %q: partition directories of the name are there, but %s, which would list them, was missing at Open: "+
 			"rebuild it with RebuildRegistry to keep their data, or remove them: %w", name, topicsFile, ErrTopicExists)
 	}
-	if err := checkRoom(name, cfg.Partitions); err != nil {
-		return err
+	if vfs.IsOS(s.topicFS) {
+		if err := checkRoom(name, cfg.Partitions); err != nil {
+			return err
+		}
 	}
 	// Partition directories of that name belong to no topic (a DeleteTopic
 	// a crash interrupted, which may have removed some of them and not
@@ -97,7 +100,9 @@ const filesPerPartition = 3
 // would not fit the files and memory mappings this process may still open
 // (RLIMIT_NOFILE, vm.max_map_count), keeping a margin for everything else:
 // creating it would fail midway with "too many open files". Small topics
-// are not checked (reading the counts costs more than creating them).
+// are not checked (reading the counts costs more than creating them), nor
+// are topics on a file system whose files are not the operating system's
+// (vfs.IsOS), which hold no descriptor.
 func checkRoom(name string, n int) error {
 	const margin = 256
 	need := n * filesPerPartition

@@ -36,14 +36,17 @@ func Open(t testing.TB, opts *strata.Options) *strata.Store {
 
 // OpenOnDisk is Open on the operating system's file system: the store is in
 // a new directory of t.TempDir() (Store.Dir), which the test may read with
-// the os package. opts.FS must be nil or vfs.OS.
+// the os package. opts.FS must be nil, vfs.OS, or a file system on it
+// (vfs.IsOS).
 func OpenOnDisk(t testing.TB, opts *strata.Options) *strata.Store {
 	t.Helper()
 	o := options(opts)
-	if o.FS != nil && o.FS != vfs.OS {
+	if o.FS == nil {
+		o.FS = vfs.OS
+	}
+	if !vfs.IsOS(o.FS) {
 		t.Fatalf("stratatest: OpenOnDisk with a file system other than vfs.OS; use Open")
 	}
-	o.FS = vfs.OS
 	return open(t, t.TempDir(), o)
 }
 

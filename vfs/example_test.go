@@ -63,3 +63,18 @@ func ExampleNoSync() {
 	// now: {}, fsyncs: 0
 	// after a power cut, gone: true
 }
+
+// A store takes its directory lock, and counts its open files against the
+// process's limit, only where the files are the operating system's.
+func ExampleIsOS() {
+	fmt.Println("OS:", vfs.IsOS(vfs.OS))
+	fmt.Println("NoSync(OS):", vfs.IsOS(vfs.NoSync(vfs.OS)))
+	fmt.Println("Mem:", vfs.IsOS(vfs.NewMem()))
+	fmt.Println("NoSync(Mem):", vfs.IsOS(vfs.NoSync(vfs.NewMem())))
+
+	// Output:
+	// OS: true
+	// NoSync(OS): true
+	// Mem: false
+	// NoSync(Mem): false
+}
