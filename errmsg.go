@@ -8,7 +8,6 @@ import (
 	"github.com/stratalog/strata/compaction"
 	"github.com/stratalog/strata/group"
 	"github.com/stratalog/strata/log"
-	"github.com/stratalog/strata/partition"
 )
 
 // storeError is an error as the store's API returns it: one "strata: "
@@ -42,7 +41,6 @@ func (e *storeError) Is(target error) bool {
 // can return and that no root sentinel is an alias of, each with the root
 // sentinel that matches it, so that a user matches root sentinels only.
 var rootMatches = []struct{ lower, root error }{
-	{partition.ErrInvalidConfig, ErrInvalidConfig},
 	{compaction.ErrMapTooSmall, ErrInvalidConfig}, // a key larger than Options.CleanerBufferBytes
 	{log.ErrIncomplete, ErrCorrupt},               // a batch cut short where the log says there is one
 	{log.ErrEmptyBatch, ErrNoRecords},

@@ -28,6 +28,50 @@ func requireOnePrefix(t *testing.T, msg string) {
 	require.Len(t, layerPrefix.FindAllString(msg, -1), 1, "%q has more than one package prefix", msg)
 }
 
+// rootSentinels are the root package's sentinels, whose text (without the
+// package prefix) ends the message of an error that matches one.
+var rootSentinels = []error{
+	strata.ErrBatchTooLarge, strata.ErrClosed, strata.ErrCorrupt, strata.ErrDecompressedTooLarge,
+	strata.ErrFenced, strata.ErrGroupActive, strata.ErrInvalidConfig, strata.ErrInvalidGroup,
+	strata.ErrInvalidTopic, strata.ErrLocked, strata.ErrMetadataTooLarge, strata.ErrNoKey,
+	strata.ErrNoOffset, strata.ErrNoRecord, strata.ErrNoRecords, strata.ErrNotCompacted,
+	strata.ErrNotOwner, strata.ErrOffsetOutOfRange, strata.ErrReservedTopic,
+	strata.ErrTimestampTooFarAhead, strata.ErrTopicConfigMismatch, strata.ErrTopicExists,
+	strata.ErrUnknownPartition, strata.ErrUnknownTopic, strata.ErrUnsupportedCompression,
+	strata.ErrUnsupportedFormat,
+}
+
+// requireSentinelTextsOnce checks that msg names each sentinel's text (a
+// root one's or one of a package below) at most once, and none of a
+// sentinel err does not match: "...: invalid config: invalid config" and
+// "...out of range [1, 9]: invalid batch" for a config error both fail.
+func requireSentinelTextsOnce(t *testing.T, err error) {
+	t.Helper()
+	msg := err.Error()
+	sentinels := append([]error(nil), rootSentinels...)
+	for _, ls := range lowerSentinels {
+		sentinels = append(sentinels, ls.err)
+	}
+	for _, sentinel := range sentinels {
+		text := sentinel.Error()
+		text = text[layerPrefixLen(text):]
+		n := strings.Count(msg+":", ": "+text+":")
+		if errors.Is(err, sentinel) {
+			require.LessOrEqual(t, n, 1, "%q names %q more than once", msg, text)
+		} else {
+			require.Zero(t, n, "%q names %q, which it does not match", msg, text)
+		}
+	}
+}
+
+// layerPrefixLen is the length of the package prefix msg starts with.
+func layerPrefixLen(msg string) int {
+	if loc := layerPrefix.FindStringIndex(msg); loc != nil && loc[0] == 0 {
+		return loc[1]
+	}
+	return 0
+}
+
 // TestErrorMessages calls every API of the root package with bad input and
 // checks the error: it matches its sentinel and its message has one package
 // prefix, "strata: ".
@@ -71,6 +115,10 @@ func TestErrorMessages(t *testing.T) {
 			_, err := strata.Open(t.TempDir(), &strata.Options{Sync: strata.SyncEvery(-1)})
 			return err
 		}, strata.ErrInvalidConfig},
+		{"Open bad sync mode", func() error {
+			_, err := strata.Open(t.TempDir(), &strata.Options{Sync: strata.SyncPolicy{Mode: -1}})
+			return err
+		}, strata.ErrInvalidConfig},
 		{"RebuildRegistry locked", func() error { _, err := strata.RebuildRegistry(s.Dir()); return err }, strata.ErrLocked},
 		{"CreateTopic bad name", func() error { return s.CreateTopic("a/b", strata.TopicConfig{}) }, strata.ErrInvalidTopic},
 		{"CreateTopic empty name", func() error { return s.CreateTopic("", strata.TopicConfig{}) }, strata.ErrInvalidTopic},
@@ -79,6 +127,21 @@ func TestErrorMessages(t *testing.T) {
 		{"CreateTopic partitions", func() error { return s.CreateTopic("x", strata.TopicConfig{Partitions: -1}) }, strata.ErrInvalidConfig},
 		{"CreateTopic segment bytes", func() error { return s.CreateTopic("x", strata.TopicConfig{SegmentBytes: 5}) }, strata.ErrInvalidConfig},
 		{"CreateTopic timestamp type", func() error { return s.CreateTopic("x", strata.TopicConfig{TimestampType: 9}) }, strata.ErrInvalidConfig},
+		{"CreateTopic segment age", func() error { return s.CreateTopic("x", strata.TopicConfig{SegmentAge: -1}) }, strata.ErrInvalidConfig},
+		{"CreateTopic max batch bytes", func() error { return s.CreateTopic("x", strata.TopicConfig{MaxBatchBytes: -1}) }, strata.ErrInvalidConfig},
+		{"CreateTopic index interval", func() error { return s.CreateTopic("x", strata.TopicConfig{IndexIntervalBytes: -1}) }, strata.ErrInvalidConfig},
+		{"CreateTopic max index bytes", func() error { return s.CreateTopic("x", strata.TopicConfig{MaxIndexBytes: 3}) }, strata.ErrInvalidConfig},
+		{"CreateTopic retention", func() error { return s.CreateTopic("x", strata.TopicConfig{Retention: -2}) }, strata.ErrInvalidConfig},
+		{"CreateTopic retention bytes", func() error { return s.CreateTopic("x", strata.TopicConfig{RetentionBytes: -5}) }, strata.ErrInvalidConfig},
+		{"CreateTopic cleanup policy", func() error { return s.CreateTopic("x", strata.TopicConfig{CleanupPolicy: "bogus"}) }, strata.ErrInvalidConfig},
+		{"CreateTopic compression", func() error { return s.CreateTopic("x", strata.TopicConfig{Compression: "brotli"}) }, strata.ErrInvalidConfig},
+		{"CreateTopic compression level", func() error {
+			return s.CreateTopic("x", strata.TopicConfig{Compression: strata.CompressionGzip, CompressionLevel: 99})
+		}, strata.ErrInvalidConfig},
+		{"CreateTopic level without codec", func() error { return s.CreateTopic("x", strata.TopicConfig{CompressionLevel: 3}) }, strata.ErrInvalidConfig},
+		{"CreateTopic dirty ratio", func() error { return s.CreateTopic("x", strata.TopicConfig{MinCleanableDirtyRatio: 2}) }, strata.ErrInvalidConfig},
+		{"CreateTopic sync", func() error { return s.CreateTopic("x", strata.TopicConfig{Sync: strata.SyncEvery(-time.Second)}) }, strata.ErrInvalidConfig},
+		{"CreateTopic sync mode", func() error { return s.CreateTopic("x", strata.TopicConfig{Sync: strata.SyncPolicy{Mode: 7}}) }, strata.ErrInvalidConfig},
 		{"EnsureTopic mismatch", func() error { return s.EnsureTopic("t", strata.TopicConfig{Partitions: 2}) }, strata.ErrTopicConfigMismatch},
 		{"EnsureTopic bad name", func() error { return s.EnsureTopic("a/b", strata.TopicConfig{}) }, strata.ErrInvalidTopic},
 		{"EnsureTopic reserved", func() error { return s.EnsureTopic("__x", strata.TopicConfig{}) }, strata.ErrReservedTopic},
@@ -164,6 +227,7 @@ func TestErrorMessages(t *testing.T) {
 			err := tc.call()
 			require.ErrorIs(t, err, tc.want)
 			requireOnePrefix(t, err.Error())
+			requireSentinelTextsOnce(t, err)
 		})
 	}
 }

@@ -100,8 +100,9 @@ var (
 	SyncNever = partition.SyncNever
 )
 
-// SyncEvery fsyncs in the background every d (default 1 s): after a power
-// loss, records older than d survive.
+// SyncEvery fsyncs in the background every d: after a power loss, records
+// older than d survive. SyncEvery(0) means the default, one second; a
+// negative d is refused with ErrInvalidConfig by Open and CreateTopic.
 func SyncEvery(d time.Duration) SyncPolicy { return partition.SyncEvery(d) }
 
 // TopicConfig configures a topic; the zero value means Kafka's defaults

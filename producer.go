@@ -211,8 +211,8 @@ func (o ProducerOptions) codec() (log.Compression, error) {
 	if !ok {
 		return log.None, fmt.Errorf("strata: producer compression %q is not none, gzip, snappy, lz4 or zstd: %w", o.Compression, ErrInvalidConfig)
 	}
-	if err := log.CheckLevel(c, o.CompressionLevel); err != nil {
-		return log.None, fmt.Errorf("strata: producer: %w: %w", ErrInvalidConfig, err)
+	if err := log.CheckConfigLevel(c, o.CompressionLevel, ErrInvalidConfig); err != nil {
+		return log.None, fmt.Errorf("strata: producer: %w", err)
 	}
 	return c, nil
 }

@@ -78,7 +78,7 @@ func openStore(dir string, opts *Options) (*Store, error) {
 	o := opts.withDefaults()
 	fsys := o.FS
 	if err := o.Sync.Validate(); err != nil {
-		return nil, fmt.Errorf("strata: %w: %w", ErrInvalidConfig, err)
+		return nil, err
 	}
 	if dir == "" {
 		return nil, fmt.Errorf("strata: no directory given: %w", ErrInvalidConfig)

@@ -34,11 +34,24 @@ const (
 // to 9, lz4 1 to 17, zstd -131072 to 22; none and snappy take none. Zero,
 // the codec's default, is always valid.
 func CheckLevel(c Compression, level int) error {
+	return checkLevel(c, level, ErrUnsupportedCompression, ErrInvalidBatch)
+}
+
+// CheckConfigLevel is CheckLevel for a configuration: its error, for an
+// unknown codec as for a level out of range, wraps invalid (the caller's
+// invalid-config sentinel) and ends with that sentinel's text, without
+// its package prefix, as in "log: gzip compression level 99 out of range
+// [1, 9]: invalid config".
+func CheckConfigLevel(c Compression, level int, invalid error) error {
+	return checkLevel(c, level, invalid, invalid)
+}
+
+func checkLevel(c Compression, level int, unknown, invalid error) error {
 	var lo, hi int
 	switch c {
 	case None, Snappy:
 		if level != 0 {
-			return errorf(ErrInvalidBatch, "%s takes no compression level, got %d", c, level)
+			return errorf(invalid, "%s takes no compression level, got %d", c, level)
 		}
 		return nil
 	case Gzip:
@@ -48,10 +61,10 @@ func CheckLevel(c Compression, level int) error {
 	case Zstd:
 		lo, hi = MinZstdLevel, MaxZstdLevel
 	default:
-		return errorf(ErrUnsupportedCompression, "unknown compression codec %d", c)
+		return errorf(unknown, "unknown compression codec %d", c)
 	}
 	if level != 0 && (level < lo || level > hi) {
-		return errorf(ErrInvalidBatch, "%s compression level %d out of range [%d, %d]", c, level, lo, hi)
+		return errorf(invalid, "%s compression level %d out of range [%d, %d]", c, level, lo, hi)
 	}
 	return nil
 }

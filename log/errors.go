@@ -37,14 +37,18 @@ var (
 )
 
 // formatError is a sentinel with its reason. Error reads
-// "log: <reason>: <sentinel without its prefix>".
+// "log: <reason>: <sentinel without its package prefix>".
 type formatError struct {
 	kind   error
 	reason string
 }
 
 func (e *formatError) Error() string {
-	return "log: " + e.reason + ": " + strings.TrimPrefix(e.kind.Error(), "log: ")
+	kind := e.kind.Error()
+	if i := strings.Index(kind, ": "); i >= 0 && !strings.ContainsAny(kind[:i], " \"") {
+		kind = kind[i+2:]
+	}
+	return "log: " + e.reason + ": " + kind
 }
 
 func (e *formatError) Unwrap() error { return e.kind }

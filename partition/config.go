@@ -55,25 +55,30 @@ var (
 	SyncNever = SyncPolicy{Mode: SyncModeNever}
 )
 
-// SyncEvery fsyncs in the background every d (1 s if d ≤ 0): after a power
-// loss, records older than d survive.
+// SyncEvery fsyncs in the background every d: after a power loss,
+// records older than d survive. d = 0 means the default,
+// DefaultSyncInterval (1 s); a negative d is refused with ErrInvalidConfig
+// (Validate).
 func SyncEvery(d time.Duration) SyncPolicy {
 	return SyncPolicy{Mode: SyncModeEvery, Interval: d}
 }
 
-// String returns "always", "never" or "every 1s".
+// String returns "always", "never" or "every 1s" (the default for an
+// interval of 0).
 func (p SyncPolicy) String() string {
 	switch p.Mode {
 	case SyncModeAlways:
 		return "always"
 	case SyncModeNever:
 		return "never"
+	case SyncModeEvery:
+		return "every " + p.withDefaults().Interval.String()
 	}
-	return "every " + p.withDefaults().Interval.String()
+	return fmt.Sprintf("SyncPolicy{Mode: %d, Interval: %v}", p.Mode, p.Interval)
 }
 
 func (p SyncPolicy) withDefaults() SyncPolicy {
-	if p.Mode == SyncModeEvery && p.Interval <= 0 {
+	if p.Mode == SyncModeEvery && p.Interval == 0 {
 		p.Interval = DefaultSyncInterval
 	}
 	return p
@@ -193,6 +198,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if err := c.Sync.Validate(); err != nil {
+		return c, err
+	}
 	c.Sync = c.Sync.withDefaults()
 	switch {
 	case c.SegmentBytes < minSegmentBytes || c.SegmentBytes > maxSegmentBytes:
@@ -207,11 +215,9 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("partition: max index bytes %d below 24 (two time-index entries): %w", c.MaxIndexBytes, ErrInvalidConfig)
 	case c.TimestampType != log.CreateTime && c.TimestampType != log.LogAppendTime:
 		return c, fmt.Errorf("partition: unknown timestamp type %d: %w", c.TimestampType, ErrInvalidConfig)
-	case c.Sync.Mode < SyncModeEvery || c.Sync.Mode > SyncModeNever:
-		return c, fmt.Errorf("partition: unknown sync mode %d: %w", c.Sync.Mode, ErrInvalidConfig)
 	}
-	if err := log.CheckLevel(c.Compression, c.CompressionLevel); err != nil {
-		return c, fmt.Errorf("partition: %w: %w", ErrInvalidConfig, err)
+	if err := log.CheckConfigLevel(c.Compression, c.CompressionLevel, ErrInvalidConfig); err != nil {
+		return c, err
 	}
 	return c, nil
 }
@@ -228,11 +234,15 @@ func (c Config) segmentConfig() segment.Config {
 	}
 }
 
-// Validate reports whether p is one of SyncAlways, SyncNever and
-// SyncEvery(d ≥ 0), with ErrInvalidConfig.
+// Validate reports, with ErrInvalidConfig, a policy that is not
+// SyncAlways, SyncNever or SyncEvery(d ≥ 0), naming it as it was written:
+// "SyncEvery(-1s): the interval is negative (0 means the default, 1s)".
 func (p SyncPolicy) Validate() error {
-	if p.Mode < SyncModeEvery || p.Mode > SyncModeNever || p.Interval < 0 {
-		return fmt.Errorf("partition: sync policy %d/%v is not always, never or every d ≥ 0: %w", p.Mode, p.Interval, ErrInvalidConfig)
+	switch {
+	case p.Mode < SyncModeEvery || p.Mode > SyncModeNever:
+		return fmt.Errorf("partition: sync mode %d is not SyncModeEvery (0), SyncModeAlways (1) or SyncModeNever (2): %w", p.Mode, ErrInvalidConfig)
+	case p.Mode == SyncModeEvery && p.Interval < 0:
+		return fmt.Errorf("partition: SyncEvery(%v): the interval is negative (0 means the default, %v): %w", p.Interval, DefaultSyncInterval, ErrInvalidConfig)
 	}
 	return nil
 }

@@ -456,6 +456,27 @@ func TestSyncPolicies(t *testing.T) {
 	require.Equal(t, "always", SyncAlways.String())
 }
 
+// TestSyncPolicyValidate checks that a bad policy is refused as it was
+// written, by Validate and by Check, and that the zero interval is the
+// default.
+func TestSyncPolicyValidate(t *testing.T) {
+	require.NoError(t, SyncEvery(0).Validate())
+	for _, tc := range []struct {
+		p    SyncPolicy
+		want string
+	}{
+		{SyncEvery(-time.Second), "partition: SyncEvery(-1s): the interval is negative (0 means the default, 1s): partition: invalid config"},
+		{SyncPolicy{Mode: 7}, "partition: sync mode 7 is not SyncModeEvery (0), SyncModeAlways (1) or SyncModeNever (2): partition: invalid config"},
+	} {
+		err := tc.p.Validate()
+		require.ErrorIs(t, err, ErrInvalidConfig)
+		require.EqualError(t, err, tc.want)
+		_, err = Config{Sync: tc.p}.Check()
+		require.EqualError(t, err, tc.want, "Check refuses it too")
+	}
+	require.Equal(t, "every -1s", SyncEvery(-time.Second).String(), "not the default it would be mistaken for")
+}
+
 func TestRecoveryCutsTornTail(t *testing.T) {
 	clock := newClock()
 	for seed := range 20 {

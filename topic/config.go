@@ -1,7 +1,6 @@
 package topic
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -63,8 +62,10 @@ func (t CompressionType) Codec() (log.Compression, bool) {
 	return log.None, false
 }
 
-// ErrInvalidConfig means a topic configuration field is out of range.
-var ErrInvalidConfig = errors.New("topic: invalid config")
+// ErrInvalidConfig means a topic configuration field is out of range. It
+// is partition.ErrInvalidConfig: the fields a topic passes to its
+// partitions are checked there, and match the one sentinel.
+var ErrInvalidConfig = partition.ErrInvalidConfig
 
 // Config is a topic's configuration. The zero value means the defaults,
 // Kafka's where Kafka has one; Retention and RetentionBytes take -1 for
@@ -174,11 +175,11 @@ func (c Config) WithDefaults() (Config, error) {
 		return c, fmt.Errorf("topic: min cleanable dirty ratio %v out of range [0, 1] (negative: 0): %w", c.MinCleanableDirtyRatio, ErrInvalidConfig)
 	}
 	if err := c.Sync.Validate(); err != nil {
-		return c, fmt.Errorf("topic: %w: %w", ErrInvalidConfig, err)
+		return c, err
 	}
 	pc, err := c.partitionConfig(partition.Config{}).Check()
 	if err != nil {
-		return c, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return c, err
 	}
 	// Fill the partition-level defaults in too, so the config describes
 	// the topic as it runs. Sync stays zero: "the store's policy".
