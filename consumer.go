@@ -245,7 +245,7 @@ func (c *Consumer) sync(ctx context.Context) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("strata: group %q: %w", c.group, err)
+		return err // the group's errors name the member and the group
 	}
 	c.mu.Lock()
 	c.ref.Generation = res.Generation
@@ -270,7 +270,7 @@ func (c *Consumer) sync(ctx context.Context) error {
 		}
 		c.mu.Unlock()
 		if err := c.s.groups.Revoked(c.group, c.ref.MemberID, res.Revoke); err != nil && !errors.Is(err, group.ErrFenced) {
-			return fmt.Errorf("strata: group %q: %w", c.group, err)
+			return err
 		}
 	}
 	// Position the newly assigned partitions, and those that could not be

@@ -45,10 +45,8 @@ func (c *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition
 	c.mu.Lock()
 	ref := c.ref
 	c.mu.Unlock()
-	if err := c.s.groups.Commit(c.group, ref, commits); err != nil {
-		return fmt.Errorf("strata: commit of group %q: %w", c.group, err)
-	}
-	return nil
+	// The group's errors name the commit, the member and the group.
+	return c.s.groups.Commit(c.group, ref, commits)
 }
 
 // CommitMessages commits, for each partition msgs come from, the offset
@@ -112,10 +110,8 @@ func (c *Consumer) commitConsumed(parts []TopicPartition) error {
 	if len(commits) == 0 {
 		return nil
 	}
-	if err := c.s.groups.Commit(c.group, ref, commits); err != nil {
-		return fmt.Errorf("strata: commit of group %q: %w", c.group, err)
-	}
-	return nil
+	// The group's errors name the commit, the member and the group.
+	return c.s.groups.Commit(c.group, ref, commits)
 }
 
 // maybeAutoCommit commits what was consumed when AutoCommitInterval has

@@ -135,7 +135,7 @@ func (c *Consumer) checkParts(verb string, parts []TopicPartition) error {
 			return fmt.Errorf("strata: %s of %s: consumer of group %q subscribes to %q only: %w", verb, tp, c.group, c.topics, ErrNotOwner)
 		}
 		if tp.Partition < 0 {
-			return fmt.Errorf("strata: %s of %s: negative partition: %w", verb, tp, ErrUnknownPartition)
+			return fmt.Errorf("strata: %s of %s: a partition number is 0 or more: %w", verb, tp, ErrUnknownPartition)
 		}
 	}
 	return nil

@@ -221,8 +221,11 @@ func TestConsumerCrashRedeliversOnlyUncommitted(t *testing.T) {
 	}
 	require.Equal(t, "5", values[0], "redelivery starts at the last commit")
 	require.Len(t, values, 15, "exactly the uncommitted records, 5..19")
-	require.ErrorIs(t, dying.CommitOffsets(ctx, map[strata.TopicPartition]int64{{Topic: "t", Partition: 0}: 10}), strata.ErrFenced,
-		"the evicted consumer's late commit is fenced")
+	err = dying.CommitOffsets(ctx, map[strata.TopicPartition]int64{{Topic: "t", Partition: 0}: 10})
+	require.ErrorIs(t, err, strata.ErrFenced, "the evicted consumer's late commit is fenced")
+	require.EqualError(t, err, `strata: commit by member "g-1" of group "g", which left or was evicted: member fenced`,
+		"the call, the member and the group, each once")
+	requireSentinelTextsOnce(t, err)
 	require.NoError(t, survivor.Close())
 }
 

@@ -248,3 +248,19 @@ func TestDropPrefixes(t *testing.T) {
 	}
 	require.Equal(t, context.Canceled, strata.StoreErr(context.Canceled), "a context's error stays as it is")
 }
+
+// TestNegativePartitionNamed checks that a negative partition is named
+// `partition -1 of topic "t"`, not "t--1".
+func TestNegativePartitionNamed(t *testing.T) {
+	s := stratatest.Open(t, nil)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{})
+	require.NoError(t, err)
+	defer c.Close()
+	tp := strata.TopicPartition{Topic: "t", Partition: -1}
+	for _, err := range []error{c.Pause(tp), c.Resume(tp)} {
+		require.ErrorIs(t, err, strata.ErrUnknownPartition)
+		require.Contains(t, err.Error(), `partition -1 of topic "t"`)
+		require.NotContains(t, err.Error(), "t--1")
+	}
+}

@@ -15,8 +15,12 @@ type TopicPartition struct {
 }
 
 // String returns the partition in Kafka's notation, topic-partition
-// ("orders-3").
+// ("orders-3"). A negative partition, which no topic has, reads
+// `partition -1 of topic "orders"` rather than the ambiguous "orders--1".
 func (tp TopicPartition) String() string {
+	if tp.Partition < 0 {
+		return "partition " + strconv.Itoa(tp.Partition) + " of topic " + strconv.Quote(tp.Topic)
+	}
 	return tp.Topic + "-" + strconv.Itoa(tp.Partition)
 }
 

@@ -10,6 +10,7 @@ import (
 func TestTopicPartition(t *testing.T) {
 	require.Equal(t, "orders-3", TopicPartition{Topic: "orders", Partition: 3}.String())
 	require.Equal(t, "a-b-12", TopicPartition{Topic: "a-b", Partition: 12}.String())
+	require.Equal(t, `partition -1 of topic "orders"`, TopicPartition{Topic: "orders", Partition: -1}.String())
 	require.Equal(t, tps("a-b-12 t0-0"), []TopicPartition{{"a-b", 12}, {"t0", 0}})
 
 	tests := []struct {

@@ -296,15 +296,16 @@ func (g *groupState) removeLocked(m *member) {
 
 // memberLocked returns the live member id of g: [ErrFenced] if the id
 // was issued by g but the member is gone, [ErrUnknownMember] if it never
-// was.
-func (g *groupState) memberLocked(id string) (*member, error) {
+// was. The error names the call (verb), the member and the group once:
+// `group: commit by member "g-1" of group "g", which left or was evicted`.
+func (g *groupState) memberLocked(verb, id string) (*member, error) {
 	if m := g.members[id]; m != nil {
 		return m, nil
 	}
 	if g.issuedID(id) {
-		return nil, fmt.Errorf("group: member %q of group %q left or was evicted: %w", id, g.name, ErrFenced)
+		return nil, fmt.Errorf("group: %s by member %q of group %q, which left or was evicted: %w", verb, id, g.name, ErrFenced)
 	}
-	return nil, fmt.Errorf("group: member %q of group %q: %w", id, g.name, ErrUnknownMember)
+	return nil, fmt.Errorf("group: %s by member %q of group %q: %w", verb, id, g.name, ErrUnknownMember)
 }
 
 // memberID returns the id of the n-th member to join g: "<group>-<n>".

@@ -79,7 +79,7 @@ func (c *Coordinator) Join(group string, topics []string) (MemberRef, error) {
 // changed, rebalances the group. It fails like Sync for a member that is
 // gone or unknown.
 func (c *Coordinator) Subscribe(group, memberID string, topics []string) error {
-	g, m, err := c.lockMember(group, memberID)
+	g, m, err := c.lockMember("subscribe", group, memberID)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (c *Coordinator) Subscribe(group, memberID string, topics []string) error {
 // twice fails with ErrFenced, an id the group never issued with
 // [ErrUnknownMember].
 func (c *Coordinator) Leave(group, memberID string) error {
-	g, m, err := c.lockMember(group, memberID)
+	g, m, err := c.lockMember("leave", group, memberID)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (c *Coordinator) Leave(group, memberID string) error {
 // fetching every partition without committing and Join again. An id the
 // group never issued gets [ErrUnknownMember].
 func (c *Coordinator) Sync(group, memberID string) (SyncResult, error) {
-	g, m, err := c.lockMember(group, memberID)
+	g, m, err := c.lockMember("sync", group, memberID)
 	if err != nil {
 		return SyncResult{}, err
 	}
@@ -160,7 +160,7 @@ func (c *Coordinator) Sync(group, memberID string) (SyncResult, error) {
 // the member does not own one of parts, it returns [ErrNotOwner] and gives
 // back nothing. It fails like Sync for a member that is gone or unknown.
 func (c *Coordinator) Revoked(group, memberID string, parts []TopicPartition) error {
-	g, m, err := c.lockMember(group, memberID)
+	g, m, err := c.lockMember("revocation", group, memberID)
 	if err != nil {
 		return err
 	}
@@ -214,12 +214,12 @@ func (c *Coordinator) Generation(group string) int {
 
 // lockMember locks group and returns it with the live member memberID.
 // On error nothing is locked.
-func (c *Coordinator) lockMember(group, memberID string) (*groupState, *member, error) {
+func (c *Coordinator) lockMember(verb, group, memberID string) (*groupState, *member, error) {
 	g := c.lockGroup(group, false)
 	if g == nil {
-		return nil, nil, fmt.Errorf("group: member %q of group %q: %w", memberID, group, ErrUnknownMember)
+		return nil, nil, fmt.Errorf("group: %s by member %q of group %q: %w", verb, memberID, group, ErrUnknownMember)
 	}
-	m, err := g.memberLocked(memberID)
+	m, err := g.memberLocked(verb, memberID)
 	if err != nil {
 		g.mu.Unlock()
 		return nil, nil, err

@@ -173,7 +173,7 @@ func (g *groupState) checkCommitterLocked(ref MemberRef, commits []Commit) error
 		}
 		return nil
 	}
-	m, err := g.memberLocked(ref.MemberID)
+	m, err := g.memberLocked("commit", ref.MemberID)
 	if err != nil {
 		return err
 	}
