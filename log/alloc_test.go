@@ -41,10 +41,10 @@ func TestAllocs(t *testing.T) {
 	}
 }
 
-// TestAppendBatchGrowsOnce: into a buffer too small (none, or room for part
+// TestEncodeBatchGrowsOnce: into a buffer too small (none, or room for part
 // of the batch), EncodeBatch allocates exactly once, the grown buffer; its
 // own working space stays on the stack.
-func TestAppendBatchGrowsOnce(t *testing.T) {
+func TestEncodeBatchGrowsOnce(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector's instrumentation moves stack memory to the heap")
 	}

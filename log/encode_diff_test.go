@@ -182,7 +182,7 @@ func randomRecords(rng *rand.Rand, now int64) []log.Record {
 	return recs
 }
 
-func TestAppendBatchMatchesReference(t *testing.T) {
+func TestEncodeBatchMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 1000 {
 		now := rng.Int64N(1<<42) - 1<<40

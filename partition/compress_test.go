@@ -131,11 +131,11 @@ func TestForcedCompression(t *testing.T) {
 	require.Equal(t, testCodecs, codecsOnDisk(t, p))
 }
 
-// TestAppendBatchChecksCompressedRecords: a compressed batch given to
+// TestAppendRawBatchChecksCompressedRecords: a compressed batch given to
 // AppendRawBatch is checked record by record: a key-less record in a
 // compacted partition is refused, and so is a stream that does not
 // decompress.
-func TestAppendBatchChecksCompressedRecords(t *testing.T) {
+func TestAppendRawBatchChecksCompressedRecords(t *testing.T) {
 	cfg := small(newClock())
 	cfg.Compacted = true
 	p, _ := memPartition(t, cfg)

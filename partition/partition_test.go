@@ -49,7 +49,7 @@ func TestAppendReadAcrossRolls(t *testing.T) {
 	require.NoError(t, p.Close())
 }
 
-func TestAppendBatchOfRecords(t *testing.T) {
+func TestAppendSeveralRecords(t *testing.T) {
 	p, _ := memPartition(t, small(newClock()))
 	recs := []log.Record{rec(0), rec(1), rec(2)}
 	off, err := p.Append(recs)
@@ -62,11 +62,11 @@ func TestAppendBatchOfRecords(t *testing.T) {
 	requireIDs(t, readRange(t, p, 1), 1, seq(1, 4)) // a read inside a batch skips its earlier records
 }
 
-// TestAppendBatchFollowsPartitionRules appends pre-encoded batches: a
+// TestAppendRawBatchFollowsPartitionRules appends pre-encoded batches: a
 // compacted partition refuses a key-less record, CreateTime refuses a batch
 // stamped too far ahead, and LogAppendTime stamps the batch with the append
 // time; refused batches change nothing.
-func TestAppendBatchFollowsPartitionRules(t *testing.T) {
+func TestAppendRawBatchFollowsPartitionRules(t *testing.T) {
 	clock := newClock()
 	encode := func(recs ...log.Record) []byte {
 		b, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: clock.Now().UnixMilli()})
