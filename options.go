@@ -105,8 +105,42 @@ var (
 // negative d is refused with ErrInvalidConfig by Open and CreateTopic.
 func SyncEvery(d time.Duration) SyncPolicy { return partition.SyncEvery(d) }
 
-// TopicConfig configures a topic; the zero value means Kafka's defaults
-// (1 partition, 7 days retention, 1 GiB segments, 1 MiB batches).
+// TopicConfig configures a topic (it is topic.Config, whose fields are
+// documented there). A zero field means its default, Kafka's where Kafka
+// has one; a field out of range makes CreateTopic fail with
+// ErrInvalidConfig. The fields, with their default and valid range:
+//
+//   - Partitions: 1; 1 to 65536.
+//   - Retention: 7 days (retention.ms), by record time; -1 forever.
+//   - RetentionBytes: -1, no bound (retention.bytes), per partition; -1 or more.
+//   - CleanupPolicy: CleanupDelete; CleanupCompact or CleanupCompactDelete
+//     (cleanup.policy).
+//   - SegmentBytes: 1 GiB (segment.bytes); 61 (one batch header) to 2^31-1.
+//   - SegmentAge: 7 days (segment.ms), by record time; 0 or more.
+//   - MaxBatchBytes: 1 MiB (max.message.bytes) or SegmentBytes if smaller;
+//     61 to SegmentBytes.
+//   - TimestampType: CreateTime; LogAppendTime (message.timestamp.type).
+//   - Sync: the store's Options.Sync; a SyncPolicy that Validate accepts.
+//   - IndexIntervalBytes: 4096 (index.interval.bytes); 0 or more.
+//   - MaxIndexBytes: 10 MiB (segment.index.bytes); 24 or more.
+//   - MinCleanableDirtyRatio: 0.5 (min.cleanable.dirty.ratio); at most 1,
+//     a negative ratio counting as 0.
+//   - DeleteRetention: 1 day (delete.retention.ms), how long a tombstone
+//     stays after the first cleaning that copies it.
+//   - MinCompactionLag: 0 (min.compaction.lag.ms); records younger stay
+//     uncompacted.
+//   - MaxCompactionLag: 0, never (max.compaction.lag.ms); a partition whose
+//     oldest dirty record is older is due for cleaning.
+//   - Compression: CompressionProducer, each writer's codec
+//     (compression.type); CompressionNone, CompressionGzip,
+//     CompressionSnappy, CompressionLZ4 or CompressionZstd.
+//   - CompressionLevel: 0, the codec's own (gzip 6, lz4 9, zstd 3); gzip
+//     1 to 9, lz4 1 to 17, zstd -131072 to 22 (KIP-390), only with a codec.
+//   - Preallocate: false (preallocate); true reserves SegmentBytes on disk
+//     for each new segment.
+//
+// WithDefaults returns the config with the defaults filled in, or the
+// error CreateTopic would return.
 type TopicConfig = topic.Config
 
 // TimestampType is what a topic's record timestamps mean
