@@ -46,11 +46,13 @@ import (
 // Shrinking is allowed; the mapping stays valid memory, but bytes past the
 // end of the file are not the file's (on the OS, touching them is SIGBUS).
 //
-// A file whose contents or mapping reach 1 MiB lives, where the system has
-// anonymous memory maps (unix), in memory of its own that the kernel gives
-// out page by page as it is written: a 1 GiB mapping reserved for a log to
-// grow into, or an index preallocated to 10 MiB, costs the pages written,
-// not its size, and takes nothing from the Go heap. The race detector sees
+// A file whose contents or mapping reach 1 MiB lives, on unix and Windows,
+// in memory of its own that the system gives out as the file grows (on
+// unix page by page as it is written, on Windows committed a MiB at a time
+// as the file's size reaches it): a 1 GiB mapping reserved for a log to
+// grow into, or an index preallocated to 10 MiB, costs the bytes the file
+// holds, not its size, and takes nothing from the Go heap. Elsewhere such
+// files are on the Go heap, a mapping's whole size. The race detector sees
 // accesses through the mappings of smaller files, as it sees heap memory,
 // but not through those of such large ones (nor through an OS mapping).
 // When the last mapping of such a file is unmapped while the file holds

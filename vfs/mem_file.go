@@ -143,6 +143,9 @@ func (m *Mem) resizeLocked(nd *memNode, size int64) error {
 	old := int64(len(nd.data))
 	switch {
 	case size <= int64(cap(nd.data)):
+		if err := nd.region.commit(size); err != nil {
+			return err
+		}
 		nd.data = nd.data[:size]
 		if size > old {
 			nd.region.grown(nd.data[old:], old)
@@ -150,7 +153,10 @@ func (m *Mem) resizeLocked(nd *memNode, size int64) error {
 	case nd.maps > 0:
 		return ErrMapped
 	default:
-		grown, r := newBacking(size, max(size, 2*int64(cap(nd.data))))
+		grown, r, err := newBacking(size, max(size, 2*int64(cap(nd.data))))
+		if err != nil {
+			return err
+		}
 		copy(grown, nd.data)
 		nd.setBacking(grown, r)
 	}
@@ -287,7 +293,10 @@ func (f *memFile) Map(size int) ([]byte, error) {
 	default:
 		// Reserve room for the file to grow into, as mmap(2) past the end
 		// of a file does.
-		grown, r := newBacking(int64(len(nd.data)), int64(size))
+		grown, r, err := newBacking(int64(len(nd.data)), int64(size))
+		if err != nil {
+			return nil, &fs.PathError{Op: "mmap", Path: f.name, Err: err}
+		}
 		copy(grown, nd.data)
 		nd.setBacking(grown, r)
 	}
