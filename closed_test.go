@@ -77,11 +77,45 @@ func TestClosedStore(t *testing.T) {
 		"Topics": func(t *testing.T) { require.Equal(t, []string{"c", "t"}, s.Topics()) },
 		"Stats":  func(t *testing.T) { s.Stats() },
 	}
+	// The same calls with bad input: the closed store is reported first.
+	bad := map[string]func() error{
+		"Append":             func() error { _, err := s.Append(ctx, ""); return err },
+		"AppendTo":           func() error { _, err := s.AppendTo(ctx, "__x", -1); return err },
+		"Commit":             func() error { return s.Commit("", "__x", -1, -1, string(make([]byte, 5000))) },
+		"Compact":            func() error { _, err := s.Compact(ctx, ""); return err },
+		"Consumer":           func() error { _, err := s.Consumer("", nil, strata.ConsumerOptions{CloseTimeout: -1}); return err },
+		"CreateTopic":        func() error { return s.CreateTopic("", strata.TopicConfig{Partitions: -1}) },
+		"DeleteGroupOffsets": func() error { return s.DeleteGroupOffsets("") },
+		"DeleteRecords":      func() error { return s.DeleteRecords("", -1, -1) },
+		"DeleteTopic":        func() error { return s.DeleteTopic(strata.ConsumerOffsetsTopic) },
+		"DescribeTopic":      func() error { _, err := s.DescribeTopic(""); return err },
+		"EnsureTopic":        func() error { return s.EnsureTopic("", strata.TopicConfig{Partitions: -1}) },
+		"Get":                func() error { _, err := s.Get("", -1, -1); return err },
+		"GetInto":            func() error { _, err := s.GetInto("__x", -1, -1, nil); return err },
+		"PartitionFor":       func() error { _, err := s.PartitionFor("__x", nil); return err },
+		"Scan":               func() error { return first(s.Scan("", -1, -1)) },
+		"EnforceRetention":   func() error { _, err := s.EnforceRetention(ctx); return err },
+		"Fetch":              func() error { _, err := s.Fetch(ctx, "", -1, -1, -1, -1); return err },
+		"Lag":                func() error { _, err := s.Lag(ctx, "", ""); return err },
+		"ListOffsets":        func() error { _, err := s.ListOffsets("", -1, strata.OffsetSpec{}); return err },
+		"Read":               func() error { _, err := s.Read(ctx, "", -1, -1, -1); return err },
+		"Records":            func() error { return first(s.Records(ctx, "", -1, -1)) },
+		"ResetOffsets":       func() error { _, err := s.ResetOffsets("", "", strata.ResetSpec{}, false); return err },
+		"Producer": func() error {
+			np := s.Producer(strata.ProducerOptions{Compression: "zip"})
+			defer np.Close()
+			return np.Produce(ctx, "", strata.Record{}, nil)
+		},
+	}
 	requireCovers(t, reflect.TypeOf(s), calls, noError)
+	requireCovers(t, reflect.TypeOf(s), bad, noError)
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
 			err := call()
 			require.ErrorIs(t, err, strata.ErrClosed)
+			requireOnePrefix(t, err.Error())
+			err = bad[name]()
+			require.ErrorIs(t, err, strata.ErrClosed, "with bad input too")
 			requireOnePrefix(t, err.Error())
 		})
 	}
@@ -97,8 +131,13 @@ func TestClosedProducer(t *testing.T) {
 	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
 	p := s.Producer(strata.ProducerOptions{})
 	require.NoError(t, p.Close())
+	badCodec := s.Producer(strata.ProducerOptions{Compression: "zip"})
+	require.NoError(t, badCodec.Close())
 	calls := map[string]func() error{
-		"Produce": func() error { return p.Produce(ctx, "t", strata.Record{}, nil) },
+		"Produce": func() error {
+			require.ErrorIs(t, badCodec.Produce(ctx, "__x", strata.Record{}, nil), strata.ErrClosed, "before the options and the input")
+			return p.Produce(ctx, "t", strata.Record{}, nil)
+		},
 	}
 	noError := map[string]func(t *testing.T){
 		"Close": func(t *testing.T) { require.NoError(t, p.Close(), "closing twice returns nil") },

@@ -25,14 +25,25 @@ func (c *Consumer) Commit(ctx context.Context) (err error) {
 }
 
 // CommitOffsets commits explicit offsets (the next offset to read) for
-// partitions the consumer owns. An offset outside the partition's
-// [start, end] is ErrOffsetOutOfRange, a partition the consumer does not own
-// ErrNotOwner; either commits nothing.
+// partitions the consumer owns. A partition of a topic the consumer does
+// not subscribe to, or one it does not own, is ErrNotOwner, whatever the
+// offset; an offset outside the partition's [start, end] is
+// ErrOffsetOutOfRange; either commits nothing.
 func (c *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition]int64) (err error) {
 	defer wrapErr(&err)
 	if err := c.checkCommitCall(ctx); err != nil {
 		return err
 	}
+	for tp := range offsets {
+		if err := c.checkParts("commit", []TopicPartition{tp}); err != nil {
+			return err
+		}
+	}
+	return c.commitOffsets(offsets)
+}
+
+// commitOffsets is CommitOffsets once the call and the topics are checked.
+func (c *Consumer) commitOffsets(offsets map[TopicPartition]int64) error {
 	now := c.s.opts.Now()
 	commits := make(map[TopicPartition]OffsetAndMetadata, len(offsets))
 	for tp, off := range offsets {
@@ -54,23 +65,52 @@ func (c *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition
 // partitions count as processed, whatever else Poll returned. It is
 // franz-go's CommitRecords: it commits what it is given, so a later call
 // with lower offsets moves a commit back; commit in order. It fails, and
-// commits nothing, like CommitOffsets. No messages is a no-op.
+// commits nothing, like CommitOffsets; a message whose offset its
+// partition cannot hold (negative, or at or past the end offset) is
+// ErrOffsetOutOfRange, named by its own offset. No messages is a no-op.
 func (c *Consumer) CommitMessages(ctx context.Context, msgs ...Message) (err error) {
 	defer wrapErr(&err)
 	if err := c.checkCommitCall(ctx); err != nil {
 		return err
 	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	offsets := map[TopicPartition]int64{}
+	last := map[TopicPartition]int64{}
 	for _, m := range msgs {
 		tp := TopicPartition{Topic: m.Topic, Partition: m.Partition}
-		if off, ok := offsets[tp]; !ok || m.Offset+1 > off {
-			offsets[tp] = m.Offset + 1
+		if off, ok := last[tp]; !ok || m.Offset > off {
+			last[tp] = m.Offset
 		}
 	}
-	return c.CommitOffsets(ctx, offsets)
+	offsets := make(map[TopicPartition]int64, len(last))
+	for tp, off := range last {
+		if err := c.checkParts("commit", []TopicPartition{tp}); err != nil {
+			return err
+		}
+		if err := c.checkMessageOffset(tp, off); err != nil {
+			return fmt.Errorf("strata: commit of the message at offset %d of %s: %w", off, tp, err)
+		}
+		offsets[tp] = off + 1 // below math.MaxInt64: checked
+	}
+	if len(offsets) == 0 {
+		return nil
+	}
+	return c.commitOffsets(offsets)
+}
+
+// checkMessageOffset refuses, with ErrOffsetOutOfRange, the offset of a
+// message that tp cannot hold: negative, or at or past its end offset
+// (math.MaxInt64 is always past it, so off+1 does not overflow); a message
+// just below the start offset (retention removed it) may still be
+// committed past.
+func (c *Consumer) checkMessageOffset(tp TopicPartition, off int64) error {
+	_, p, err := c.s.topicPartition(tp.Topic, tp.Partition)
+	if err != nil {
+		return err
+	}
+	start, end := p.StartOffset(), p.HighWatermark()
+	if lo := max(start-1, 0); off < lo || off >= end {
+		return fmt.Errorf("out of range [%d, %d): %w", lo, end, ErrOffsetOutOfRange)
+	}
+	return nil
 }
 
 // checkCommitCall refuses a commit once ctx has ended or the consumer is

@@ -86,12 +86,12 @@ func (c *Consumer) seek(tp TopicPartition, to func(start, end int64) (int64, err
 // its number not negative (ErrUnknownPartition); a bad one pauses nothing.
 func (c *Consumer) Pause(parts ...TopicPartition) (err error) {
 	defer wrapErr(&err)
-	if err := c.checkParts("pause", parts); err != nil {
-		return err
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.checkOpenLocked(false); err != nil {
+		return err
+	}
+	if err := c.checkParts("pause", parts); err != nil {
 		return err
 	}
 	for _, tp := range parts {
@@ -105,12 +105,12 @@ func (c *Consumer) Pause(parts ...TopicPartition) (err error) {
 // are refused as by Pause.
 func (c *Consumer) Resume(parts ...TopicPartition) (err error) {
 	defer wrapErr(&err)
-	if err := c.checkParts("resume", parts); err != nil {
-		return err
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.checkOpenLocked(false); err != nil {
+		return err
+	}
+	if err := c.checkParts("resume", parts); err != nil {
 		return err
 	}
 	for _, tp := range parts {

@@ -3,6 +3,7 @@ package strata_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -438,8 +439,52 @@ func TestConsumerClosedErrors(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) { require.ErrorIs(t, call(), strata.ErrClosed) })
 	}
+	// With bad input, the closed consumer is reported first.
+	foreign := strata.TopicPartition{Topic: "zzz", Partition: -1}
+	bad := strata.Message{Topic: "zzz", Partition: -1, Record: strata.Record{Offset: -5}}
+	for name, call := range map[string]func() error{
+		"CommitOffsets":  func() error { return c.CommitOffsets(ctx, map[strata.TopicPartition]int64{foreign: -1}) },
+		"CommitMessages": func() error { return c.CommitMessages(ctx, bad) },
+		"Seek":           func() error { return c.Seek(foreign, -1) },
+		"SeekTo":         func() error { return c.SeekTo(foreign, strata.OffsetSpec{}) },
+		"Pause":          func() error { return c.Pause(foreign) },
+		"Resume":         func() error { return c.Resume(foreign) },
+		"DeadLetter":     func() error { return c.DeadLetter(ctx, "__x", bad, nil) },
+	} {
+		t.Run(name+" bad input", func(t *testing.T) { require.ErrorIs(t, call(), strata.ErrClosed) })
+	}
 	require.Empty(t, c.Assignment())
 	require.Equal(t, id, c.MemberID())
 	_, err = s.DescribeTopic("dlq")
 	require.ErrorIs(t, err, strata.ErrUnknownTopic, "a refused DeadLetter creates nothing")
+}
+
+// TestCommitMessagesNamesTheMessage checks that a message CommitMessages
+// cannot commit past is named by its own offset, not the offset after it,
+// and that math.MaxInt64 is refused rather than overflowing; and that a
+// topic the consumer does not subscribe to is ErrNotOwner whatever the
+// offset.
+func TestCommitMessagesNamesTheMessage(t *testing.T) {
+	s := stratatest.Open(t, nil)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	fillParts(t, s, "t", 1, 2, time.Now())
+	c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{AutoOffsetReset: strata.ResetEarliest})
+	require.NoError(t, err)
+	defer c.Close()
+	pollOne(t, c)
+	for _, off := range []int64{2, 1000, -1, math.MaxInt64, math.MinInt64} {
+		err := c.CommitMessages(ctx, strata.Message{Topic: "t", Record: strata.Record{Offset: off}})
+		require.ErrorIs(t, err, strata.ErrOffsetOutOfRange, "offset %d", off)
+		require.Equal(t, fmt.Sprintf("strata: commit of the message at offset %d of t-0: out of range [0, 2): offset out of range", off), err.Error())
+	}
+	require.NoError(t, c.CommitMessages(ctx, strata.Message{Topic: "t", Record: strata.Record{Offset: 1}}))
+	om, ok := s.Committed("g", "t", 0)
+	require.True(t, ok)
+	require.Equal(t, int64(2), om.Offset)
+	for _, off := range []int64{0, -5, math.MaxInt64} {
+		err := c.CommitMessages(ctx, strata.Message{Topic: "u", Record: strata.Record{Offset: off}})
+		require.ErrorIs(t, err, strata.ErrNotOwner, "offset %d", off)
+		err = c.CommitOffsets(ctx, map[strata.TopicPartition]int64{{Topic: "u"}: off})
+		require.ErrorIs(t, err, strata.ErrNotOwner, "offset %d", off)
+	}
 }

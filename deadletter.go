@@ -36,11 +36,15 @@ const (
 // DeadLetter moves a record the application cannot process (a poison
 // record) out of the way: it appends m — its key, value, timestamp and
 // headers — to the topic deadLetters, with headers saying where it came
-// from and why (HeaderErrorTopic and the others; a header the record
-// already carries is kept, as Connect keeps it, so a record dead-lettered
-// twice names its first failure), then commits past it, as
-// CommitMessages(ctx, m) does: every record before m in its partition
+// from and why (HeaderErrorTopic and the others), then commits past it,
+// as CommitMessages(ctx, m) does: every record before m in its partition
 // counts as processed. A nil cause adds no error headers.
+//
+// The headers are appended after the record's own, which are kept, as
+// Kafka Connect's DeadLetterQueueReporter adds its headers to the
+// record's (Kafka allows a header name more than once): a record
+// dead-lettered twice carries both failures, and the last header of each
+// name is the latest. Readers should take the last header of a name.
 //
 // deadLetters is created with one partition if it does not exist, as Kafka
 // Connect creates its dead-letter queue; an existing topic is used as it
@@ -80,8 +84,8 @@ func (c *Consumer) DeadLetter(ctx context.Context, deadLetters string, m Message
 	if !owned {
 		return fmt.Errorf("%s: consumer %q of group %q: %w", where, c.MemberID(), c.group, ErrNotOwner)
 	}
-	if _, err := c.s.checkCommit(m.Topic, m.Partition, m.Offset+1); err != nil {
-		return err
+	if err := c.checkMessageOffset(tp, m.Offset); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
 	}
 	if _, err := c.s.topic(deadLetters); errors.Is(err, ErrUnknownTopic) {
 		if err := c.s.CreateTopic(deadLetters, TopicConfig{Partitions: 1}); err != nil && !errors.Is(err, ErrTopicExists) {
@@ -98,15 +102,12 @@ func (c *Consumer) DeadLetter(ctx context.Context, deadLetters string, m Message
 	return c.CommitMessages(ctx, m)
 }
 
-// deadLetterHeaders returns m's headers with the dead-letter headers added
-// where m has none of that key.
+// deadLetterHeaders returns m's headers followed by the dead-letter
+// headers, all of them, as Kafka Connect's DeadLetterQueueReporter adds
+// its headers to the record's.
 func deadLetterHeaders(m Message, cause error, nowMs int64) []Header {
 	hs := slices.Clip(m.Headers)
-	add := func(key, value string) {
-		if !slices.ContainsFunc(hs, func(h Header) bool { return h.Key == key }) {
-			hs = append(hs, Header{Key: key, Value: []byte(value)})
-		}
-	}
+	add := func(key, value string) { hs = append(hs, Header{Key: key, Value: []byte(value)}) }
 	add(HeaderErrorTopic, m.Topic)
 	add(HeaderErrorPartition, strconv.Itoa(m.Partition))
 	add(HeaderErrorOffset, strconv.FormatInt(m.Offset, 10))

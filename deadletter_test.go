@@ -2,6 +2,8 @@ package strata_test
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"strconv"
 	"testing"
 	"time"
@@ -45,10 +47,18 @@ func TestDeadLetter(t *testing.T) {
 			{"internal", "__dlq", m, strata.ErrReservedTopic},
 			{"not owned", "dlq", strata.Message{Topic: "other", Partition: 0}, strata.ErrNotOwner},
 			{"past the end", "dlq", strata.Message{Topic: "orders", Partition: 1, Record: strata.Record{Offset: 3}}, strata.ErrOffsetOutOfRange},
+			{"negative offset", "dlq", strata.Message{Topic: "orders", Partition: 1, Record: strata.Record{Offset: -7}}, strata.ErrOffsetOutOfRange},
+			{"offset MaxInt64", "dlq", strata.Message{Topic: "orders", Partition: 1, Record: strata.Record{Offset: math.MaxInt64}}, strata.ErrOffsetOutOfRange},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				require.ErrorIs(t, c.DeadLetter(ctx, tc.topic, tc.m, cause), tc.want)
-				_, err := s.DescribeTopic("dlq")
+				err := c.DeadLetter(ctx, tc.topic, tc.m, cause)
+				require.ErrorIs(t, err, tc.want)
+				requireSentinelTextsOnce(t, err)
+				if tc.want == strata.ErrOffsetOutOfRange {
+					require.Contains(t, err.Error(), fmt.Sprintf("offset %d to", tc.m.Offset), "the message's own offset")
+					require.Contains(t, err.Error(), "out of range [0, 3)")
+				}
+				_, err = s.DescribeTopic("dlq")
 				require.ErrorIs(t, err, strata.ErrUnknownTopic)
 				_, ok := s.Committed("g", "orders", 1)
 				require.False(t, ok)
@@ -72,20 +82,19 @@ func TestDeadLetter(t *testing.T) {
 	require.Equal(t, "k", string(dl.Key))
 	require.Equal(t, "{bad json", string(dl.Value))
 	require.Equal(t, stamp.UnixMilli(), dl.Timestamp.UnixMilli(), "the original timestamp, as Connect keeps it")
-	headers := map[string]string{}
+	var headers [][2]string
 	for _, h := range dl.Headers {
-		_, dup := headers[h.Key]
-		require.False(t, dup, "header %q once", h.Key)
-		headers[h.Key] = string(h.Value)
+		headers = append(headers, [2]string{h.Key, string(h.Value)})
 	}
-	require.Equal(t, map[string]string{
-		"trace":                                 "abc",
-		"__connect.errors.topic":                "first", // kept: the record had it
-		"__connect.errors.partition":            "1",
-		"__connect.errors.offset":               "1",
-		"__connect.errors.exception.class.name": "*errors.errorString",
-		"__connect.errors.exception.message":    "unexpected end of JSON input",
-		"__strata.errors.timestamp":             strconv.FormatInt(clk.Now().UnixMilli(), 10),
+	require.Equal(t, [][2]string{
+		{"trace", "abc"},
+		{"__connect.errors.topic", "first"},  // the record's own, kept
+		{"__connect.errors.topic", "orders"}, // then every header of this failure, as Connect appends them
+		{"__connect.errors.partition", "1"},
+		{"__connect.errors.offset", "1"},
+		{"__connect.errors.exception.class.name", "*errors.errorString"},
+		{"__connect.errors.exception.message", "unexpected end of JSON input"},
+		{"__strata.errors.timestamp", strconv.FormatInt(clk.Now().UnixMilli(), 10)},
 	}, headers)
 	require.Equal(t, "trace", m.Headers[0].Key, "the message's own headers are untouched")
 	require.Len(t, m.Headers, 2)

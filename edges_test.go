@@ -176,6 +176,41 @@ func TestInternalTopicProtected(t *testing.T) {
 	p := s.Producer(strata.ProducerOptions{})
 	require.ErrorIs(t, p.Produce(ctx, strata.ConsumerOffsetsTopic, rec("k", "v"), nil), strata.ErrReservedTopic)
 	require.NoError(t, p.Close())
+
+	// The internal topic exists (the commit created it), yet no call that
+	// names a topic reaches it: it is the store's own.
+	const o = strata.ConsumerOffsetsTopic
+	for name, call := range map[string]func() error{
+		"Get":           func() error { _, err := s.Get(o, 0, 0); return err },
+		"GetInto":       func() error { _, err := s.GetInto(o, 0, 0, nil); return err },
+		"Scan":          func() error { return first(s.Scan(o, 0, 0)) },
+		"Records":       func() error { return first(s.Records(ctx, o, 0, 0)) },
+		"Read":          func() error { _, err := s.Read(ctx, o, 0, 0, 1); return err },
+		"Fetch":         func() error { _, err := s.Fetch(ctx, o, 0, 0, 1, 0); return err },
+		"ListOffsets":   func() error { _, err := s.ListOffsets(o, 0, strata.Latest); return err },
+		"DescribeTopic": func() error { _, err := s.DescribeTopic(o); return err },
+		"PartitionFor":  func() error { _, err := s.PartitionFor(o, []byte("k")); return err },
+		"Compact":       func() error { _, err := s.Compact(ctx, o); return err },
+		"DeleteRecords": func() error { return s.DeleteRecords(o, 0, 0) },
+		"Commit":        func() error { return s.Commit("g", o, 0, 0, "") },
+		"Lag":           func() error { _, err := s.Lag(ctx, "g", o); return err },
+		"ResetOffsets":  func() error { _, err := s.ResetOffsets("g", o, strata.ToEarliest, false); return err },
+		"EnsureTopic":   func() error { return s.EnsureTopic(o, strata.TopicConfig{}) },
+		"CreateTopic":   func() error { return s.CreateTopic(o, strata.TopicConfig{}) },
+	} {
+		err := call()
+		require.ErrorIs(t, err, strata.ErrReservedTopic, name)
+		requireSentinelTextsOnce(t, err)
+	}
+	require.NotContains(t, s.Topics(), o)
+}
+
+// first returns the first error seq yields, or nil.
+func first(seq func(func(strata.Record, error) bool)) error {
+	for _, err := range seq {
+		return err
+	}
+	return nil
 }
 
 // TestClosedErrorsMatchErrClosed: a Records iterator blocked at the end of

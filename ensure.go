@@ -29,6 +29,9 @@ import (
 // ErrClosed.
 func (s *Store) EnsureTopic(name string, cfg TopicConfig) (err error) {
 	defer wrapErr(&err)
+	if s.closed.Load() {
+		return ErrClosed
+	}
 	if topic.IsInternal(name) {
 		return fmt.Errorf("strata: topic %q: %w", name, ErrReservedTopic)
 	}

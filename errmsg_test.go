@@ -219,9 +219,15 @@ func TestErrorMessages(t *testing.T) {
 		{"Consumer.CommitOffsets out of range", func() error {
 			return c.CommitOffsets(ctx, map[strata.TopicPartition]int64{{Topic: "t", Partition: 0}: 99})
 		}, strata.ErrOffsetOutOfRange},
-		{"Consumer.CommitOffsets unknown topic", func() error {
-			return c.CommitOffsets(ctx, map[strata.TopicPartition]int64{{Topic: "nope", Partition: 0}: 0})
-		}, strata.ErrUnknownTopic},
+		{"Consumer.CommitOffsets unsubscribed topic", func() error {
+			return c.CommitOffsets(ctx, map[strata.TopicPartition]int64{{Topic: "nope", Partition: 0}: -1})
+		}, strata.ErrNotOwner},
+		{"Consumer.CommitMessages unsubscribed topic", func() error {
+			return c.CommitMessages(ctx, strata.Message{Topic: "nope", Record: strata.Record{Offset: -5}})
+		}, strata.ErrNotOwner},
+		{"Consumer.CommitMessages out of range", func() error {
+			return c.CommitMessages(ctx, strata.Message{Topic: "t", Record: strata.Record{Offset: 1000}})
+		}, strata.ErrOffsetOutOfRange},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.call()

@@ -29,7 +29,9 @@ var (
 	// the message says which, wanted and actual.
 	ErrTopicConfigMismatch = errors.New("strata: topic exists with another config")
 	// ErrReservedTopic means the name starts with "__", which is reserved
-	// for internal topics.
+	// for internal topics. Every call that names a topic refuses such a
+	// name, reads included: the store's __consumer_offsets is its own,
+	// read through Committed and Lag (Stats lists it).
 	ErrReservedTopic = errors.New("strata: topic name reserved for internal topics")
 	// ErrInvalidTopic means the name breaks Kafka's rule: 1 to 249
 	// characters from [a-zA-Z0-9._-], not "." or "..".

@@ -63,17 +63,17 @@ func (l offsetLog) Append(commits []group.Commit) error {
 	for i, c := range commits {
 		recs[i].Key, recs[i].Value = group.EncodeCommit(c)
 	}
-	t, err := l.s.topic(ConsumerOffsetsTopic)
+	t, err := l.s.internalTopic(ConsumerOffsetsTopic)
 	if errors.Is(err, ErrUnknownTopic) {
 		// The first commit of the store creates the topic, so that a store
 		// without groups (a test's, say) opens without it.
 		err = l.s.createTopic(ConsumerOffsetsTopic, offsetsTopicConfig)
 		if err == nil {
-			t, err = l.s.topic(ConsumerOffsetsTopic)
+			t, err = l.s.internalTopic(ConsumerOffsetsTopic)
 		} else if errors.Is(err, ErrTopicExists) {
 			// Created meanwhile, or refused (directories of it with no
 			// topics.json to list them): then the refusal says why.
-			if t2, err2 := l.s.topic(ConsumerOffsetsTopic); err2 == nil {
+			if t2, err2 := l.s.internalTopic(ConsumerOffsetsTopic); err2 == nil {
 				t, err = t2, nil
 			}
 		}

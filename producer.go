@@ -243,6 +243,9 @@ func (p *Producer) Produce(ctx context.Context, topicName string, r Record, call
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if p.closed() || p.s.closed.Load() {
+		return ErrClosed // before any check of the input or the options
+	}
 	if p.bad != nil {
 		return p.bad
 	}
@@ -462,6 +465,13 @@ func (p *Producer) wakeSender() {
 	case p.wake <- struct{}{}:
 	default:
 	}
+}
+
+// closed reports whether Close has been called.
+func (p *Producer) closed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.closed
 }
 
 // Flush appends every batch open now, and returns when every record

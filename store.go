@@ -273,8 +273,22 @@ func (s *Store) writeMarker() error {
 	return nil
 }
 
-// topic returns the named topic, or ErrUnknownTopic / ErrClosed.
+// topic returns the named topic, or ErrClosed, ErrReservedTopic (the
+// internal topics are the store's own: no call of the API names them) or
+// ErrUnknownTopic, in that order.
 func (s *Store) topic(name string) (*topic.Topic, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	if topic.IsInternal(name) {
+		return nil, fmt.Errorf("strata: topic %q: %w", name, ErrReservedTopic)
+	}
+	return s.internalTopic(name)
+}
+
+// internalTopic is topic for the store's own use: it finds the internal
+// topics too.
+func (s *Store) internalTopic(name string) (*topic.Topic, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -285,9 +299,12 @@ func (s *Store) topic(name string) (*topic.Topic, error) {
 	return t, nil
 }
 
-// userTopic is topic for a user's write (what verb says, as "append"): an
-// internal topic is ErrReservedTopic.
+// userTopic is topic for a user's write (what verb says, as "append"),
+// whose ErrReservedTopic names the verb.
 func (s *Store) userTopic(verb, name string) (*topic.Topic, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
 	if topic.IsInternal(name) {
 		return nil, fmt.Errorf("strata: %s to %q: %w", verb, name, ErrReservedTopic)
 	}

@@ -21,6 +21,9 @@ import (
 // ErrTopicExists; none of them touches a file.
 func (s *Store) CreateTopic(name string, cfg TopicConfig) (err error) {
 	defer wrapErr(&err)
+	if s.closed.Load() {
+		return ErrClosed
+	}
 	if topic.IsInternal(name) {
 		return fmt.Errorf("strata: topic %q: %w", name, ErrReservedTopic)
 	}
@@ -129,6 +132,9 @@ func checkRoom(name string, n int) error {
 // leaves nothing Open would mistake for data).
 func (s *Store) DeleteTopic(name string) (err error) {
 	defer wrapErr(&err)
+	if s.closed.Load() {
+		return ErrClosed
+	}
 	if topic.IsInternal(name) {
 		return fmt.Errorf("strata: topic %q: %w", name, ErrReservedTopic)
 	}
