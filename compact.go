@@ -23,11 +23,13 @@ type CompactionStats = compaction.Stats
 // tombstone until DeleteRetention after the cleaning that first copied it),
 // with every offset unchanged. Readers are not disturbed; the active segment
 // is never cleaned. The store also does this every CleanerInterval. A topic
-// that is not compacted (CleanupDelete) is ErrNotCompacted.
+// that is not compacted (CleanupDelete) is ErrNotCompacted. It takes the
+// store's own __consumer_offsets too (ConsumerOffsetsTopic), once the
+// first commit has created it.
 func (s *Store) Compact(ctx context.Context, topicName string) (_ CompactionStats, err error) {
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
-	t, err := s.topic(topicName)
+	t, err := s.internalTopic(topicName)
 	if err != nil {
 		return CompactionStats{}, err
 	}

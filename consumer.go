@@ -19,7 +19,7 @@ type ConsumerOptions struct {
 	// Default ResetLatest, as Kafka's auto.offset.reset.
 	AutoOffsetReset OffsetReset
 	// MaxPollRecords bounds what one Poll returns. Default 500 (Kafka's
-	// max.poll.records).
+	// max.poll.records); negative is ErrInvalidConfig.
 	MaxPollRecords int
 	// OnAssigned runs in Poll when partitions are handed to this consumer,
 	// before any of their records are returned. It may Seek or Pause them.
@@ -44,7 +44,8 @@ type ConsumerOptions struct {
 	OnLost func(ctx context.Context, c *Consumer, parts []TopicPartition)
 	// CloseTimeout bounds the context Close gives OnRevoked and OnLost.
 	// Default 30 s, as Kafka's consumer bounds its close
-	// (KafkaConsumer.DEFAULT_CLOSE_TIMEOUT_MS).
+	// (KafkaConsumer.DEFAULT_CLOSE_TIMEOUT_MS); negative is
+	// ErrInvalidConfig.
 	CloseTimeout time.Duration
 	// AutoCommitInterval, if positive, commits what Poll returned at most
 	// this often, at the start of a Poll, and also when partitions are
@@ -53,8 +54,35 @@ type ConsumerOptions struct {
 	// documented pattern is process, then Commit (at least once).
 	AutoCommitInterval time.Duration
 	// PollWait is how long Poll waits for records before it checks in with
-	// the group again (its heartbeat), when ctx allows. Default 100 ms.
+	// the group again (its heartbeat), when ctx allows. Default 100 ms;
+	// negative is ErrInvalidConfig.
 	PollWait time.Duration
+}
+
+// withDefaults fills in the defaults of the zero fields, and refuses,
+// with ErrInvalidConfig, a negative MaxPollRecords, CloseTimeout or
+// PollWait and an AutoOffsetReset that is none of the three.
+func (o ConsumerOptions) withDefaults() (ConsumerOptions, error) {
+	switch {
+	case o.AutoOffsetReset < ResetLatest || o.AutoOffsetReset > ResetNone:
+		return o, fmt.Errorf("AutoOffsetReset %v is not ResetLatest, ResetEarliest or ResetNone: %w", o.AutoOffsetReset, ErrInvalidConfig)
+	case o.MaxPollRecords < 0:
+		return o, fmt.Errorf("MaxPollRecords %d is negative (0 means the default, 500): %w", o.MaxPollRecords, ErrInvalidConfig)
+	case o.CloseTimeout < 0:
+		return o, fmt.Errorf("CloseTimeout %v is negative (0 means the default, 30s): %w", o.CloseTimeout, ErrInvalidConfig)
+	case o.PollWait < 0:
+		return o, fmt.Errorf("PollWait %v is negative (0 means the default, 100ms): %w", o.PollWait, ErrInvalidConfig)
+	}
+	if o.MaxPollRecords == 0 {
+		o.MaxPollRecords = 500
+	}
+	if o.PollWait == 0 {
+		o.PollWait = 100 * time.Millisecond
+	}
+	if o.CloseTimeout == 0 {
+		o.CloseTimeout = 30 * time.Second
+	}
+	return o, nil
 }
 
 // Message is a record with the topic and partition it came from.
@@ -117,14 +145,9 @@ func (s *Store) Consumer(groupName string, topics []string, opts ConsumerOptions
 			return nil, fmt.Errorf("strata: consumer of group %q subscribes to %q: %w", groupName, name, ErrReservedTopic)
 		}
 	}
-	if opts.MaxPollRecords <= 0 {
-		opts.MaxPollRecords = 500
-	}
-	if opts.PollWait <= 0 {
-		opts.PollWait = 100 * time.Millisecond
-	}
-	if opts.CloseTimeout <= 0 {
-		opts.CloseTimeout = 30 * time.Second
+	opts, err = opts.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("strata: consumer of group %q: %w", groupName, err)
 	}
 	ref, err := s.groups.Join(groupName, topics)
 	if err != nil {

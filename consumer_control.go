@@ -29,10 +29,13 @@ func (c *Consumer) Seek(tp TopicPartition, offset int64) (err error) {
 // end: only records appended from now on), or AtTime(t), the first record
 // whose timestamp is at or after t, as ListOffsets finds it; the end when
 // no record is that late. A partition the consumer does not own is
-// ErrNotOwner.
+// ErrNotOwner, the zero OffsetSpec ErrInvalidConfig.
 func (c *Consumer) SeekTo(tp TopicPartition, spec OffsetSpec) (err error) {
 	defer wrapErr(&err)
 	return c.seek(tp, func(start, end int64) (int64, error) {
+		if spec.kind == specNone {
+			return 0, fmt.Errorf("strata: seek of %s: %s: %w", tp, errZeroSpec, ErrInvalidConfig)
+		}
 		off, err := c.s.ListOffsets(tp.Topic, tp.Partition, spec)
 		if err != nil {
 			return 0, err

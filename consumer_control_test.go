@@ -488,3 +488,27 @@ func TestCommitMessagesNamesTheMessage(t *testing.T) {
 		require.ErrorIs(t, err, strata.ErrNotOwner, "offset %d", off)
 	}
 }
+
+// TestSeekToZeroSpec checks that the zero OffsetSpec is refused, not taken
+// for AtTime(1970) (the start) or any other spec, and moves nothing.
+func TestSeekToZeroSpec(t *testing.T) {
+	s := stratatest.Open(t, nil)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	fillParts(t, s, "t", 1, 3, time.Now())
+	c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{AutoOffsetReset: strata.ResetEarliest})
+	require.NoError(t, err)
+	defer c.Close()
+	pollOne(t, c)
+	tp := strata.TopicPartition{Topic: "t", Partition: 0}
+	err = c.SeekTo(tp, strata.OffsetSpec{})
+	require.ErrorIs(t, err, strata.ErrInvalidConfig)
+	require.EqualError(t, err, "strata: seek of t-0: the zero OffsetSpec names no offset (use Earliest, Latest or AtTime): invalid config")
+	_, err = s.ListOffsets("t", 0, strata.OffsetSpec{})
+	require.ErrorIs(t, err, strata.ErrInvalidConfig)
+	off, err := s.ListOffsets("t", 0, strata.AtTime(time.Unix(0, 0)))
+	require.NoError(t, err)
+	require.Equal(t, int64(0), off, "AtTime(1970) is still a spec")
+	require.NoError(t, c.Commit(ctx))
+	om, _ := s.Committed("g", "t", 0)
+	require.Equal(t, int64(3), om.Offset, "the refused seek moved nothing")
+}

@@ -184,6 +184,11 @@ func TestErrorMessages(t *testing.T) {
 		{"Records out of range", func() error { return first(s.Records(ctx, "t", 0, 99)) }, strata.ErrOffsetOutOfRange},
 		{"Records unknown topic", func() error { return first(s.Records(ctx, "nope", 0, 0)) }, strata.ErrUnknownTopic},
 		{"ListOffsets unknown partition", func() error { _, err := s.ListOffsets("t", 7, strata.Latest); return err }, strata.ErrUnknownPartition},
+		{"ListOffsets zero spec", func() error { _, err := s.ListOffsets("t", 0, strata.OffsetSpec{}); return err }, strata.ErrInvalidConfig},
+		{"Read max 0", func() error { _, err := s.Read(ctx, "t", 0, 0, 0); return err }, strata.ErrInvalidConfig},
+		{"Read max -1", func() error { _, err := s.Read(ctx, "t", 0, 0, -1); return err }, strata.ErrInvalidConfig},
+		{"Fetch max 0", func() error { _, err := s.Fetch(ctx, "t", 0, 0, 0, time.Millisecond); return err }, strata.ErrInvalidConfig},
+		{"Fetch max -1", func() error { _, err := s.Fetch(ctx, "t", 0, 0, -1, 0); return err }, strata.ErrInvalidConfig},
 		{"ListOffsets unknown topic", func() error { _, err := s.ListOffsets("nope", 0, strata.Latest); return err }, strata.ErrUnknownTopic},
 		{"Commit out of range", func() error { return s.Commit("g", "t", 0, 99, "") }, strata.ErrOffsetOutOfRange},
 		{"Commit negative", func() error { return s.Commit("g", "t", 0, -1, "") }, strata.ErrOffsetOutOfRange},
@@ -211,6 +216,22 @@ func TestErrorMessages(t *testing.T) {
 		{"Produce bad level", func() error { return badLevel.Produce(ctx, "t", strata.Record{}, nil) }, strata.ErrInvalidConfig},
 		{"Consumer no topics", func() error { _, err := s.Consumer("g", nil, strata.ConsumerOptions{}); return err }, strata.ErrInvalidConfig},
 		{"Consumer bad group", func() error { _, err := s.Consumer("", []string{"t"}, strata.ConsumerOptions{}); return err }, strata.ErrInvalidGroup},
+		{"Consumer negative CloseTimeout", func() error {
+			_, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{CloseTimeout: -time.Second})
+			return err
+		}, strata.ErrInvalidConfig},
+		{"Consumer negative MaxPollRecords", func() error {
+			_, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{MaxPollRecords: -1})
+			return err
+		}, strata.ErrInvalidConfig},
+		{"Consumer negative PollWait", func() error {
+			_, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{PollWait: -1})
+			return err
+		}, strata.ErrInvalidConfig},
+		{"Consumer unknown AutoOffsetReset", func() error {
+			_, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{AutoOffsetReset: 9})
+			return err
+		}, strata.ErrInvalidConfig},
 		{"Consumer reserved topic", func() error {
 			_, err := s.Consumer("g", []string{strata.ConsumerOffsetsTopic}, strata.ConsumerOptions{})
 			return err

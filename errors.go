@@ -31,7 +31,8 @@ var (
 	// ErrReservedTopic means the name starts with "__", which is reserved
 	// for internal topics. Every call that names a topic refuses such a
 	// name, reads included: the store's __consumer_offsets is its own,
-	// read through Committed and Lag (Stats lists it).
+	// read through Committed and Lag; only DescribeTopic and Compact,
+	// which look after it, take its name (Stats lists it).
 	ErrReservedTopic = errors.New("strata: topic name reserved for internal topics")
 	// ErrInvalidTopic means the name breaks Kafka's rule: 1 to 249
 	// characters from [a-zA-Z0-9._-], not "." or "..".

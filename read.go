@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 	"time"
 
@@ -20,12 +21,16 @@ const readBytes = 1 << 20
 // not the store's memory. An offset outside [start, end] is
 // ErrOffsetOutOfRange, with the range. A read returns the intact records
 // before a damaged batch without an error; the read that starts at the
-// damaged batch fails (ErrCorrupt, with the file and position).
+// damaged batch fails (ErrCorrupt, with the file and position). A max
+// below 1 is ErrInvalidConfig.
 func (s *Store) Read(ctx context.Context, topicName string, part int, offset int64, max int) (_ []Record, err error) {
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	p, err := s.partition(topicName, part)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkMax("read", topicName, part, max); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -37,11 +42,16 @@ func (s *Store) Read(ctx context.Context, topicName string, part int, offset int
 // Fetch is Read that waits, as Kafka's fetch.max.wait.ms does: when there
 // is nothing at offset yet, it waits up to maxWait (or until ctx ends) for
 // records to arrive, and returns what is there then (possibly nothing).
+// A maxWait of 0 or less does not wait: Fetch is then Read. A max below 1
+// is ErrInvalidConfig, as for Read.
 func (s *Store) Fetch(ctx context.Context, topicName string, part int, offset int64, max int, maxWait time.Duration) (_ []Record, err error) {
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	p, err := s.partition(topicName, part)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkMax("fetch", topicName, part, max); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -65,6 +75,14 @@ func (s *Store) Fetch(ctx context.Context, topicName string, part int, offset in
 		return nil, nil // waited maxWait: nothing new
 	}
 	return readRecords(p, reached, max) // what lies before reached holds no record
+}
+
+// checkMax refuses a read (verb) of fewer than one record.
+func checkMax(verb, topicName string, part int, max int) error {
+	if max < 1 {
+		return fmt.Errorf("strata: %s of %s-%d: max %d records out of range [1, %d]: %w", verb, topicName, part, max, math.MaxInt, ErrInvalidConfig)
+	}
+	return nil
 }
 
 func readRecords(p *partition.Partition, offset int64, limit int) ([]Record, error) {
@@ -157,39 +175,59 @@ func (s *Store) Records(ctx context.Context, topicName string, part int, offset 
 }
 
 // OffsetSpec says which offset ListOffsets looks up: Earliest, Latest, or
-// AtTime(t).
-type OffsetSpec struct{ ts int64 }
+// AtTime(t). Its zero value names none: ListOffsets and SeekTo refuse it
+// with ErrInvalidConfig, as ResetOffsets refuses a zero ResetSpec, rather
+// than take it for one of them.
+type OffsetSpec struct {
+	kind specKind
+	ts   int64 // AtTime's, in Unix milliseconds
+}
+
+type specKind uint8
+
+const (
+	specNone specKind = iota
+	specEarliest
+	specLatest
+	specTime
+)
 
 // The offset specs of ListOffsets, as Kafka's ListOffsets request has them.
 var (
 	// Earliest is the start offset: the first retained record's.
-	Earliest = OffsetSpec{-2}
+	Earliest = OffsetSpec{kind: specEarliest}
 	// Latest is the end offset, Kafka's high watermark: the end of what
 	// readers see, the offset the next record gets once every append so
 	// far is visible. Records become visible when their Append returns:
 	// once written to the OS, or, under SyncAlways, once fsynced. Every read
 	// and every commit uses this same boundary, so a record that was read
 	// is always below Latest, and committing its offset + 1 is in range.
-	Latest = OffsetSpec{-1}
+	Latest = OffsetSpec{kind: specLatest}
 )
 
 // AtTime is the offset of the first record, in offset order, whose
-// timestamp is at or after t.
-func AtTime(t time.Time) OffsetSpec { return OffsetSpec{max(0, t.UnixMilli())} }
+// timestamp is at or after t (a t before 1970 is 1970).
+func AtTime(t time.Time) OffsetSpec { return OffsetSpec{kind: specTime, ts: max(0, t.UnixMilli())} }
+
+// errZeroSpec is the reason a zero OffsetSpec is refused.
+const errZeroSpec = "the zero OffsetSpec names no offset (use Earliest, Latest or AtTime)"
 
 // ListOffsets looks up an offset of a partition: Earliest, Latest, or
 // AtTime(t). For AtTime, -1 means no record is that late (Kafka's answer).
+// The zero OffsetSpec is ErrInvalidConfig.
 func (s *Store) ListOffsets(topicName string, part int, spec OffsetSpec) (_ int64, err error) {
 	defer wrapErr(&err)
 	p, err := s.partition(topicName, part)
 	if err != nil {
 		return 0, err
 	}
-	switch spec {
-	case Earliest:
+	switch spec.kind {
+	case specEarliest:
 		return p.StartOffset(), nil
-	case Latest:
+	case specLatest:
 		return p.HighWatermark(), nil
+	case specNone:
+		return 0, fmt.Errorf("strata: offset of %s-%d: %s: %w", topicName, part, errZeroSpec, ErrInvalidConfig)
 	}
 	off, _, found, err := p.OffsetForTimestamp(spec.ts)
 	if err != nil || !found {

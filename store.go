@@ -274,8 +274,9 @@ func (s *Store) writeMarker() error {
 }
 
 // topic returns the named topic, or ErrClosed, ErrReservedTopic (the
-// internal topics are the store's own: no call of the API names them) or
-// ErrUnknownTopic, in that order.
+// internal topics are the store's own: only DescribeTopic and Compact,
+// which look after them, take their names) or ErrUnknownTopic, in that
+// order.
 func (s *Store) topic(name string) (*topic.Topic, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
@@ -286,8 +287,8 @@ func (s *Store) topic(name string) (*topic.Topic, error) {
 	return s.internalTopic(name)
 }
 
-// internalTopic is topic for the store's own use: it finds the internal
-// topics too.
+// internalTopic is topic that finds the internal topics too: for the
+// store's own use, DescribeTopic and Compact.
 func (s *Store) internalTopic(name string) (*topic.Topic, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed

@@ -224,10 +224,11 @@ type PartitionDescription struct {
 
 // DescribeTopic describes a topic: its configuration and, per partition,
 // offsets, segments, bytes and the timestamps of its oldest and newest
-// records.
+// records. It describes the store's own __consumer_offsets too
+// (ConsumerOffsetsTopic), once the first commit has created it.
 func (s *Store) DescribeTopic(name string) (_ TopicDescription, err error) {
 	defer wrapErr(&err)
-	t, err := s.topic(name)
+	t, err := s.internalTopic(name)
 	if err != nil {
 		return TopicDescription{}, err
 	}
