@@ -178,6 +178,9 @@ func TestProducerOfClosedStore(t *testing.T) {
 	err = p.Produce(ctx, "t", strata.Record{Value: []byte("c")}, nil)
 	require.ErrorIs(t, err, strata.ErrClosed)
 	require.NoError(t, p.Close(), "Flush returned the error")
+	idle := s.Producer(strata.ProducerOptions{})
+	require.ErrorIs(t, idle.Flush(ctx), strata.ErrClosed, "with nothing buffered too")
+	require.NoError(t, idle.Close())
 }
 
 // requireCovers fails if an exported method of typ is in neither table, or

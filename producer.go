@@ -478,7 +478,8 @@ func (p *Producer) closed() bool {
 // produced before it has been appended and its callback has run, or when
 // ctx ends (with ctx.Err()). It returns the first append error of a record
 // produced without a callback since the last Flush, so that no error goes
-// unseen. After Close it returns nil: Close flushed.
+// unseen. After Close it returns nil: Close flushed. A Flush with
+// nothing to report after the Store closed returns ErrClosed.
 func (p *Producer) Flush(ctx context.Context) (err error) {
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
@@ -491,6 +492,11 @@ func (p *Producer) Flush(ctx context.Context) (err error) {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+	if p.mu.records == 0 && p.mu.err == nil && p.s.closed.Load() {
+		// Nothing buffered or unreported to fail with it: say so all the same.
+		p.mu.Unlock()
+		return ErrClosed
 	}
 	p.shipAllLocked()
 	m := &batch{done: make(chan struct{})}
