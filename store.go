@@ -295,6 +295,9 @@ func (s *Store) internalTopic(name string) (*topic.Topic, error) {
 	}
 	t, ok := (*s.topics.Load())[name]
 	if !ok {
+		if err := topic.ValidateName(name); err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("strata: topic %q: %w", name, ErrUnknownTopic)
 	}
 	return t, nil
