@@ -50,7 +50,7 @@ func (p *Partition) AppendWith(records []log.Record, c log.Compression, level in
 	if err != nil {
 		return 0, err
 	}
-	return p.appendEncoded(b.bytes, b.header)
+	return p.appendEncoded(b.bytes, b.header, anyEnd)
 }
 
 // EncodedBatch is a batch that Encode made for a partition, ready for
@@ -152,7 +152,7 @@ func (p *Partition) AppendEncoded(b EncodedBatch) (int64, error) {
 	if b.bytes == nil {
 		return 0, fmt.Errorf("partition: append to %s: %w", p.name, ErrEmptyBatch)
 	}
-	return p.appendEncoded(b.bytes, b.header)
+	return p.appendEncoded(b.bytes, b.header, anyEnd)
 }
 
 // AppendRawBatch appends one encoded batch (log.EncodeBatch's output, or a
@@ -214,7 +214,7 @@ func (p *Partition) AppendRawBatch(batch []byte) (int64, error) {
 		log.SetLogAppendTime(batch, now)
 		h, _ = log.ReadHeader(batch) // read above: cannot fail
 	}
-	return p.appendEncoded(batch, h)
+	return p.appendEncoded(batch, h, anyEnd)
 }
 
 // decoders recycles the Decoders that appends check compressed batches
@@ -226,13 +226,14 @@ var decoders = sync.Pool{New: func() any { return new(log.Decoder) }}
 // is not held in memory for the next append.
 const pooledDecoderBytes = 4 << 20
 
-// appendEncoded appends a batch whose header h has been checked.
-func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader) (int64, error) {
+// appendEncoded appends a batch whose header h has been checked, if the
+// end offset is expect (anyEnd: whatever it is).
+func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader, expect int64) (int64, error) {
 	if len(batch) > p.cfg.MaxBatchBytes {
 		return 0, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(batch), p.name, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
 	}
 	p.mu.Lock()
-	base, err := p.appendMuLocked(batch, h)
+	base, err := p.appendMuLocked(batch, h, expect)
 	p.mu.Unlock()
 	if err != nil {
 		return 0, err
@@ -252,13 +253,16 @@ func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader) (int64, error
 	return base, nil
 }
 
-// appendMuLocked stamps and writes the batch, rolling first if needed. The
-// caller holds mu.
-func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader) (int64, error) {
+// appendMuLocked stamps and writes the batch, rolling first if needed, if
+// the end offset is expect (anyEnd: whatever it is). The caller holds mu.
+func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader, expect int64) (int64, error) {
 	if err := p.writableMuLocked(); err != nil {
 		return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
 	base := p.end.Load()
+	if expect != anyEnd && base != expect {
+		return 0, fmt.Errorf("partition: append to %s: %w", p.name, &WrongOffsetError{Expected: expect, Actual: base})
+	}
 	log.SetBaseOffset(batch, base)
 	h.BaseOffset = base
 	last := base + int64(h.LastOffsetDelta)
