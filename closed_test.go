@@ -37,6 +37,7 @@ func TestClosedStore(t *testing.T) {
 	}
 	calls := map[string]func() error{
 		"Append":             func() error { _, err := s.Append(ctx, "t", strata.Record{}); return err },
+		"AppendIfEnd":        func() error { _, err := s.AppendIfEnd(ctx, "t", 0, 1, strata.Record{}); return err },
 		"AppendTo":           func() error { _, err := s.AppendTo(ctx, "t", 0, strata.Record{}); return err },
 		"Commit":             func() error { return s.Commit("g", "t", 0, 0, "") },
 		"Compact":            func() error { _, err := s.Compact(ctx, "c"); return err },
@@ -80,6 +81,7 @@ func TestClosedStore(t *testing.T) {
 	// The same calls with bad input: the closed store is reported first.
 	bad := map[string]func() error{
 		"Append":             func() error { _, err := s.Append(ctx, ""); return err },
+		"AppendIfEnd":        func() error { _, err := s.AppendIfEnd(ctx, "__x", -1, -1); return err },
 		"AppendTo":           func() error { _, err := s.AppendTo(ctx, "__x", -1); return err },
 		"Commit":             func() error { return s.Commit("", "__x", -1, -1, string(make([]byte, 5000))) },
 		"Compact":            func() error { _, err := s.Compact(ctx, ""); return err },

@@ -10,8 +10,10 @@
 // ErrLocked), create topics with CreateTopic (or EnsureTopic, which leaves
 // an existing one alone), append with Append (routed by Kafka's murmur2
 // partitioner for keyed records, see PartitionFor, a sticky partition for
-// the others) or AppendTo (one partition), and read with Read, Fetch (which
-// waits for records), Get and GetInto (one record by offset), the Scan
+// the others) or AppendTo (one partition), or with AppendIfEnd, which
+// appends only if the partition's end offset is the one the caller read
+// to (optimistic concurrency: ErrWrongOffset otherwise), and read with
+// Read, Fetch (which waits for records), Get and GetInto (one record by offset), the Scan
 // iterator (up to the end offset as of the call) or the Records iterator
 // (which tails the partition). A Producer batches many small
 // appends as Kafka's producer does (package typed encodes Go values for it,

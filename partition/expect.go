@@ -26,7 +26,7 @@ type WrongOffsetError struct {
 
 // Error says which end offset was expected and which was found.
 func (e *WrongOffsetError) Error() string {
-	return fmt.Sprintf("partition: end offset is %d, not the expected %d: %v", e.Actual, e.Expected, ErrWrongOffset)
+	return fmt.Sprintf("partition: end offset is %d, not the expected %d", e.Actual, e.Expected)
 }
 
 // Unwrap returns ErrWrongOffset, so that errors.Is matches it.
