@@ -1,8 +1,10 @@
 // Package vfs is Strata's file-system seam.
 //
-// Every byte Strata reads or writes on disk goes through an [FS]: the
-// operating system's file system in production ([OS]), or an in-memory file
-// system ([Mem]) in tests. The in-memory one keeps, besides the current
+// Every file of a store's data and metadata is read and written through an
+// [FS] (the one exception is the directory lock, which on [OS] is taken with
+// the os package and on other file systems not at all): the operating
+// system's file system in production ([OS]), or an in-memory file system
+// ([Mem]) for tests and stores that need no disk. The in-memory one keeps, besides the current
 // contents of every file, what has been made durable by Sync and SyncDir, so a
 // test can "crash" it and see exactly what a power cut would have left; it can
 // also inject errors (a failed write, a failed fsync, a full disk) before any
