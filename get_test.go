@@ -124,7 +124,7 @@ func TestGetBadInput(t *testing.T) {
 		saysRange string
 	}{
 		{"unknown topic", "nope", 0, 0, strata.ErrUnknownTopic, ""},
-		{"invalid topic name", "../x", 0, 0, strata.ErrUnknownTopic, ""},
+		{"invalid topic name", "../x", 0, 0, strata.ErrInvalidTopic, ""},
 		{"negative partition", "t", -1, 0, strata.ErrUnknownPartition, ""},
 		{"partition past the last", "t", 2, 0, strata.ErrUnknownPartition, ""},
 		{"negative offset", "t", 0, -1, strata.ErrOffsetOutOfRange, "[4, 10)"},
