@@ -50,7 +50,7 @@ func (p *Partition) AppendWith(records []log.Record, c log.Compression, level in
 	if err != nil {
 		return 0, err
 	}
-	return p.appendEncoded(b.bytes, b.header, anyEnd)
+	return p.appendEncoded(b.bytes, b.header, condition{end: anyEnd}, records)
 }
 
 // EncodedBatch is a batch that Encode made for a partition, ready for
@@ -152,7 +152,7 @@ func (p *Partition) AppendEncoded(b EncodedBatch) (int64, error) {
 	if b.bytes == nil {
 		return 0, fmt.Errorf("partition: append to %s: %w", p.name, ErrEmptyBatch)
 	}
-	return p.appendEncoded(b.bytes, b.header, anyEnd)
+	return p.appendEncoded(b.bytes, b.header, condition{end: anyEnd}, nil)
 }
 
 // AppendRawBatch appends one encoded batch (log.EncodeBatch's output, or a
@@ -214,7 +214,7 @@ func (p *Partition) AppendRawBatch(batch []byte) (int64, error) {
 		log.SetLogAppendTime(batch, now)
 		h, _ = log.ReadHeader(batch) // read above: cannot fail
 	}
-	return p.appendEncoded(batch, h, anyEnd)
+	return p.appendEncoded(batch, h, condition{end: anyEnd}, nil)
 }
 
 // decoders recycles the Decoders that appends check compressed batches
@@ -226,14 +226,15 @@ var decoders = sync.Pool{New: func() any { return new(log.Decoder) }}
 // is not held in memory for the next append.
 const pooledDecoderBytes = 4 << 20
 
-// appendEncoded appends a batch whose header h has been checked, if the
-// end offset is expect (anyEnd: whatever it is).
-func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader, expect int64) (int64, error) {
+// appendEncoded appends a batch whose header h has been checked, if cond
+// holds. records are the batch's records if the caller has them (nil
+// otherwise), for the key index.
+func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader, cond condition, records []log.Record) (int64, error) {
 	if len(batch) > p.cfg.MaxBatchBytes {
 		return 0, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(batch), p.name, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
 	}
 	p.mu.Lock()
-	base, err := p.appendMuLocked(batch, h, expect)
+	base, err := p.appendMuLocked(batch, h, cond, records)
 	p.mu.Unlock()
 	if err != nil {
 		return 0, err
@@ -254,14 +255,15 @@ func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader, expect int64)
 }
 
 // appendMuLocked stamps and writes the batch, rolling first if needed, if
-// the end offset is expect (anyEnd: whatever it is). The caller holds mu.
-func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader, expect int64) (int64, error) {
+// cond holds, and enters its keys into the key index if there is one. The
+// caller holds mu.
+func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader, cond condition, records []log.Record) (int64, error) {
 	if err := p.writableMuLocked(); err != nil {
 		return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
 	base := p.end.Load()
-	if expect != anyEnd && base != expect {
-		return 0, fmt.Errorf("partition: append to %s: %w", p.name, &WrongOffsetError{Expected: expect, Actual: base})
+	if err := p.checkMuLocked(base, cond); err != nil {
+		return 0, err
 	}
 	log.SetBaseOffset(batch, base)
 	h.BaseOffset = base
@@ -290,6 +292,9 @@ func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader, expect int64
 		return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
 	p.end.Store(last + 1)
+	if p.mu.keys != nil {
+		p.addRecordsMuLocked(p.mu.keys, base, records, batch, h)
+	}
 	return base, nil
 }
 

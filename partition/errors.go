@@ -27,6 +27,9 @@ var (
 	ErrNoKey = errors.New("partition: record has no key")
 	// ErrInvalidConfig means a Config field is out of range.
 	ErrInvalidConfig = errors.New("partition: invalid config")
+	// ErrWrongKey means a record given to AppendIfLast has a key other
+	// than the one checked.
+	ErrWrongKey = errors.New("partition: record key is not the key checked")
 	// ErrClosed means the partition was closed, or failed and closed itself
 	// (the error that closed it is wrapped too).
 	ErrClosed = errors.New("partition: closed")

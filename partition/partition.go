@@ -22,7 +22,11 @@ import (
 // A goroutine that holds more than one takes them in this order, and
 // releases none to take an earlier one:
 //
-//	cleanMu → syncMu → mu
+//	keysMu → cleanMu → syncMu → mu
+//
+// keysMu makes builds of the key index (AppendIfLast) one at a time. It is
+// held while the build reads the partition, and takes mu briefly at the
+// build's start and end; nothing holding another lock takes it.
 //
 // cleanMu makes compaction (Compact) and Truncate exclusive: they write
 // segment files under the same temporary names. It is held for a whole
@@ -59,7 +63,8 @@ type Partition struct {
 		active  *segRef
 		pending []*segRef // sealed by a roll, not yet fsynced (each holds a reference)
 		closed  bool
-		failed  error // a failed fsync or roll: no more appends
+		failed  error     // a failed fsync or roll: no more appends
+		keys    *keyIndex // nil until AppendIfLast builds it
 	}
 	state atomic.Pointer[state] // stored with mu held
 	start atomic.Int64          // first retained offset; stored with mu held
@@ -69,6 +74,9 @@ type Partition struct {
 	appended signal // woken whenever the high watermark moves
 
 	cleanMu sync.Mutex // one compaction or truncation at a time
+
+	keysMu        sync.Mutex // one build of the key index at a time
+	keysBuildHook func()     // tests: runs when a build starts reading
 
 	syncMu     sync.Mutex         // one fsync (or flush of sealed segments) at a time
 	synced     atomic.Int64       // offsets below this are durable

@@ -115,6 +115,7 @@ func (p *Partition) Truncate(offset int64) error {
 	p.mu.active = ref
 	p.end.Store(next.NextOffset())
 	p.synced.Store(next.NextOffset())
+	p.mu.keys = nil // AppendIfLast builds it again
 	p.appended.broadcast()
 	// The old segment's names now belong to the new one: close it when its
 	// readers let go, without deleting anything. The later segments'

@@ -1,0 +1,241 @@
+package partition
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/stratalog/strata/log"
+)
+
+// NoOffset, as AppendIfLast's expected last offset, means that the key has
+// no record in the partition (EventStoreDB's "no stream"). As the actual
+// last offset of a *WrongOffsetError it means the key had none.
+const NoOffset int64 = -1
+
+// keyIndex maps each key of a partition to the offset of its last record,
+// for AppendIfLast. It is built on the first AppendIfLast after Open, by
+// reading the partition, and kept up to date by every append from then on.
+// It lives in memory only.
+//
+// An entry is the offset shifted left by one, with the low bit set when
+// that record is a tombstone (a nil value): compaction removes tombstones
+// once they are old enough, and then the key has no record left, which a
+// lookup checks by reading the record. Compaction never removes the last
+// record of a key otherwise. Retention and DeleteRecords remove records
+// below the start offset: an entry below it means the key has no record
+// left. Truncate drops the index; the next AppendIfLast builds it again.
+type keyIndex struct {
+	last map[string]int64
+	// building is set while the partition is read to build the index: the
+	// entries are then only those of the appends made since, which the
+	// build lays over what it read.
+	building bool
+}
+
+func keyEntry(off int64, tombstone bool) int64 {
+	e := off << 1
+	if tombstone {
+		e |= 1
+	}
+	return e
+}
+
+// addRecordsMuLocked enters the keys of a batch appended at base: records,
+// if the caller has them (Append's, at dense offsets), or else the batch's
+// own. The caller holds mu.
+func (p *Partition) addRecordsMuLocked(ki *keyIndex, base int64, records []log.Record, batch []byte, h log.BatchHeader) {
+	if records != nil {
+		for i := range records {
+			if k := records[i].Key; k != nil {
+				ki.last[string(k)] = keyEntry(base+int64(i), records[i].Value == nil)
+			}
+		}
+		return
+	}
+	d := decoders.Get().(*log.Decoder)
+	defer func() {
+		d.Idle(pooledDecoderBytes)
+		decoders.Put(d)
+	}()
+	d.Limit = p.cfg.maxDecompress()
+	h.BaseOffset = base
+	it, err := d.Iter(batch, h)
+	if err != nil {
+		// Checked before it was written: cannot fail. Should it, the
+		// index no longer knows every key, and is dropped.
+		p.mu.keys = nil
+		return
+	}
+	var r log.Record
+	for it.Next(&r) {
+		if r.Key != nil {
+			ki.last[string(r.Key)] = keyEntry(r.Offset, r.Value == nil)
+		}
+	}
+}
+
+// lastOffsetMuLocked returns the offset of the last record with key in the
+// partition, or NoOffset. The caller holds mu, and the index is built.
+func (p *Partition) lastOffsetMuLocked(key []byte) (int64, error) {
+	ki := p.mu.keys
+	e, ok := ki.last[string(key)]
+	if !ok {
+		return NoOffset, nil
+	}
+	off := e >> 1
+	if off < p.start.Load() {
+		delete(ki.last, string(key))
+		return NoOffset, nil
+	}
+	if e&1 == 0 || off >= p.HighWatermark() {
+		return off, nil
+	}
+	// A tombstone that compaction may have removed.
+	var r log.Record
+	_, err := p.ReadRecord(off, &r, nil)
+	switch {
+	case err == nil:
+		return off, nil
+	case errors.Is(err, ErrNoRecord) || errors.Is(err, ErrOutOfRange):
+		delete(ki.last, string(key))
+		return NoOffset, nil
+	}
+	return 0, err
+}
+
+// buildKeys makes sure the key index is built: it reads the partition
+// from its start to the end offset it had when the build began, outside mu
+// (appends go on, and enter their keys into the index meanwhile), then lays
+// those appends' entries over what it read. keysMu makes builds one at a
+// time.
+func (p *Partition) buildKeys() error {
+	p.keysMu.Lock()
+	defer p.keysMu.Unlock()
+	for {
+		p.mu.Lock()
+		if err := p.writableMuLocked(); err != nil {
+			p.mu.Unlock()
+			return fmt.Errorf("partition: append to %s: %w", p.name, err)
+		}
+		if p.mu.keys != nil && !p.mu.keys.building {
+			p.mu.Unlock()
+			return nil
+		}
+		overlay := &keyIndex{last: map[string]int64{}, building: true}
+		p.mu.keys = overlay
+		end := p.end.Load()
+		p.mu.Unlock()
+		if p.keysBuildHook != nil {
+			p.keysBuildHook()
+		}
+
+		base, err := p.readKeys(end)
+		if err != nil {
+			p.mu.Lock()
+			if p.mu.keys == overlay {
+				p.mu.keys = nil
+			}
+			p.mu.Unlock()
+			return err
+		}
+		p.mu.Lock()
+		if p.mu.keys != overlay {
+			// A truncation dropped the index meanwhile: read again.
+			p.mu.Unlock()
+			continue
+		}
+		for k, e := range overlay.last {
+			base[k] = e
+		}
+		p.mu.keys = &keyIndex{last: base}
+		p.mu.Unlock()
+		return nil
+	}
+}
+
+// readKeys reads the keys of the records below end into a new map. Under
+// SyncAlways, the records below end that an fsync in flight will make
+// visible are fsynced first.
+func (p *Partition) readKeys(end int64) (map[string]int64, error) {
+	if p.HighWatermark() < end {
+		if err := p.syncTo(end); err != nil {
+			return nil, err
+		}
+	}
+	m := map[string]int64{}
+	r := p.NewReader(p.StartOffset())
+	defer r.Close()
+	var rec log.Record
+	for {
+		ok, err := r.Next(&rec)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || rec.Offset >= end {
+			return m, nil
+		}
+		if rec.Key != nil {
+			m[string(rec.Key)] = keyEntry(rec.Offset, rec.Value == nil)
+		}
+	}
+}
+
+// AppendIfLast appends records as one batch, as Append does, only if the
+// last record with key in the partition is still at offset last, or, with
+// last NoOffset, if the partition holds no record with key; it returns the
+// offset of the first record appended. Every record must have key as its
+// Key (ErrWrongKey otherwise). Otherwise it writes nothing and returns a
+// *WrongOffsetError (matching ErrWrongOffset) with the key and the actual
+// last offset (NoOffset if none). The check and the append are one step
+// under the lock that assigns offsets: of concurrent AppendIfLast calls
+// with the same key and last, exactly one succeeds.
+//
+// A key's last record is the last one retained: once retention or
+// DeleteRecords removed every record of a key, or compaction removed its
+// last record, a tombstone, the key has no record (NoOffset), as a
+// partition read from its start would tell.
+//
+// The partition keeps the key of every record and the offset of its last
+// one in memory, once AppendIfLast is first called after Open: that call
+// reads the whole partition to build the map (appends go on meanwhile),
+// and from then on every append enters its keys, so a check costs a map
+// lookup whatever the partition's size. Truncate drops the map; the next
+// AppendIfLast reads the partition again.
+//
+// Bad input is refused first: a nil key is ErrNoKey, a last below
+// NoOffset ErrOutOfRange, and the rest is as for Append. A closed
+// partition is ErrClosed.
+func (p *Partition) AppendIfLast(records []log.Record, key []byte, last int64) (int64, error) {
+	if key == nil {
+		return 0, fmt.Errorf("partition: append to %s: %w", p.name, ErrNoKey)
+	}
+	if last < NoOffset {
+		return 0, fmt.Errorf("partition: append to %s: expected last offset %d is below -1 (no record): %w", p.name, last, ErrOutOfRange)
+	}
+	for i := range records {
+		if !bytes.Equal(records[i].Key, key) {
+			return 0, fmt.Errorf("partition: record %d to %s has key %q, not %q: %w", i, p.name, records[i].Key, key, ErrWrongKey)
+		}
+	}
+	bufp := encodeBuffers.Get().(*[]byte)
+	defer encodeBuffers.Put(bufp)
+	b, err := p.EncodeWith((*bufp)[:0], records, p.cfg.Compression, p.cfg.CompressionLevel)
+	*bufp = b.bytes[:0]
+	if err != nil {
+		return 0, err
+	}
+	for {
+		if err := p.buildKeys(); err != nil {
+			return 0, err
+		}
+		off, err := p.appendEncoded(b.bytes, b.header, condition{end: anyEnd, key: key, last: last}, records)
+		if err != errKeysDropped {
+			return off, err
+		}
+	}
+}
+
+// errKeysDropped means a truncation dropped the key index between its
+// build and the append that needed it: build it again.
+var errKeysDropped = errors.New("partition: key index dropped")
