@@ -38,6 +38,7 @@ func TestClosedStore(t *testing.T) {
 	calls := map[string]func() error{
 		"Append":             func() error { _, err := s.Append(ctx, "t", strata.Record{}); return err },
 		"AppendIfEnd":        func() error { _, err := s.AppendIfEnd(ctx, "t", 0, 1, strata.Record{}); return err },
+		"AppendIfLast":       func() error { _, err := s.AppendIfLast(ctx, "t", []byte("k"), 0, rec("k", "v")); return err },
 		"AppendTo":           func() error { _, err := s.AppendTo(ctx, "t", 0, strata.Record{}); return err },
 		"Commit":             func() error { return s.Commit("g", "t", 0, 0, "") },
 		"Compact":            func() error { _, err := s.Compact(ctx, "c"); return err },
@@ -82,6 +83,7 @@ func TestClosedStore(t *testing.T) {
 	bad := map[string]func() error{
 		"Append":             func() error { _, err := s.Append(ctx, ""); return err },
 		"AppendIfEnd":        func() error { _, err := s.AppendIfEnd(ctx, "__x", -1, -1); return err },
+		"AppendIfLast":       func() error { _, err := s.AppendIfLast(ctx, "__x", nil, -5, rec("j", "v")); return err },
 		"AppendTo":           func() error { _, err := s.AppendTo(ctx, "__x", -1); return err },
 		"Commit":             func() error { return s.Commit("", "__x", -1, -1, string(make([]byte, 5000))) },
 		"Compact":            func() error { _, err := s.Compact(ctx, ""); return err },

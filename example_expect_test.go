@@ -79,3 +79,38 @@ func ExampleWrongOffsetError_Unwrap() {
 	// Output:
 	// true
 }
+
+// AppendIfLast keeps an aggregate's events, the records of one key,
+// consistent: each writer appends at the offset of the last event it
+// loaded, and one that loaded too early is refused, whatever other keys
+// were appended meanwhile.
+func ExampleStore_AppendIfLast() {
+	s, done := exampleStore(nil)
+	defer done()
+	ctx := context.Background()
+	if err := s.CreateTopic("carts", strata.TopicConfig{Partitions: 2}); err != nil {
+		panic(err)
+	}
+	cart := []byte("cart-42")
+	event := func(v string) strata.Record { return strata.Record{Key: cart, Value: []byte(v)} }
+
+	// A new aggregate: no event with the key yet.
+	created, err := s.AppendIfLast(ctx, "carts", cart, strata.NoOffset, event("created"))
+	fmt.Println("created at", created, err)
+	_, err = s.AppendIfLast(ctx, "carts", cart, strata.NoOffset, event("created"))
+	fmt.Println("created twice:", errors.Is(err, strata.ErrWrongOffset))
+
+	// Two writers loaded the cart when its last event was "created".
+	added, err := s.AppendIfLast(ctx, "carts", cart, created, event("added book"), event("added pen"))
+	fmt.Println("added at", added, err)
+	_, err = s.AppendIfLast(ctx, "carts", cart, created, event("checked out"))
+	var wrong *strata.WrongOffsetError
+	if errors.As(err, &wrong) {
+		fmt.Printf("refused: the last event of %s is at %d\n", wrong.Key, wrong.Actual)
+	}
+	// Output:
+	// created at 0 <nil>
+	// created twice: true
+	// added at 1 <nil>
+	// refused: the last event of cart-42 is at 2
+}

@@ -2,6 +2,7 @@ package strata
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/stratalog/strata/partition"
 )
@@ -63,4 +64,71 @@ func (s *Store) AppendIfEnd(ctx context.Context, topicName string, part int, end
 		return 0, err
 	}
 	return p.AppendIfEnd(records, end)
+}
+
+// NoOffset, as AppendIfLast's last, means that the key has no record in
+// its partition yet (EventStoreDB's "no stream"); as a *WrongOffsetError's
+// Actual, that it had none.
+const NoOffset = partition.NoOffset
+
+// ErrWrongKey means a record given to AppendIfLast has a key other than
+// the one checked.
+var ErrWrongKey = partition.ErrWrongKey
+
+// AppendIfLast appends records, all with key as their Key, to the key's
+// partition (PartitionFor), as one batch, only if the last record with key
+// there is still at offset last, or, with last NoOffset, if there is no
+// record with key yet. It returns the offset of the first record; the
+// others follow densely. This is the expected version of an event-sourced
+// aggregate kept as the records of one key: load its records, decide, and
+// append the new events at the offset of the last one loaded. If another
+// writer appended to the key since, nothing is written, and the error
+// matches ErrWrongOffset and, through errors.As, is a *WrongOffsetError
+// with the Key and the Actual offset of its last record (NoOffset if none):
+// load the records you missed, decide again and retry with Actual. Records
+// of other keys appended meanwhile do not matter.
+//
+// The check and the append are one step, under the lock that gives the
+// partition's records their offsets: of any number of concurrent
+// AppendIfLast calls for one key with the same last, exactly one succeeds.
+//
+// A key's last record is its last one retained: once retention or
+// DeleteRecords removed every record of a key, or compaction removed its
+// last one, a tombstone (which a compacted topic does after its
+// DeleteRetention), the key has no record (NoOffset). Under SyncAlways the
+// last offset can be one readers see only once another append's fsync is
+// done; Fetch waits for it.
+//
+// The store keeps, per partition, the key of every record and the offset
+// of its last one in memory (about 72 bytes per key of 8 bytes), but only
+// once AppendIfLast is first called on the partition after Open: that
+// call reads the whole partition to build the map (other appends go on
+// meanwhile), so it costs a scan of the partition; from then on every
+// append to the partition enters its keys, and a check costs a map lookup
+// whatever the partition's size. Open stays as fast as it was: nothing is
+// read there, and nothing of the map is written to disk.
+//
+// Bad input is refused first, whatever the offsets: a nil key is ErrNoKey,
+// a record with another key ErrWrongKey, a last below NoOffset
+// ErrOffsetOutOfRange; an unknown topic, no records, or a batch over
+// MaxBatchBytes are as for Append. After Close it is ErrClosed.
+// Durability is as for Append; ctx is checked before anything is written.
+func (s *Store) AppendIfLast(ctx context.Context, topicName string, key []byte, last int64, records ...Record) (_ int64, err error) {
+	defer wrapErr(&err)
+	ctx = orBackground(ctx)
+	t, err := s.userTopic("append", topicName)
+	if err != nil {
+		return 0, err
+	}
+	if key == nil {
+		return 0, fmt.Errorf("strata: append to %s: a nil key: %w", topicName, ErrNoKey)
+	}
+	p, err := t.Partition(t.Route(key))
+	if err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return p.AppendIfLast(records, key, last)
 }

@@ -69,6 +69,7 @@ var lowerSentinels = map[string]lowerSentinel{
 	"partition.ErrNoRecord":             {partition.ErrNoRecord, strata.ErrNoRecord, ""},
 	"partition.ErrOutOfRange":           {partition.ErrOutOfRange, strata.ErrOffsetOutOfRange, ""},
 	"partition.ErrTimestampTooFarAhead": {partition.ErrTimestampTooFarAhead, strata.ErrTimestampTooFarAhead, ""},
+	"partition.ErrWrongKey":             {partition.ErrWrongKey, strata.ErrWrongKey, ""},
 	"partition.ErrWrongOffset":          {partition.ErrWrongOffset, strata.ErrWrongOffset, ""},
 	"segment.ErrBadName":                {segment.ErrBadName, nil, "Open skips files that are not segments"},
 	"segment.ErrClosed":                 {segment.ErrClosed, nil, "segments are reference-counted: none closes under a reader"},

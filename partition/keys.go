@@ -25,12 +25,61 @@ const NoOffset int64 = -1
 // record of a key otherwise. Retention and DeleteRecords remove records
 // below the start offset: an entry below it means the key has no record
 // left. Truncate drops the index; the next AppendIfLast builds it again.
+//
+// The map holds each key once, with the position of its entry in a slice,
+// so that updating the entry of a known key allocates nothing.
 type keyIndex struct {
-	last map[string]int64
+	slot    map[string]int
+	entries []int64 // noEntry: the key has no record
 	// building is set while the partition is read to build the index: the
 	// entries are then only those of the appends made since, which the
 	// build lays over what it read.
 	building bool
+}
+
+// noEntry is the entry of a key whose records are all gone.
+const noEntry = -1
+
+func newKeyIndex(building bool) *keyIndex {
+	return &keyIndex{slot: map[string]int{}, building: building}
+}
+
+// set makes e the entry of key k.
+func (ki *keyIndex) set(k []byte, e int64) {
+	if i, ok := ki.slot[string(k)]; ok {
+		ki.entries[i] = e
+		return
+	}
+	ki.slot[string(k)] = len(ki.entries)
+	ki.entries = append(ki.entries, e)
+}
+
+// get returns the entry of key k, and false if it has none.
+func (ki *keyIndex) get(k []byte) (int64, bool) {
+	i, ok := ki.slot[string(k)]
+	if !ok || ki.entries[i] == noEntry {
+		return 0, false
+	}
+	return ki.entries[i], true
+}
+
+// forget records that key k has no record left.
+func (ki *keyIndex) forget(k []byte) {
+	if i, ok := ki.slot[string(k)]; ok {
+		ki.entries[i] = noEntry
+	}
+}
+
+// overlay sets the entries of over in ki.
+func (ki *keyIndex) overlay(over *keyIndex) {
+	for k, i := range over.slot {
+		if j, ok := ki.slot[k]; ok {
+			ki.entries[j] = over.entries[i]
+			continue
+		}
+		ki.slot[k] = len(ki.entries)
+		ki.entries = append(ki.entries, over.entries[i])
+	}
 }
 
 func keyEntry(off int64, tombstone bool) int64 {
@@ -48,7 +97,7 @@ func (p *Partition) addRecordsMuLocked(ki *keyIndex, base int64, records []log.R
 	if records != nil {
 		for i := range records {
 			if k := records[i].Key; k != nil {
-				ki.last[string(k)] = keyEntry(base+int64(i), records[i].Value == nil)
+				ki.set(k, keyEntry(base+int64(i), records[i].Value == nil))
 			}
 		}
 		return
@@ -70,7 +119,7 @@ func (p *Partition) addRecordsMuLocked(ki *keyIndex, base int64, records []log.R
 	var r log.Record
 	for it.Next(&r) {
 		if r.Key != nil {
-			ki.last[string(r.Key)] = keyEntry(r.Offset, r.Value == nil)
+			ki.set(r.Key, keyEntry(r.Offset, r.Value == nil))
 		}
 	}
 }
@@ -79,13 +128,13 @@ func (p *Partition) addRecordsMuLocked(ki *keyIndex, base int64, records []log.R
 // partition, or NoOffset. The caller holds mu, and the index is built.
 func (p *Partition) lastOffsetMuLocked(key []byte) (int64, error) {
 	ki := p.mu.keys
-	e, ok := ki.last[string(key)]
+	e, ok := ki.get(key)
 	if !ok {
 		return NoOffset, nil
 	}
 	off := e >> 1
 	if off < p.start.Load() {
-		delete(ki.last, string(key))
+		ki.forget(key)
 		return NoOffset, nil
 	}
 	if e&1 == 0 || off >= p.HighWatermark() {
@@ -98,7 +147,7 @@ func (p *Partition) lastOffsetMuLocked(key []byte) (int64, error) {
 	case err == nil:
 		return off, nil
 	case errors.Is(err, ErrNoRecord) || errors.Is(err, ErrOutOfRange):
-		delete(ki.last, string(key))
+		ki.forget(key)
 		return NoOffset, nil
 	}
 	return 0, err
@@ -122,7 +171,7 @@ func (p *Partition) buildKeys() error {
 			p.mu.Unlock()
 			return nil
 		}
-		overlay := &keyIndex{last: map[string]int64{}, building: true}
+		overlay := newKeyIndex(true)
 		p.mu.keys = overlay
 		end := p.end.Load()
 		p.mu.Unlock()
@@ -145,25 +194,23 @@ func (p *Partition) buildKeys() error {
 			p.mu.Unlock()
 			continue
 		}
-		for k, e := range overlay.last {
-			base[k] = e
-		}
-		p.mu.keys = &keyIndex{last: base}
+		base.overlay(overlay)
+		p.mu.keys = base
 		p.mu.Unlock()
 		return nil
 	}
 }
 
-// readKeys reads the keys of the records below end into a new map. Under
+// readKeys reads the keys of the records below end into a new index. Under
 // SyncAlways, the records below end that an fsync in flight will make
 // visible are fsynced first.
-func (p *Partition) readKeys(end int64) (map[string]int64, error) {
+func (p *Partition) readKeys(end int64) (*keyIndex, error) {
 	if p.HighWatermark() < end {
 		if err := p.syncTo(end); err != nil {
 			return nil, err
 		}
 	}
-	m := map[string]int64{}
+	ki := newKeyIndex(false)
 	r := p.NewReader(p.StartOffset())
 	defer r.Close()
 	var rec log.Record
@@ -173,10 +220,10 @@ func (p *Partition) readKeys(end int64) (map[string]int64, error) {
 			return nil, err
 		}
 		if !ok || rec.Offset >= end {
-			return m, nil
+			return ki, nil
 		}
 		if rec.Key != nil {
-			m[string(rec.Key)] = keyEntry(rec.Offset, rec.Value == nil)
+			ki.set(rec.Key, keyEntry(rec.Offset, rec.Value == nil))
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/stratalog/strata"
@@ -22,10 +23,15 @@ type Account struct {
 	Open    bool
 	Balance int64 // cents
 	Events  int   // events applied
+	// Version is the offset of the account's last event in its partition,
+	// strata.NoOffset before the first: the expected version of the next
+	// append (Store.AppendIfLast).
+	Version int64
 }
 
 // Apply changes the account as the event says.
-func (a *Account) Apply(e Event) {
+func (a *Account) Apply(e Event, offset int64) {
+	a.Version = offset
 	switch e.Type {
 	case "opened":
 		a.Open = true
@@ -52,6 +58,7 @@ type Accounts struct {
 // offset 0 is the point here.)
 func (as *Accounts) Load(ctx context.Context, id string) (acct Account, skipped int, err error) {
 	acct.ID = id
+	acct.Version = strata.NoOffset
 	part, err := as.store.PartitionFor(as.topic, []byte(id))
 	if err != nil {
 		return acct, 0, err
@@ -79,7 +86,7 @@ func (as *Accounts) Load(ctx context.Context, id string) (acct Account, skipped 
 			if err := json.Unmarshal(r.Value, &e); err != nil {
 				return acct, 0, fmt.Errorf("%s offset %d: %w", id, r.Offset, err)
 			}
-			acct.Apply(e)
+			acct.Apply(e, r.Offset)
 		}
 	}
 	return acct, skipped, nil
@@ -87,58 +94,83 @@ func (as *Accounts) Load(ctx context.Context, id string) (acct Account, skipped 
 
 // Open opens an account.
 func (as *Accounts) Open(ctx context.Context, id string) error {
-	acct, _, err := as.Load(ctx, id)
-	if err != nil {
-		return err
-	}
-	if acct.Open {
-		return reject("%s is already open", id)
-	}
-	return as.append(ctx, id, Event{Type: "opened"})
+	return as.handle(ctx, id, func(acct Account) (Event, error) {
+		if acct.Open {
+			return Event{}, reject("%s is already open", id)
+		}
+		return Event{Type: "opened"}, nil
+	})
 }
 
 // Deposit adds money to an open account.
 func (as *Accounts) Deposit(ctx context.Context, id string, amount int64) error {
-	acct, _, err := as.Load(ctx, id)
-	if err != nil {
-		return err
-	}
-	if !acct.Open {
-		return reject("%s is not open", id)
-	}
-	return as.append(ctx, id, Event{Type: "deposited", Amount: amount})
+	return as.handle(ctx, id, func(acct Account) (Event, error) {
+		if !acct.Open {
+			return Event{}, reject("%s is not open", id)
+		}
+		return Event{Type: "deposited", Amount: amount}, nil
+	})
 }
 
 // Withdraw takes money from an open account that has enough.
 func (as *Accounts) Withdraw(ctx context.Context, id string, amount int64) error {
-	acct, _, err := as.Load(ctx, id)
-	if err != nil {
-		return err
-	}
-	if !acct.Open {
-		return reject("%s is not open", id)
-	}
-	if acct.Balance < amount {
-		return reject("balance is %s", money(acct.Balance))
-	}
-	return as.append(ctx, id, Event{Type: "withdrawn", Amount: amount})
+	return as.handle(ctx, id, func(acct Account) (Event, error) {
+		if !acct.Open {
+			return Event{}, reject("%s is not open", id)
+		}
+		if acct.Balance < amount {
+			return Event{}, reject("balance is %s", money(acct.Balance))
+		}
+		return Event{Type: "withdrawn", Amount: amount}, nil
+	})
 }
 
-func (as *Accounts) append(ctx context.Context, id string, e Event) error {
-	value, err := json.Marshal(e)
-	if err != nil {
-		return err
+// handle runs a command: it loads the account, lets decide check the
+// command against it, and appends the event decide returns, expecting the
+// account's last event to be the one loaded (AppendIfLast). If another
+// writer appended to the account in between, nothing is written: handle
+// loads the account again and decides again, so that no decision is made
+// on a state that is no longer the account's (two withdrawals cannot both
+// spend the same money).
+func (as *Accounts) handle(ctx context.Context, id string, decide func(Account) (Event, error)) error {
+	for {
+		acct, _, err := as.Load(ctx, id)
+		if err != nil {
+			return err
+		}
+		e, err := decide(acct)
+		if err != nil {
+			return err
+		}
+		value, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		off, err := as.store.AppendIfLast(ctx, as.topic, []byte(id), acct.Version, strata.Record{Key: []byte(id), Value: value})
+		var wrong *strata.WrongOffsetError
+		if errors.As(err, &wrong) {
+			fmt.Printf("  %-10s %-9s %8s  retried: the account's last event is now at offset %d, not %d\n",
+				id, e.Type, amountOf(e), wrong.Actual, acct.Version)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		part, err := as.store.PartitionFor(as.topic, []byte(id))
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  %-10s %-9s %8s  -> partition %d, offset %d\n", id, e.Type, amountOf(e), part, off)
+		return nil
 	}
-	pos, err := as.store.Append(ctx, as.topic, strata.Record{Key: []byte(id), Value: value})
-	if err != nil {
-		return err
+}
+
+// amountOf is the event's amount as printed.
+func amountOf(e Event) string {
+	if e.Type == "opened" {
+		return ""
 	}
-	amount := ""
-	if e.Type != "opened" {
-		amount = money(e.Amount)
-	}
-	fmt.Printf("  %-10s %-9s %8s  -> partition %d, offset %d\n", id, e.Type, amount, pos[0].Partition, pos[0].Offset)
-	return nil
+	return money(e.Amount)
 }
 
 // rejection is a command refused by the account's rules, as opposed to a

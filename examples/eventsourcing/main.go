@@ -1,9 +1,13 @@
 // Command eventsourcing keeps bank accounts as event-sourced aggregates in a
 // Strata topic: every deposit and withdrawal is an event, keyed by the
 // account id, so that an account's events stay in one partition and in
-// order. It rebuilds an account by replaying its partition, and keeps a
-// projection (the balance of every account) that saves its offsets, stops,
-// and later catches up from them without processing any event twice.
+// order. It rebuilds an account by replaying its partition, appends each
+// command's event only if the account's last event is still the one the
+// command was decided on (Store.AppendIfLast: the expected version), so
+// that two withdrawals racing on one account cannot both spend the same
+// money, and keeps a projection (the balance of every account) that saves
+// its offsets, stops, and later catches up from them without processing
+// any event twice.
 //
 //	go run ./examples/eventsourcing
 package main
@@ -16,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/stratalog/strata"
 )
@@ -78,12 +83,34 @@ func run() error {
 			id, money(acct.Balance), acct.Events, skipped)
 	}
 
-	heading("3. A projection (balances) reads every partition, saves its offsets, stops")
+	heading("3. Two withdrawals of $70.00 race on acct-alice ($70.00): one goes through")
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Go(func() { errs[i] = accounts.Withdraw(ctx, "acct-alice", 70_00) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		var rejected *rejection
+		if err != nil && !errors.As(err, &rejected) {
+			return err
+		}
+		if err != nil {
+			fmt.Printf("  %-10s %-9s %8s  rejected: %v\n", "acct-alice", "withdraw", money(70_00), err)
+		}
+	}
+	acct, _, err := accounts.Load(ctx, "acct-alice")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  acct-alice balance %s\n", money(acct.Balance))
+
+	heading("4. A projection (balances) reads every partition, saves its offsets, stops")
 	if err := runProjection(ctx, s, projectionFile); err != nil {
 		return err
 	}
 
-	heading("4. Meanwhile, more events")
+	heading("5. Meanwhile, more events")
 	if err := commands(ctx, accounts, []command{
 		{"withdraw", "acct-carol", 10_00},
 		{"deposit", "acct-bob", 12_34},
@@ -93,17 +120,17 @@ func run() error {
 		return err
 	}
 
-	heading("5. The projection restarts and catches up from its saved offsets")
+	heading("6. The projection restarts and catches up from its saved offsets")
 	if err := runProjection(ctx, s, projectionFile); err != nil {
 		return err
 	}
 
-	heading("6. Once more: nothing new, nothing processed twice")
+	heading("7. Once more: nothing new, nothing processed twice")
 	if err := runProjection(ctx, s, projectionFile); err != nil {
 		return err
 	}
 
-	heading("7. The projection agrees with every aggregate replayed")
+	heading("8. The projection agrees with every aggregate replayed")
 	p, err := LoadProjection(projectionFile, partitions)
 	if err != nil {
 		return err
