@@ -175,9 +175,6 @@ func (p *Partition) buildKeys() error {
 		p.mu.keys = overlay
 		end := p.end.Load()
 		p.mu.Unlock()
-		if p.keysBuildHook != nil {
-			p.keysBuildHook()
-		}
 
 		base, err := p.readKeys(end)
 		if err != nil {
@@ -186,6 +183,9 @@ func (p *Partition) buildKeys() error {
 				p.mu.keys = nil
 			}
 			p.mu.Unlock()
+			if errors.Is(err, ErrOutOfRange) {
+				continue // retention moved the start offset past the reader
+			}
 			return err
 		}
 		p.mu.Lock()
@@ -224,6 +224,9 @@ func (p *Partition) readKeys(end int64) (*keyIndex, error) {
 		}
 		if rec.Key != nil {
 			ki.set(rec.Key, keyEntry(rec.Offset, rec.Value == nil))
+		}
+		if p.keysBuildHook != nil && len(ki.entries) == 1 {
+			p.keysBuildHook()
 		}
 	}
 }

@@ -166,7 +166,8 @@ func TestKeyIndexFollowsEveryAppend(t *testing.T) {
 
 // TestKeyIndexBuildDuringAppends: the records appended while a build
 // reads the partition are in the index it makes, and win over what it
-// read; a truncation during the build makes it read again.
+// read; a truncation, or a start offset moved past the build's reader,
+// makes it read again.
 func TestKeyIndexBuildDuringAppends(t *testing.T) {
 	p, _ := memPartition(t, small(newClock()))
 	defer p.Close()
@@ -185,19 +186,23 @@ func TestKeyIndexBuildDuringAppends(t *testing.T) {
 		case 2:
 			_, err := p.Append([]log.Record{kr("k7", "during"), kr("late", "during")})
 			require.NoError(t, err)
+			// Past the reader's next batch: it is out of range there.
+			require.NoError(t, p.DeleteRecords(2))
 		}
 	}
-	_, err := p.AppendIfLast([]log.Record{kr("k1", "y")}, []byte("k1"), 1)
+	_, err := p.AppendIfLast([]log.Record{kr("k2", "y")}, []byte("k2"), 2)
 	require.NoError(t, err)
-	require.Equal(t, 2, builds)
+	require.Equal(t, 3, builds)
 	p.keysBuildHook = nil
 	require.Equal(t, int64(40), lastOf(t, p, "k7"))
 	require.Equal(t, int64(41), lastOf(t, p, "late"))
-	require.Equal(t, int64(42), lastOf(t, p, "k1"))
+	require.Equal(t, int64(42), lastOf(t, p, "k2"))
+	require.Equal(t, NoOffset, lastOf(t, p, "k1"))
 	require.Equal(t, NoOffset, lastOf(t, p, "new"))
 	require.Equal(t, NoOffset, lastOf(t, p, "k45"))
 	require.Equal(t, int64(3), lastOf(t, p, "k3"))
-	requireIndexMatchesScan(t, p, []string{"k1", "k3", "k7", "k39", "k40", "new", "late"})
+	require.Equal(t, NoOffset, lastOf(t, p, "k0"))
+	requireIndexMatchesScan(t, p, []string{"k0", "k1", "k2", "k3", "k7", "k39", "k40", "new", "late"})
 }
 
 // TestKeyIndexRetentionAndTruncate: a key whose records DeleteRecords

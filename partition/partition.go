@@ -76,7 +76,7 @@ type Partition struct {
 	cleanMu sync.Mutex // one compaction or truncation at a time
 
 	keysMu        sync.Mutex // one build of the key index at a time
-	keysBuildHook func()     // tests: runs when a build starts reading
+	keysBuildHook func()     // tests: runs once a build has read its first key
 
 	syncMu     sync.Mutex         // one fsync (or flush of sealed segments) at a time
 	synced     atomic.Int64       // offsets below this are durable
