@@ -105,8 +105,10 @@ var ErrWrongKey = partition.ErrWrongKey
 // call reads the whole partition to build the map (other appends go on
 // meanwhile), so it costs a scan of the partition; from then on every
 // append to the partition enters its keys, and a check costs a map lookup
-// whatever the partition's size. Open stays as fast as it was: nothing is
-// read there, and nothing of the map is written to disk.
+// whatever the partition's size. The map holds every key appended since it
+// was built, those whose records retention removed too, until the next
+// Open. Open stays as fast as it was: nothing is read there, and nothing
+// of the map is written to disk.
 //
 // Bad input is refused first, whatever the offsets: a nil key is ErrNoKey,
 // a record with another key ErrWrongKey, a last below NoOffset
