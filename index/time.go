@@ -89,9 +89,6 @@ func (x *Time) MaxEntries() int { return int(x.m.limit.Load()) }
 // skipFullCheck.
 func (x *Time) Full() bool { return x.m.full(1) }
 
-// SizeBytes returns the size of the valid entries, Entries()*12.
-func (x *Time) SizeBytes() int { return x.Entries() * TimeEntrySize }
-
 // Entry returns entry i (0 ≤ i < Entries()): its timestamp and offset. It
 // panics if i is out of range.
 func (x *Time) Entry(i int) (timestamp int64, offset int64) {
