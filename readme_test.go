@@ -1,7 +1,12 @@
 package strata_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -64,4 +69,46 @@ func quickstartFromExample(t *testing.T, src string) string {
 	}
 	require.True(t, started, "ExampleOpen does not call strata.Open(dir, …)")
 	return b.String()
+}
+
+// TestReadmeErrorsListEverySentinel checks that the README's Errors section
+// names every exported Err variable of the root package, and no Err name
+// the package does not export.
+func TestReadmeErrorsListEverySentinel(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(readme), "\n## Errors\n")
+	require.True(t, ok, "no Errors section")
+	section, _, _ = strings.Cut(section, "\n## ")
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile("`(Err[A-Za-z]+)`").FindAllStringSubmatch(section, -1) {
+		listed[m[1]] = true
+	}
+
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	exported := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		require.NoError(t, err)
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, s := range g.Specs {
+				for _, n := range s.(*ast.ValueSpec).Names {
+					if strings.HasPrefix(n.Name, "Err") && n.IsExported() {
+						exported[n.Name] = true
+					}
+				}
+			}
+		}
+	}
+	require.NotEmpty(t, exported)
+	require.Equal(t, exported, listed, "README ## Errors must list exactly the root package's Err variables")
 }
