@@ -14,17 +14,9 @@ import (
 // DeleteRecords moves a partition's start offset forward, as Kafka's
 // DeleteRecords does: the records below it can no longer be read.
 func ExampleStore_DeleteRecords() {
-	s, done := exampleStore(nil)
+	s, done := exampleLog("jobs", "a", "b", "c", "d", "e")
 	defer done()
 	ctx := context.Background()
-	if err := s.CreateTopic("jobs", strata.TopicConfig{}); err != nil {
-		panic(err)
-	}
-	for _, v := range []string{"a", "b", "c", "d", "e"} {
-		if _, err := s.AppendTo(ctx, "jobs", 0, strata.Record{Value: []byte(v)}); err != nil {
-			panic(err)
-		}
-	}
 
 	if err := s.DeleteRecords("jobs", 0, 3); err != nil {
 		panic(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/stratalog/strata"
@@ -13,23 +12,11 @@ import (
 // openProducerExample opens a store in a new temporary directory with a
 // topic of three partitions; done closes the store and removes it.
 func openProducerExample(topicName string) (s *strata.Store, done func()) {
-	dir, err := os.MkdirTemp("", "strata-example-")
-	if err != nil {
-		panic(err)
-	}
-	s, err = strata.Open(dir, nil)
-	if err != nil {
-		panic(err)
-	}
+	s, done = exampleStore(nil)
 	if err := s.CreateTopic(topicName, strata.TopicConfig{Partitions: 3}); err != nil {
 		panic(err)
 	}
-	return s, func() {
-		if err := s.Close(); err != nil {
-			panic(err)
-		}
-		os.RemoveAll(dir)
-	}
+	return s, done
 }
 
 // A Producer gathers records into one batch per partition and appends each

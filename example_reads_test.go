@@ -38,16 +38,8 @@ func ExampleStore_Get() {
 // without headers then allocates nothing. The record is valid until the
 // buffer is written again.
 func ExampleStore_GetInto() {
-	s, done := exampleStore(nil)
+	s, done := exampleLog("events", "zero", "one", "two", "three")
 	defer done()
-	if err := s.CreateTopic("events", strata.TopicConfig{}); err != nil {
-		panic(err)
-	}
-	for _, v := range []string{"zero", "one", "two", "three"} {
-		if _, err := s.AppendTo(context.Background(), "events", 0, strata.Record{Value: []byte(v)}); err != nil {
-			panic(err)
-		}
-	}
 	buf := make([]byte, 64<<10)
 	for _, off := range []int64{3, 0, 2} {
 		r, err := s.GetInto("events", 0, off, buf)
@@ -65,16 +57,8 @@ func ExampleStore_GetInto() {
 // Scan reads what a partition holds now and stops at its end offset as of
 // the call, where Records would wait for more.
 func ExampleStore_Scan() {
-	s, done := exampleStore(nil)
+	s, done := exampleLog("events", "a", "b", "c")
 	defer done()
-	if err := s.CreateTopic("events", strata.TopicConfig{}); err != nil {
-		panic(err)
-	}
-	for _, v := range []string{"a", "b", "c"} {
-		if _, err := s.AppendTo(context.Background(), "events", 0, strata.Record{Value: []byte(v)}); err != nil {
-			panic(err)
-		}
-	}
 	for r, err := range s.Scan("events", 0, 1) {
 		if err != nil {
 			panic(err)

@@ -33,6 +33,21 @@ func exampleStore(opts *strata.Options) (s *strata.Store, done func()) {
 	}
 }
 
+// exampleLog opens a store with a topic of one partition holding values,
+// in order from offset 0; done closes the store and removes it.
+func exampleLog(topicName string, values ...string) (s *strata.Store, done func()) {
+	s, done = exampleStore(nil)
+	if err := s.CreateTopic(topicName, strata.TopicConfig{}); err != nil {
+		panic(err)
+	}
+	for _, v := range values {
+		if _, err := s.AppendTo(context.Background(), topicName, 0, strata.Record{Value: []byte(v)}); err != nil {
+			panic(err)
+		}
+	}
+	return s, done
+}
+
 // exampleTime is the fixed clock of the examples that print timestamps.
 var exampleTime = time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)
 
@@ -193,17 +208,9 @@ func ExampleStore_AppendTo() {
 // Read returns the records from an offset on, up to a maximum; they are the
 // caller's to keep.
 func ExampleStore_Read() {
-	s, done := exampleStore(nil)
+	s, done := exampleLog("log", "a", "b", "c", "d", "e")
 	defer done()
 	ctx := context.Background()
-	if err := s.CreateTopic("log", strata.TopicConfig{}); err != nil {
-		panic(err)
-	}
-	for _, v := range []string{"a", "b", "c", "d", "e"} {
-		if _, err := s.AppendTo(ctx, "log", 0, strata.Record{Value: []byte(v)}); err != nil {
-			panic(err)
-		}
-	}
 
 	recs, err := s.Read(ctx, "log", 0, 1, 3) // offsets 1, 2, 3
 	if err != nil {
