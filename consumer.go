@@ -352,6 +352,12 @@ func (c *Consumer) sync(ctx context.Context) error {
 	return errors.Join(commitErr, posErr)
 }
 
+// ownsLocked reports whether c owns tp, positioned or pending.
+func (c *Consumer) ownsLocked(tp TopicPartition) bool {
+	_, ok := c.pos[tp]
+	return ok || c.pending[tp]
+}
+
 // heldLocked returns every partition c owns, positioned or pending, sorted.
 func (c *Consumer) heldLocked() []TopicPartition {
 	held := slices.Clone(c.order)

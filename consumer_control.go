@@ -51,8 +51,7 @@ func (c *Consumer) SeekTo(tp TopicPartition, spec OffsetSpec) (err error) {
 func (c *Consumer) seek(tp TopicPartition, to func(start, end int64) (int64, error)) error {
 	c.mu.Lock()
 	err := c.checkOpenLocked(false)
-	_, owned := c.pos[tp]
-	owned = owned || c.pending[tp]
+	owned := c.ownsLocked(tp)
 	c.mu.Unlock()
 	if err != nil {
 		return err
@@ -70,7 +69,7 @@ func (c *Consumer) seek(tp TopicPartition, to func(start, end int64) (int64, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.pos[tp]; !ok && !c.pending[tp] {
+	if !c.ownsLocked(tp) {
 		// Revoked meanwhile, by a Poll on another goroutine.
 		return fmt.Errorf("strata: seek of %s by consumer %q of group %q: %w", tp, c.ref.MemberID, c.group, ErrNotOwner)
 	}

@@ -78,8 +78,7 @@ func (c *Consumer) DeadLetter(ctx context.Context, deadLetters string, m Message
 		return fmt.Errorf("%s: the record's own topic: %w", where, ErrInvalidConfig)
 	}
 	c.mu.Lock()
-	_, owned := c.pos[tp]
-	owned = owned || c.pending[tp]
+	owned := c.ownsLocked(tp)
 	c.mu.Unlock()
 	if !owned {
 		return fmt.Errorf("%s: consumer %q of group %q: %w", where, c.MemberID(), c.group, ErrNotOwner)
