@@ -98,7 +98,12 @@ func (c *Consumer) DeadLetter(ctx context.Context, deadLetters string, m Message
 	if _, err := c.s.Append(ctx, deadLetters, r); err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
-	return c.CommitMessages(ctx, m)
+	// m's partition and offset are checked above; commitOffsets checks the
+	// range again against the partition as it is now.
+	if err := c.checkCommitCall(ctx); err != nil {
+		return err
+	}
+	return c.commitOffsets(map[TopicPartition]int64{tp: m.Offset + 1})
 }
 
 // deadLetterHeaders returns m's headers followed by the dead-letter
