@@ -24,12 +24,18 @@ const memDir = "/store"
 // store is in memory: in a directory of a new vfs.Mem that no other
 // store shares, so nothing is written to disk and the test's stores are
 // independent. Its Dir is a path inside that Mem, not on disk: a test that
-// needs the files, or a second Open of the directory, uses OpenOnDisk. It fails the test if the store cannot be opened or closed.
+// needs the files, or a second Open of the directory, uses OpenOnDisk. An
+// FS on the operating system's file system (vfs.IsOS) gets a directory of
+// t.TempDir(), as with OpenOnDisk. It fails the test if the store cannot be
+// opened or closed.
 func Open(t testing.TB, opts *strata.Options) *strata.Store {
 	t.Helper()
 	o := options(opts)
-	if o.FS == nil {
+	switch {
+	case o.FS == nil:
 		o.FS = vfs.NewMem()
+	case vfs.IsOS(o.FS):
+		return open(t, t.TempDir(), o)
 	}
 	return open(t, memDir, o)
 }
