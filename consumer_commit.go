@@ -19,7 +19,7 @@ func (c *Consumer) Commit(ctx context.Context) (err error) {
 		return err
 	}
 	c.mu.Lock()
-	parts := slices.Clone(c.order)
+	parts := c.heldLocked() // a pending partition's too, once a Seek placed it
 	c.mu.Unlock()
 	return c.commitConsumed(parts)
 }

@@ -512,3 +512,23 @@ func TestSeekToZeroSpec(t *testing.T) {
 	om, _ := s.Committed("g", "t", 0)
 	require.Equal(t, int64(3), om.Offset, "the refused seek moved nothing")
 }
+
+// TestConsumerCommitAfterSeekOfWaitingPartition: Commit commits where a
+// Seek put a partition that ResetNone left waiting, before any Poll reads
+// it.
+func TestConsumerCommitAfterSeekOfWaitingPartition(t *testing.T) {
+	s := stratatest.Open(t, nil)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	fillParts(t, s, "t", 1, 5, time.Now())
+	tp := strata.TopicPartition{Topic: "t", Partition: 0}
+	c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{AutoOffsetReset: strata.ResetNone})
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Poll(ctx)
+	require.ErrorIs(t, err, strata.ErrNoOffset)
+	require.NoError(t, c.Seek(tp, 2))
+	require.NoError(t, c.Commit(ctx))
+	om, ok := s.Committed("g", "t", 0)
+	require.True(t, ok, "the sought position is committed")
+	require.Equal(t, int64(2), om.Offset)
+}
