@@ -99,7 +99,7 @@ type Message struct {
 // (Poll, Commit and Close from the same one); its methods are nonetheless
 // safe to call from others (Pause, Resume and Seek from another goroutine
 // wake a Poll that waits). Many Consumers, in one group or several, may run
-// at once. After Close, every method but MemberID and Assignment returns
+// at once. After Close, every method that returns an error returns
 // ErrClosed.
 type Consumer struct {
 	s      *Store
