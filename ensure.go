@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/stratalog/strata/partition"
-	"github.com/stratalog/strata/topic"
 )
 
 // EnsureTopic creates a topic with cfg, as CreateTopic does, unless a
@@ -29,11 +28,8 @@ import (
 // ErrClosed.
 func (s *Store) EnsureTopic(name string, cfg TopicConfig) (err error) {
 	defer wrapErr(&err)
-	if s.closed.Load() {
-		return ErrClosed
-	}
-	if topic.IsInternal(name) {
-		return fmt.Errorf("strata: topic %q: %w", name, ErrReservedTopic)
+	if err := s.checkUserTopic("", name); err != nil {
+		return err
 	}
 	err = s.createTopic(name, cfg)
 	if !errors.Is(err, ErrTopicExists) {

@@ -278,13 +278,7 @@ func (s *Store) writeMarker() error {
 // which look after them, take their names) or ErrUnknownTopic, in that
 // order.
 func (s *Store) topic(name string) (*topic.Topic, error) {
-	if s.closed.Load() {
-		return nil, ErrClosed
-	}
-	if topic.IsInternal(name) {
-		return nil, fmt.Errorf("strata: topic %q: %w", name, ErrReservedTopic)
-	}
-	return s.internalTopic(name)
+	return s.userTopic("", name)
 }
 
 // internalTopic is topic that finds the internal topics too: for the
@@ -293,6 +287,37 @@ func (s *Store) internalTopic(name string) (*topic.Topic, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
+	return s.lookupTopic(name)
+}
+
+// userTopic is topic for a user's call (what verb says, as "append"),
+// whose ErrReservedTopic names the verb.
+func (s *Store) userTopic(verb, name string) (*topic.Topic, error) {
+	if err := s.checkUserTopic(verb, name); err != nil {
+		return nil, err
+	}
+	return s.lookupTopic(name)
+}
+
+// checkUserTopic returns ErrClosed after Close, then ErrReservedTopic for
+// the name of an internal topic (naming verb, as "append", when it is not
+// empty): the checks every call that takes a user's topic name makes first.
+func (s *Store) checkUserTopic(verb, name string) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if !topic.IsInternal(name) {
+		return nil
+	}
+	if verb == "" {
+		return fmt.Errorf("strata: topic %q: %w", name, ErrReservedTopic)
+	}
+	return fmt.Errorf("strata: %s to %q: %w", verb, name, ErrReservedTopic)
+}
+
+// lookupTopic returns the open topic of the name, or ErrInvalidTopic for a
+// name Kafka refuses, or ErrUnknownTopic.
+func (s *Store) lookupTopic(name string) (*topic.Topic, error) {
 	t, ok := (*s.topics.Load())[name]
 	if !ok {
 		if err := topic.ValidateName(name); err != nil {
@@ -301,18 +326,6 @@ func (s *Store) internalTopic(name string) (*topic.Topic, error) {
 		return nil, fmt.Errorf("strata: topic %q: %w", name, ErrUnknownTopic)
 	}
 	return t, nil
-}
-
-// userTopic is topic for a user's write (what verb says, as "append"),
-// whose ErrReservedTopic names the verb.
-func (s *Store) userTopic(verb, name string) (*topic.Topic, error) {
-	if s.closed.Load() {
-		return nil, ErrClosed
-	}
-	if topic.IsInternal(name) {
-		return nil, fmt.Errorf("strata: %s to %q: %w", verb, name, ErrReservedTopic)
-	}
-	return s.topic(name)
 }
 
 // Topics returns the names of the topics, sorted, without the internal

@@ -21,11 +21,8 @@ import (
 // ErrTopicExists; none of them touches a file.
 func (s *Store) CreateTopic(name string, cfg TopicConfig) (err error) {
 	defer wrapErr(&err)
-	if s.closed.Load() {
-		return ErrClosed
-	}
-	if topic.IsInternal(name) {
-		return fmt.Errorf("strata: topic %q: %w", name, ErrReservedTopic)
+	if err := s.checkUserTopic("", name); err != nil {
+		return err
 	}
 	return s.createTopic(name, cfg)
 }
@@ -132,11 +129,8 @@ func checkRoom(name string, n int) error {
 // leaves nothing Open would mistake for data).
 func (s *Store) DeleteTopic(name string) (err error) {
 	defer wrapErr(&err)
-	if s.closed.Load() {
-		return ErrClosed
-	}
-	if topic.IsInternal(name) {
-		return fmt.Errorf("strata: topic %q: %w", name, ErrReservedTopic)
+	if err := s.checkUserTopic("", name); err != nil {
+		return err
 	}
 	id, err := s.deleteTopic(name)
 	if err != nil {
