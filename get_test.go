@@ -2,7 +2,6 @@ package strata_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -187,20 +186,8 @@ func TestGetKafkaDirectory(t *testing.T) {
 // TestGetDamagedBatch: a lookup of a record in a damaged batch is
 // ErrCorrupt; the records around it read back.
 func TestGetDamagedBatch(t *testing.T) {
-	dir := t.TempDir()
-	s, err := strata.Open(dir, nil)
-	require.NoError(t, err)
-	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
-	for i := range 20 {
-		_, err := s.AppendTo(ctx, "t", 0, rec("k", fmt.Sprintf("value-%02d", i)))
-		require.NoError(t, err)
-	}
-	require.NoError(t, s.Close())
-	damageRecordBatch(t, filepath.Join(dir, "t-0"), 12)
-	s, err = strata.Open(dir, nil)
-	require.NoError(t, err)
-	defer s.Close()
-	_, err = s.Get("t", 0, 12)
+	s := openDamaged(t, 20, 12)
+	_, err := s.Get("t", 0, 12)
 	require.ErrorIs(t, err, strata.ErrCorrupt)
 	for _, off := range []int64{11, 13} {
 		r, err := s.Get("t", 0, off)

@@ -37,6 +37,27 @@ func damageRecordBatch(t *testing.T, partDir string, offset int64) int {
 	return -1
 }
 
+// openDamaged opens a store on a new directory whose topic "t" holds n
+// records, "value-00" on, each in its own batch, with the batch of offset
+// bad damaged (damageRecordBatch). Its Close is the test's cleanup.
+func openDamaged(t *testing.T, n int, bad int64) *strata.Store {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := strata.Open(dir, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	for i := range n {
+		_, err := s.AppendTo(ctx, "t", 0, rec("k", fmt.Sprintf("value-%02d", i)))
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+	damageRecordBatch(t, filepath.Join(dir, "t-0"), bad)
+	s, err = strata.Open(dir, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // TestReadsReturnIntactRecordsBeforeDamage: one damaged batch (record 150
 // of 200, each in its own batch) must not hide the intact records before
 // it from any read path; the error comes when a reader reaches it.

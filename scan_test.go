@@ -2,7 +2,6 @@ package strata_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -174,19 +173,7 @@ func TestScanKafkaDirectory(t *testing.T) {
 // TestScanStopsAtDamage: the intact records before a damaged batch, then
 // ErrCorrupt.
 func TestScanStopsAtDamage(t *testing.T) {
-	dir := t.TempDir()
-	s, err := strata.Open(dir, nil)
-	require.NoError(t, err)
-	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
-	for i := range 20 {
-		_, err := s.AppendTo(ctx, "t", 0, rec("k", fmt.Sprintf("value-%02d", i)))
-		require.NoError(t, err)
-	}
-	require.NoError(t, s.Close())
-	damageRecordBatch(t, filepath.Join(dir, "t-0"), 12)
-	s, err = strata.Open(dir, nil)
-	require.NoError(t, err)
-	defer s.Close()
+	s := openDamaged(t, 20, 12)
 	offs, _, err := scanned(s, "t", 0, 0)
 	require.ErrorIs(t, err, strata.ErrCorrupt)
 	require.Equal(t, offsetRange(0, 12), offs)
