@@ -21,19 +21,20 @@ const modulePath = "github.com/stratalog/strata"
 // module packages on lower rows. vfs sits below index because the index's
 // memory mapping goes through the file-system seam.
 var layers = map[string]int{
-	"vfs":               0,
-	"log":               1,
-	"index":             1,
-	"segment":           2,
-	"internal/kafkadir": 2, // test helper: Kafka-written partition directories
-	"compaction":        3,
-	"retention":         3,
-	"partition":         4,
-	"topic":             5,
-	"group":             5,
-	"":                  6, // the root package strata
-	"stratatest":        7, // test helpers over the root package
-	"typed":             7, // Go values over the root package's records
+	"vfs":                 0,
+	"internal/murmur2vec": 0, // test data: Kafka's murmur2 golden vectors
+	"log":                 1,
+	"index":               1,
+	"segment":             2,
+	"internal/kafkadir":   2, // test helper: Kafka-written partition directories
+	"compaction":          3,
+	"retention":           3,
+	"partition":           4,
+	"topic":               5,
+	"group":               5,
+	"":                    6, // the root package strata
+	"stratatest":          7, // test helpers over the root package
+	"typed":               7, // Go values over the root package's records
 }
 
 // sinks are folders whose packages nothing may import.

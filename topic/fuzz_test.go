@@ -3,6 +3,7 @@ package topic_test
 import (
 	"testing"
 
+	"github.com/stratalog/strata/internal/murmur2vec"
 	"github.com/stratalog/strata/topic"
 	"github.com/stretchr/testify/require"
 )
@@ -10,8 +11,8 @@ import (
 // FuzzMurmur2 compares Murmur2 with the reference implementation and checks
 // that KeyPartition stays in range and agrees with the hash.
 func FuzzMurmur2(f *testing.F) {
-	for _, v := range hashVectors {
-		f.Add(v.key, uint16(1000))
+	for _, v := range murmur2vec.Hashes {
+		f.Add(v.Key, uint16(1000))
 	}
 	f.Add([]byte{}, uint16(1))
 	f.Add([]byte("21"), uint16(0))
