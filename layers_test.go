@@ -180,3 +180,17 @@ func moduleImports(t *testing.T) map[string][]string {
 	}
 	return out
 }
+
+// TestLayerPrefixesNameEveryLayer: the prefixes storeErr drops are those of
+// every package below the root (the layer table's rows, but for internal/
+// helpers), so that a new layer's prefix cannot reach a Store's messages
+// unnoticed.
+func TestLayerPrefixesNameEveryLayer(t *testing.T) {
+	for pkg, row := range layers {
+		if row >= layers[""] || strings.HasPrefix(pkg, "internal/") {
+			continue
+		}
+		require.Contains(t, layerPrefixes, pkg, "storeErr's layerPrefixes lack package %s", pkg)
+	}
+	require.Contains(t, layerPrefixes, "strata")
+}
