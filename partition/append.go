@@ -43,6 +43,13 @@ func (p *Partition) Append(records []log.Record) (int64, error) {
 // (Config.ForceCompression). A batch that compression would not make
 // smaller is written uncompressed.
 func (p *Partition) AppendWith(records []log.Record, c log.Compression, level int) (int64, error) {
+	return p.appendRecords(records, c, level, condition{end: anyEnd})
+}
+
+// appendRecords encodes records as one batch into a pooled buffer and
+// appends it if cond holds. A condition on a key builds the key index
+// first, and again if a truncation drops it before the append.
+func (p *Partition) appendRecords(records []log.Record, c log.Compression, level int, cond condition) (int64, error) {
 	bufp := encodeBuffers.Get().(*[]byte)
 	defer encodeBuffers.Put(bufp)
 	b, err := p.EncodeWith((*bufp)[:0], records, c, level)
@@ -50,7 +57,17 @@ func (p *Partition) AppendWith(records []log.Record, c log.Compression, level in
 	if err != nil {
 		return 0, err
 	}
-	return p.appendEncoded(b.bytes, b.header, condition{end: anyEnd}, records)
+	for {
+		if cond.key != nil {
+			if err := p.buildKeys(); err != nil {
+				return 0, err
+			}
+		}
+		off, err := p.appendEncoded(b.bytes, b.header, cond, records)
+		if err != errKeysDropped {
+			return off, err
+		}
+	}
 }
 
 // EncodedBatch is a batch that Encode made for a partition, ready for

@@ -98,12 +98,5 @@ func (p *Partition) AppendIfEnd(records []log.Record, end int64) (int64, error) 
 	if end < 0 {
 		return 0, fmt.Errorf("partition: append to %s: expected end offset %d is negative: %w", p.name, end, ErrOutOfRange)
 	}
-	bufp := encodeBuffers.Get().(*[]byte)
-	defer encodeBuffers.Put(bufp)
-	b, err := p.EncodeWith((*bufp)[:0], records, p.cfg.Compression, p.cfg.CompressionLevel)
-	*bufp = b.bytes[:0]
-	if err != nil {
-		return 0, err
-	}
-	return p.appendEncoded(b.bytes, b.header, condition{end: end}, records)
+	return p.appendRecords(records, p.cfg.Compression, p.cfg.CompressionLevel, condition{end: end})
 }

@@ -268,22 +268,7 @@ func (p *Partition) AppendIfLast(records []log.Record, key []byte, last int64) (
 			return 0, fmt.Errorf("partition: record %d to %s has key %q, not %q: %w", i, p.name, records[i].Key, key, ErrWrongKey)
 		}
 	}
-	bufp := encodeBuffers.Get().(*[]byte)
-	defer encodeBuffers.Put(bufp)
-	b, err := p.EncodeWith((*bufp)[:0], records, p.cfg.Compression, p.cfg.CompressionLevel)
-	*bufp = b.bytes[:0]
-	if err != nil {
-		return 0, err
-	}
-	for {
-		if err := p.buildKeys(); err != nil {
-			return 0, err
-		}
-		off, err := p.appendEncoded(b.bytes, b.header, condition{end: anyEnd, key: key, last: last}, records)
-		if err != errKeysDropped {
-			return off, err
-		}
-	}
+	return p.appendRecords(records, p.cfg.Compression, p.cfg.CompressionLevel, condition{end: anyEnd, key: key, last: last})
 }
 
 // errKeysDropped means a truncation dropped the key index between its
