@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -139,4 +141,39 @@ func opsIn(m *vfs.Mem, ops []vfs.Op) int {
 		n += m.Count(op)
 	}
 	return n
+}
+
+// appendInFsync starts an append of rec(id) to p, on m, and returns once
+// the append wrote its batch and is held in the fsync of its .log. finish
+// lets the fsync go on (once; later calls do nothing), clears m's
+// injector and returns the append's error.
+func appendInFsync(p *Partition, m *vfs.Mem, id int) (finish func() error) {
+	block := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	m.SetInjector(func(op vfs.Op, path string) error {
+		if op == vfs.OpSync && strings.HasSuffix(path, ".log") {
+			select {
+			case entered <- struct{}{}:
+			default:
+			}
+			<-block
+		}
+		return nil
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Append([]log.Record{rec(id)})
+		done <- err
+	}()
+	<-entered
+	var once sync.Once
+	var err error
+	return func() error {
+		once.Do(func() {
+			close(block)
+			m.SetInjector(nil)
+			err = <-done
+		})
+		return err
+	}
 }

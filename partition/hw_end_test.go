@@ -2,14 +2,10 @@ package partition
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/stratalog/strata/log"
-	"github.com/stratalog/strata/vfs"
 )
 
 // TestReaderAtEndOffsetDuringFsync: under SyncAlways, while an append's
@@ -24,24 +20,8 @@ func TestReaderAtEndOffsetDuringFsync(t *testing.T) {
 	defer p.Close()
 	appendIDs(t, p, 0, 1)
 
-	block := make(chan struct{})
-	entered := make(chan struct{}, 1)
-	m.SetInjector(func(op vfs.Op, path string) error {
-		if op == vfs.OpSync && strings.HasSuffix(path, ".log") {
-			select {
-			case entered <- struct{}{}:
-			default:
-			}
-			<-block
-		}
-		return nil
-	})
-	done := make(chan error, 1)
-	go func() {
-		_, err := p.Append([]log.Record{rec(2)})
-		done <- err
-	}()
-	<-entered // the append wrote its batch and is in its fsync
+	finish := appendInFsync(p, m, 2) // the append wrote its batch and is in its fsync
+	defer finish()                   // before Close, which waits for the fsync
 	end := p.EndOffset()
 	require.Equal(t, int64(3), end)
 	require.Equal(t, int64(2), p.HighWatermark())
@@ -54,8 +34,6 @@ func TestReaderAtEndOffsetDuringFsync(t *testing.T) {
 		gotErr = err
 		break
 	}
-	close(block)
-	m.SetInjector(nil)
-	require.NoError(t, <-done)
+	require.NoError(t, finish())
 	require.NotErrorIs(t, gotErr, ErrOutOfRange, "tailing from EndOffset() while an fsync runs: %v", gotErr)
 }

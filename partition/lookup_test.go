@@ -3,15 +3,12 @@ package partition
 import (
 	"fmt"
 	"os"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/segment"
-	"github.com/stratalog/strata/vfs"
 )
 
 // TestReadRecordEveryOffset looks up every offset of a partition of many
@@ -141,32 +138,12 @@ func TestReadRecordOutOfRangeWhileFsyncing(t *testing.T) {
 	p, m := memPartition(t, cfg)
 	defer p.Close()
 	appendIDs(t, p, 0, 1)
-	block := make(chan struct{})
-	unblock := sync.OnceFunc(func() { close(block) })
-	defer unblock() // before Close, which waits for the fsync
-	entered := make(chan struct{}, 1)
-	m.SetInjector(func(op vfs.Op, path string) error {
-		if op == vfs.OpSync && strings.HasSuffix(path, ".log") {
-			select {
-			case entered <- struct{}{}:
-			default:
-			}
-			<-block
-		}
-		return nil
-	})
-	done := make(chan error, 1)
-	go func() {
-		_, err := p.Append([]log.Record{rec(2)})
-		done <- err
-	}()
-	<-entered // the append wrote its batch and is in its fsync
+	finish := appendInFsync(p, m, 2) // the append wrote its batch and is in its fsync
+	defer finish()                   // before Close, which waits for the fsync
 	var x log.Record
 	_, err := p.ReadRecord(2, &x, nil)
 	_, err1 := p.ReadRecord(1, &x, nil)
-	unblock()
-	m.SetInjector(nil)
-	require.NoError(t, <-done)
+	require.NoError(t, finish())
 	require.ErrorIs(t, err, ErrOutOfRange)
 	require.ErrorContains(t, err, "[0, 2)")
 	require.NoError(t, err1)
