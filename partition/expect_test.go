@@ -2,7 +2,6 @@ package partition
 
 import (
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -107,13 +106,7 @@ func TestAppendIfEndRace(t *testing.T) {
 	if raceEnabled || testing.Short() {
 		rounds = 1000
 	}
-	for _, tc := range []struct {
-		name string
-		sync SyncPolicy
-	}{
-		{"sync=never", SyncNever},
-		{"sync=always", SyncAlways},
-	} {
+	for _, tc := range conditionalSyncPolicies {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := small(newClock())
 			cfg.Sync = tc.sync
@@ -122,30 +115,9 @@ func TestAppendIfEndRace(t *testing.T) {
 			winners := make([]int, rounds)
 			for r := range rounds {
 				end := p.EndOffset()
-				start := make(chan struct{})
-				var wg sync.WaitGroup
-				var mu sync.Mutex
-				var wins []int
-				var errs []error
-				for a := range appenders {
-					wg.Go(func() {
-						<-start
-						id := r*appenders + a
-						off, err := p.AppendIfEnd([]log.Record{rec(id)}, end)
-						mu.Lock()
-						defer mu.Unlock()
-						if err != nil {
-							errs = append(errs, err)
-							return
-						}
-						if off != end {
-							errs = append(errs, errors.New("appended at another offset"))
-						}
-						wins = append(wins, id)
-					})
-				}
-				close(start)
-				wg.Wait()
+				wins, errs := race(appenders, func(a int) (int64, error) {
+					return p.AppendIfEnd([]log.Record{rec(r*appenders + a)}, end)
+				})
 				require.Len(t, wins, 1, "round %d: winners", r)
 				require.Len(t, errs, appenders-1, "round %d", r)
 				for _, err := range errs {
@@ -154,7 +126,8 @@ func TestAppendIfEndRace(t *testing.T) {
 					require.Equal(t, WrongOffsetError{Expected: end, Actual: end + 1}, *wrong, "round %d", r)
 				}
 				require.Equal(t, end+1, p.EndOffset(), "round %d", r)
-				winners[r] = wins[0]
+				require.Equal(t, end, wins[0].off, "round %d: appended at another offset", r)
+				winners[r] = r*appenders + wins[0].a
 			}
 			got := readRange(t, p, 0)
 			require.Len(t, got, rounds)

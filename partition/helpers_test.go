@@ -177,3 +177,46 @@ func appendInFsync(p *Partition, m *vfs.Mem, id int) (finish func() error) {
 		return err
 	}
 }
+
+// conditionalSyncPolicies are the sync policies the races of conditional
+// appends run under: offsets assigned and visible at once, and assigned
+// before an fsync that makes them visible.
+var conditionalSyncPolicies = []struct {
+	name string
+	sync SyncPolicy
+}{
+	{"sync=never", SyncNever},
+	{"sync=always", SyncAlways},
+}
+
+// raceWin is an appender of a race that succeeded: its number, and the
+// offset it got.
+type raceWin struct {
+	a   int
+	off int64
+}
+
+// race runs f(a) for a = 0..n-1, all released at once, and returns
+// those that succeeded, in the order they returned, and the errors of the
+// others.
+func race(n int, f func(a int) (int64, error)) (wins []raceWin, errs []error) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for a := range n {
+		wg.Go(func() {
+			<-start
+			off, err := f(a)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			wins = append(wins, raceWin{a, off})
+		})
+	}
+	close(start)
+	wg.Wait()
+	return wins, errs
+}

@@ -281,13 +281,7 @@ func TestAppendIfLastRace(t *testing.T) {
 	if raceEnabled || testing.Short() {
 		rounds = 600
 	}
-	for _, tc := range []struct {
-		name string
-		sync SyncPolicy
-	}{
-		{"sync=never", SyncNever},
-		{"sync=always", SyncAlways},
-	} {
+	for _, tc := range conditionalSyncPolicies {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := small(newClock())
 			cfg.Sync = tc.sync
@@ -316,35 +310,19 @@ func TestAppendIfLastRace(t *testing.T) {
 			last := NoOffset
 			var winners []string
 			for r := range rounds {
-				start := make(chan struct{})
-				var wg sync.WaitGroup
-				var mu sync.Mutex
-				var won []int64
-				var errs []error
-				for a := range appenders {
-					wg.Go(func() {
-						<-start
-						off, err := p.AppendIfLast([]log.Record{kr("hot", fmt.Sprint(r, "/", a))}, key, last)
-						mu.Lock()
-						defer mu.Unlock()
-						if err != nil {
-							errs = append(errs, err)
-							return
-						}
-						won = append(won, off)
-						winners = append(winners, fmt.Sprint(r, "/", a))
-					})
-				}
-				close(start)
-				wg.Wait()
-				require.Len(t, won, 1, "round %d: winners", r)
+				wins, errs := race(appenders, func(a int) (int64, error) {
+					return p.AppendIfLast([]log.Record{kr("hot", fmt.Sprint(r, "/", a))}, key, last)
+				})
+				require.Len(t, wins, 1, "round %d: winners", r)
+				won := wins[0].off
+				winners = append(winners, fmt.Sprint(r, "/", wins[0].a))
 				require.Len(t, errs, appenders-1, "round %d", r)
 				for _, err := range errs {
 					var wrong *WrongOffsetError
 					require.ErrorAs(t, err, &wrong, "round %d", r)
-					require.Equal(t, WrongOffsetError{Key: key, Expected: last, Actual: won[0]}, *wrong, "round %d", r)
+					require.Equal(t, WrongOffsetError{Key: key, Expected: last, Actual: won}, *wrong, "round %d", r)
 				}
-				last = won[0]
+				last = won
 			}
 			close(stop)
 			others.Wait()
