@@ -65,8 +65,10 @@
 // (fallocate) a page or more ahead of its entries, which are written with
 // pwrite (readers see them through the mapping), so that an append that
 // needs room the disk does not have fails with ENOSPC before anything is
-// written, and the time index keeps the slot of its last entry reserved. A sealed one (Trim,
-// Close) is truncated to its valid entries. Opening a file takes every
+// written, and the time index keeps the slot of its last entry reserved. A
+// sealed one (Trim, Close) is truncated to its valid entries. One made by
+// [DeferOffset] or [DeferTime] has no file until its first entry, or
+// Create, makes it. Opening a file takes every
 // whole entry in it as valid, as Kafka does, so only a cleanly closed
 // (trimmed) file can be trusted: after a crash, a preallocated file reads as
 // full of zero entries.
@@ -78,9 +80,9 @@
 //
 // One writer (the segment, under its lock) and any number of lock-free
 // readers. The entry count is an atomic: Append writes the entry's bytes
-// (pwrite, which the mapping shows) and then stores the new count; a reader loads the count
-// once and searches only that many entries, so it always sees a consistent
-// prefix of the index.
+// (pwrite, which the mapping shows) and then stores the new count; a
+// reader loads the count once and searches only that many entries, so it
+// always sees a consistent prefix of the index.
 //
 // The mapping is never unmapped or remapped while readers may run: touching
 // an unmapped slice is a crash, not an error. Trim shrinks the file but keeps
