@@ -22,7 +22,7 @@ const (
 	// recoveryPointFile holds an offset below which every segment is on
 	// stable storage, sealed: recovery after a crash starts at the segment
 	// holding it. It is rewritten only when that segment changes, so a
-	// partition of one segment has none.
+	// partition that never had a second segment has none.
 	recoveryPointFile = "recovery-point"
 )
 
