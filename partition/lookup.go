@@ -43,11 +43,8 @@ func (p *Partition) ReadRecord(offset int64, rec *log.Record, buf []byte) ([]byt
 		cur   segment.Cursor
 	)
 	found, err := p.fromSegment(offset, func(st *state, i int, r *segRef, hw int64) (bool, error) {
-		if i < len(st.segs)-1 && r.seg.NextOffset() <= offset {
-			return false, nil // sealed, and nothing in it reaches offset (a gap)
-		}
-		c, err := r.seg.CursorAt(offset)
-		if err != nil {
+		c, ok, err := cursorAt(st, i, r, offset)
+		if !ok {
 			return false, err
 		}
 		c.SetLimit(hw)
