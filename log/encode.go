@@ -26,6 +26,11 @@ type BatchOptions struct {
 	ProducerID    int64
 	ProducerEpoch int16
 	BaseSequence  int32
+	// Transactional sets the transactional attribute: the batch belongs to
+	// its producer's open transaction, which a COMMIT or ABORT marker (see
+	// [EncodeControlBatch]) ends. It needs Idempotent ([ErrInvalidBatch]
+	// otherwise): a transaction is known by its producer id.
+	Transactional bool
 	// Compression compresses the records section with a codec (None, the
 	// zero value, does not). A batch that would not get smaller is written
 	// uncompressed, as librdkafka and franz-go do (Kafka's Java producer
@@ -69,6 +74,12 @@ func EncodeBatch(dst []byte, recs []Record, opts BatchOptions) ([]byte, error) {
 		h.Attributes |= AttrLogAppendTime
 	default:
 		return dst, errorf(ErrInvalidBatch, "unknown timestamp type %d", opts.TimestampType)
+	}
+	if opts.Transactional {
+		if !opts.Idempotent {
+			return dst, errorf(ErrInvalidBatch, "a transactional batch needs a producer id (Idempotent)")
+		}
+		h.Attributes |= AttrTransactional
 	}
 	if opts.Idempotent {
 		h.ProducerID, h.ProducerEpoch, h.BaseSequence = opts.ProducerID, opts.ProducerEpoch, opts.BaseSequence
