@@ -48,6 +48,8 @@ type Store struct {
 
 	groups *group.Coordinator // consumer groups and their committed offsets
 
+	pids producerIDs // the producer ids handed out (newProducerID)
+
 	// orphans are the topics whose partition directories a store without
 	// topics.json found at Open (see noteOrphans): CreateTopic refuses
 	// them. Set by Open only.
