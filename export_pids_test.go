@@ -1,7 +1,7 @@
 package strata
 
 // NewProducerID is newProducerID, for the tests of producer id allocation.
-func (s *Store) NewProducerID() (int64, error) { return s.newProducerID() }
+func NewProducerID(s *Store) (int64, error) { return s.newProducerID() }
 
 // ProducerIDBlock is how many ids one write of the producer id file reserves.
 const ProducerIDBlock = producerIDBlock

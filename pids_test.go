@@ -39,7 +39,7 @@ func TestProducerIDsNeverRepeat(t *testing.T) {
 			take := func(s *strata.Store, n int) {
 				t.Helper()
 				for range n {
-					id, err := s.NewProducerID()
+					id, err := strata.NewProducerID(s)
 					require.NoError(t, err)
 					require.GreaterOrEqual(t, id, int64(0))
 					require.False(t, seen[id], "id %d handed out twice", id)
@@ -73,7 +73,7 @@ func TestProducerIDsCrashAtEveryOperation(t *testing.T) {
 	calls := 2*strata.ProducerIDBlock + 1
 	workload := func(s *strata.Store) (taken []int64, failed int) {
 		for range calls {
-			id, err := s.NewProducerID()
+			id, err := strata.NewProducerID(s)
 			if err != nil {
 				failed++
 				continue
@@ -110,7 +110,7 @@ func TestProducerIDsCrashAtEveryOperation(t *testing.T) {
 		_ = s.Close()
 		s2, err := strata.Open("data", onFS(after, opts))
 		require.NoError(t, err, "k=%d", k)
-		id, err := s2.NewProducerID()
+		id, err := strata.NewProducerID(s2)
 		require.NoError(t, err, "k=%d", k)
 		for _, old := range taken {
 			require.Greater(t, id, old, "k=%d: id %d handed out again", k, old)
@@ -136,7 +136,7 @@ func TestProducerIDsDamagedFile(t *testing.T) {
 			require.NoError(t, vfs.WriteFileAtomic(m, file, []byte(tc.contents)))
 			s, err := strata.Open("data", opts)
 			require.NoError(t, err, "the store opens; only producer ids are refused")
-			_, err = s.NewProducerID()
+			_, err = strata.NewProducerID(s)
 			require.ErrorIs(t, err, strata.ErrCorrupt)
 			require.ErrorContains(t, err, strata.ProducerIDsFile)
 			got, err := vfs.ReadFile(m, file)
@@ -154,13 +154,13 @@ func TestProducerIDsReadBack(t *testing.T) {
 	opts := onFS(m, &strata.Options{RetentionCheckInterval: -1, CleanerInterval: -1})
 	s, err := strata.Open("data", opts)
 	require.NoError(t, err)
-	id, err := s.NewProducerID()
+	id, err := strata.NewProducerID(s)
 	require.NoError(t, err)
 	require.Equal(t, int64(0), id)
 	require.NoError(t, s.Close())
 	s, err = strata.Open("data", opts)
 	require.NoError(t, err)
-	id, err = s.NewProducerID()
+	id, err = strata.NewProducerID(s)
 	require.NoError(t, err)
 	require.Equal(t, int64(strata.ProducerIDBlock), id, "a restart resumes at the end of the reserved block")
 	require.NoError(t, s.Close())
@@ -170,7 +170,7 @@ func TestProducerIDAfterClose(t *testing.T) {
 	s, err := strata.Open("data", onFS(vfs.NewMem(), &strata.Options{}))
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
-	_, err = s.NewProducerID()
+	_, err = strata.NewProducerID(s)
 	require.ErrorIs(t, err, strata.ErrClosed)
 }
 
@@ -186,7 +186,7 @@ func TestProducerIDsConcurrent(t *testing.T) {
 	for g := range goroutines {
 		wg.Go(func() {
 			for range each {
-				id, err := s.NewProducerID()
+				id, err := strata.NewProducerID(s)
 				if err != nil {
 					t.Error(err)
 					return
