@@ -63,9 +63,9 @@ func (p *Partition) appendRecords(records []log.Record, c log.Compression, level
 				return 0, err
 			}
 		}
-		off, err := p.appendEncoded(b.bytes, b.header, cond, records)
+		a, err := p.appendEncoded(b.bytes, b.header, cond, records)
 		if err != errKeysDropped {
-			return off, err
+			return a.base, err
 		}
 	}
 }
@@ -99,6 +99,12 @@ func (p *Partition) Encode(dst []byte, records []log.Record) (EncodedBatch, erro
 // (Config.ForceCompression). A codec or level out of range is
 // ErrInvalidConfig.
 func (p *Partition) EncodeWith(dst []byte, records []log.Record, c log.Compression, level int) (EncodedBatch, error) {
+	return p.encode(dst, records, c, level, nil)
+}
+
+// encode is EncodeWith stamping the batch with pb's producer fields, if pb
+// is not nil.
+func (p *Partition) encode(dst []byte, records []log.Record, c log.Compression, level int, pb *ProducerBatch) (EncodedBatch, error) {
 	if p.cfg.ForceCompression {
 		c, level = p.cfg.Compression, p.cfg.CompressionLevel
 	}
@@ -116,12 +122,17 @@ func (p *Partition) EncodeWith(dst []byte, records []log.Record, c log.Compressi
 		}
 	}
 	now := p.cfg.Now().UnixMilli()
-	b, err := log.EncodeBatch(dst, records, log.BatchOptions{
+	opts := log.BatchOptions{
 		TimestampType:    p.cfg.TimestampType,
 		Now:              now,
 		Compression:      c,
 		CompressionLevel: level,
-	})
+	}
+	if pb != nil {
+		opts.Idempotent, opts.Transactional = true, pb.Transactional
+		opts.ProducerID, opts.ProducerEpoch, opts.BaseSequence = pb.ID, pb.Epoch, pb.Seq
+	}
+	b, err := log.EncodeBatch(dst, records, opts)
 	if err != nil {
 		return EncodedBatch{bytes: b}, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
@@ -164,12 +175,11 @@ func (p *Partition) tooFarAhead(records []log.Record, limit int64) error {
 }
 
 // AppendEncoded appends a batch from Encode and returns its first offset.
-// See Append.
+// See Append. A batch from EncodeProduced is checked as AppendProduced
+// says; a duplicate returns the original batch's first offset.
 func (p *Partition) AppendEncoded(b EncodedBatch) (int64, error) {
-	if b.bytes == nil {
-		return 0, fmt.Errorf("partition: append to %s: %w", p.name, ErrEmptyBatch)
-	}
-	return p.appendEncoded(b.bytes, b.header, condition{end: anyEnd}, nil)
+	base, _, err := p.AppendEncodedProduced(b)
+	return base, err
 }
 
 // AppendRawBatch appends one encoded batch (log.EncodeBatch's output, or a
@@ -184,11 +194,22 @@ func (p *Partition) AppendEncoded(b EncodedBatch) (int64, error) {
 // (recomputing its CRC), and with ForceCompression a batch of another codec
 // is re-encoded with the partition's (log.Recompress). A refused batch is
 // ErrCorrupt or the rule's error, and changes nothing.
+//
+// A batch with a producer id (Kafka's idempotent and transactional
+// batches, and transaction markers) is checked against the producer's
+// state as AppendRawBatchProduced says; a duplicate of one of the
+// producer's last batches writes nothing and returns that batch's offset.
 func (p *Partition) AppendRawBatch(batch []byte) (int64, error) {
+	base, _, err := p.AppendRawBatchProduced(batch)
+	return base, err
+}
+
+// appendRaw is AppendRawBatch, reporting a duplicate.
+func (p *Partition) appendRaw(batch []byte) (appendResult, error) {
 	if len(batch) > p.cfg.MaxBatchBytes {
 		// Before any decompression, as Kafka checks max.message.bytes
 		// against the batch it was sent.
-		return 0, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(batch), p.name, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
+		return appendResult{}, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(batch), p.name, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
 	}
 	d := decoders.Get().(*log.Decoder)
 	defer func() {
@@ -199,29 +220,29 @@ func (p *Partition) AppendRawBatch(batch []byte) (int64, error) {
 	h, err := d.Validate(batch)
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
+		return appendResult{}, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	case h.Size() != len(batch):
-		return 0, fmt.Errorf("partition: append to %s: %d bytes after the batch: %w", p.name, len(batch)-h.Size(), log.ErrCorrupt)
+		return appendResult{}, fmt.Errorf("partition: append to %s: %d bytes after the batch: %w", p.name, len(batch)-h.Size(), log.ErrCorrupt)
 	}
 	if p.cfg.Compacted {
 		it, _ := d.Iter(batch, h) // validated, and decompressed: cannot fail
 		var r log.Record
 		for i := 0; it.Next(&r); i++ {
 			if r.Key == nil {
-				return 0, fmt.Errorf("partition: record %d to compacted %s: %w", i, p.name, ErrNoKey)
+				return appendResult{}, fmt.Errorf("partition: record %d to compacted %s: %w", i, p.name, ErrNoKey)
 			}
 		}
 	}
 	now := p.cfg.Now().UnixMilli()
 	if limit, ok := p.timestampLimit(now); ok && h.MaxTimestamp > limit {
-		return 0, fmt.Errorf("partition: a batch to %s is stamped %d, more than %v ahead of the clock: %w",
+		return appendResult{}, fmt.Errorf("partition: a batch to %s is stamped %d, more than %v ahead of the clock: %w",
 			p.name, h.MaxTimestamp, p.cfg.MaxTimestampSkew, ErrTimestampTooFarAhead)
 	}
 	if p.cfg.ForceCompression && h.Compression() != p.cfg.Compression {
 		bufp := encodeBuffers.Get().(*[]byte)
 		defer encodeBuffers.Put(bufp)
 		if batch, err = log.Recompress((*bufp)[:0], d, batch, h, p.cfg.Compression, p.cfg.CompressionLevel); err != nil {
-			return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
+			return appendResult{}, fmt.Errorf("partition: append to %s: %w", p.name, err)
 		}
 		// appendEncoded keeps none of the buffer: it goes back to the pool.
 		*bufp = batch[:0]
@@ -230,6 +251,9 @@ func (p *Partition) AppendRawBatch(batch []byte) (int64, error) {
 	if p.cfg.TimestampType == log.LogAppendTime {
 		log.SetLogAppendTime(batch, now)
 		h, _ = log.ReadHeader(batch) // read above: cannot fail
+	}
+	if err := checkProducerFields(h); err != nil {
+		return appendResult{}, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
 	return p.appendEncoded(batch, h, condition{end: anyEnd}, nil)
 }
@@ -243,19 +267,39 @@ var decoders = sync.Pool{New: func() any { return new(log.Decoder) }}
 // is not held in memory for the next append.
 const pooledDecoderBytes = 4 << 20
 
+// appendResult is what an append did: the offset of the batch's first
+// record, and whether the batch was a producer's retry of one it had
+// written (dup), whose offsets base and next are then.
+type appendResult struct {
+	base int64
+	next int64 // dup only: the offset after the original batch
+	dup  bool
+}
+
 // appendEncoded appends a batch whose header h has been checked, if cond
 // holds. records are the batch's records if the caller has them (nil
 // otherwise), for the key index.
-func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader, cond condition, records []log.Record) (int64, error) {
+func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader, cond condition, records []log.Record) (appendResult, error) {
 	if len(batch) > p.cfg.MaxBatchBytes {
-		return 0, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(batch), p.name, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
+		return appendResult{}, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(batch), p.name, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
 	}
 	p.mu.Lock()
-	base, err := p.appendMuLocked(batch, h, cond, records)
+	a, err := p.appendMuLocked(batch, h, cond, records)
 	p.mu.Unlock()
 	if err != nil {
-		return 0, err
+		return appendResult{}, err
 	}
+	if a.dup {
+		// The original may still be on its way to the disk (SyncAlways):
+		// the retry is answered once it is as durable as an append.
+		if p.cfg.Sync.Mode == SyncModeAlways {
+			if err := p.syncTo(a.next); err != nil {
+				return appendResult{}, err
+			}
+		}
+		return a, nil
+	}
+	base := a.base
 	p.stats.appends.Add(1)
 	p.stats.appendedRecords.Add(int64(h.LastOffsetDelta) + 1)
 	p.stats.appendedBytes.Add(int64(len(batch)))
@@ -263,24 +307,35 @@ func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader, cond conditio
 		// Readers see the batch once it is durable (HighWatermark): the
 		// fsync wakes them.
 		if err := p.syncTo(h.NextOffset() - h.BaseOffset + base); err != nil {
-			return 0, err
+			return appendResult{}, err
 		}
 	} else {
 		p.appended.broadcast()
 	}
-	return base, nil
+	return a, nil
 }
 
 // appendMuLocked stamps and writes the batch, rolling first if needed, if
 // cond holds, and enters its keys into the key index if there is one. The
 // caller holds mu.
-func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader, cond condition, records []log.Record) (int64, error) {
+func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader, cond condition, records []log.Record) (appendResult, error) {
 	if err := p.writableMuLocked(); err != nil {
-		return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
+		return appendResult{}, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
 	base := p.end.Load()
 	if err := p.checkMuLocked(base, cond); err != nil {
-		return 0, err
+		return appendResult{}, err
+	}
+	var op producerOp
+	if h.ProducerID != noProducer {
+		var dup producerBatchMeta
+		var err error
+		if op, dup, err = p.checkProducerMuLocked(batch, h); err != nil {
+			return appendResult{}, fmt.Errorf("partition: append to %s: %w", p.name, err)
+		}
+		if op.dup {
+			return appendResult{base: dup.firstOffset, next: dup.lastOffset + 1, dup: true}, nil
+		}
 	}
 	log.SetBaseOffset(batch, base)
 	h.BaseOffset = base
@@ -288,7 +343,7 @@ func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader, cond conditi
 	active := p.mu.active.seg
 	if p.shouldRoll(active, len(batch), h.MaxTimestamp, last) {
 		if err := p.rollMuLocked(base); err != nil {
-			return 0, err
+			return appendResult{}, err
 		}
 		active = p.mu.active.seg
 	}
@@ -296,23 +351,28 @@ func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader, cond conditi
 	if errors.Is(err, segment.ErrFull) && active.Size() > 0 {
 		// The segment knows limits the roll check does not ask about.
 		if err := p.rollMuLocked(base); err != nil {
-			return 0, err
+			return appendResult{}, err
 		}
 		err = p.mu.active.seg.AppendHeader(batch, h)
 	}
 	if errors.Is(err, segment.ErrSync) {
 		// The segment's new index files may not be durable, as a failed
 		// roll's: the same failure closes the partition.
-		return 0, p.failMuLocked(fmt.Errorf("appending: %w", err))
+		return appendResult{}, p.failMuLocked(fmt.Errorf("appending: %w", err))
 	}
 	if err != nil {
-		return 0, fmt.Errorf("partition: append to %s: %w", p.name, err)
+		return appendResult{}, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
 	p.end.Store(last + 1)
 	if p.mu.keys != nil {
 		p.addRecordsMuLocked(p.mu.keys, base, records, batch, h)
 	}
-	return base, nil
+	if h.ProducerID != noProducer {
+		if err := p.applyProducerMuLocked(op, h); err != nil {
+			return appendResult{}, p.failMuLocked(err)
+		}
+	}
+	return appendResult{base: base}, nil
 }
 
 // shouldRoll applies Kafka's roll rules (LogSegment.shouldRoll,

@@ -126,7 +126,8 @@ func rawMapped(b *testing.B, size int, perOp int) {
 }
 
 // BenchmarkAppend appends 100 B records, one per call and in batches of 100,
-// under SyncNever, beside write(2) of the same number of bytes per call (the
+// under SyncNever, with Append and with AppendProduced (an idempotent
+// producer's batches), beside write(2) of the same number of bytes per call (the
 // target's baseline) and, for single records, the partition with
 // Config.WriteCalls (pwrite instead of the copy into the mapping) and a bare
 // copy into a mapped file (what the partition does with them, without
@@ -138,6 +139,9 @@ func BenchmarkAppend(b *testing.B) {
 		size := encodedSize(b, recs)
 		b.Run(fmt.Sprintf("impl=partition/records=%d/size=100B", n), func(b *testing.B) {
 			benchAppend(b, benchConfig(SyncNever), recs, size, false)
+		})
+		b.Run(fmt.Sprintf("impl=partition-produced/records=%d/size=100B", n), func(b *testing.B) {
+			benchProduced(b, benchConfig(SyncNever), recs, size)
 		})
 		if n == 1 {
 			b.Run(fmt.Sprintf("impl=partition-writecalls/records=%d/size=100B", n), func(b *testing.B) {
@@ -180,6 +184,24 @@ func benchAppend(b *testing.B, cfg Config, recs []log.Record, size int, preencod
 		if err != nil {
 			b.Fatal(err)
 		}
+	}
+	b.ReportMetric(float64(b.N*len(recs))/b.Elapsed().Seconds(), "records/s")
+	require.NoError(b, p.Close())
+}
+
+// benchProduced is benchAppend with AppendProduced: every batch stamped
+// by one producer, its sequence checked and remembered.
+func benchProduced(b *testing.B, cfg Config, recs []log.Record, size int) {
+	p, err := Open(vfs.OS, b.TempDir(), cfg, false)
+	require.NoError(b, err)
+	pb := ProducerBatch{ID: 1}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := p.AppendProduced(recs, pb, cfg.Compression, cfg.CompressionLevel); err != nil {
+			b.Fatal(err)
+		}
+		pb.Seq = seqAdd(pb.Seq, int32(len(recs)))
 	}
 	b.ReportMetric(float64(b.N*len(recs))/b.Elapsed().Seconds(), "records/s")
 	require.NoError(b, p.Close())

@@ -35,6 +35,32 @@ var (
 	ErrClosed = errors.New("partition: closed")
 )
 
+// Errors of producer batches (AppendProduced, AppendRawBatch of a batch
+// with a producer id, WriteMarker), Kafka's error codes of the same
+// meaning. None of them changes the partition.
+var (
+	// ErrOutOfOrderSequence means a batch's base sequence does not follow
+	// the last one the producer wrote at its epoch (a gap, or a retry of a
+	// batch older than the last 5), or that a new epoch does not start at
+	// sequence 0 (Kafka's OUT_OF_ORDER_SEQUENCE_NUMBER).
+	ErrOutOfOrderSequence = errors.New("partition: out of order sequence number")
+	// ErrProducerFenced means a batch or marker carries an epoch older than
+	// the producer's current one: a newer instance of the producer took
+	// over (Kafka's INVALID_PRODUCER_EPOCH).
+	ErrProducerFenced = errors.New("partition: producer fenced")
+	// ErrInvalidProducer means a producer batch's fields are out of range:
+	// a negative producer id, epoch or sequence, or a control batch that is
+	// not a COMMIT or ABORT marker.
+	ErrInvalidProducer = errors.New("partition: invalid producer batch")
+	// ErrInvalidTxnState means a producer with a transaction open in the
+	// partition wrote a batch outside it (Kafka's INVALID_TXN_STATE).
+	ErrInvalidTxnState = errors.New("partition: non-transactional batch in an open transaction")
+	// ErrCoordinatorFenced means a marker carries a coordinator epoch
+	// older than one a marker of the producer already carried (Kafka's
+	// TRANSACTION_COORDINATOR_FENCED).
+	ErrCoordinatorFenced = errors.New("partition: transaction coordinator fenced")
+)
+
 // ErrCorruptCheckpoint means a checkpoint file does not hold an offset. It
 // also matches log.ErrCorrupt, the one sentinel every layer's corruption
 // matches. Open never fails with it: it logs it and takes the checkpoint

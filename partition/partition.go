@@ -65,11 +65,17 @@ type Partition struct {
 		closed  bool
 		failed  error     // a failed fsync or roll: no more appends
 		keys    *keyIndex // nil until AppendIfLast builds it
+		// producers is what the partition knows of the producers that
+		// wrote to it (AppendProduced, WriteMarker).
+		producers producerState
 	}
 	state atomic.Pointer[state] // stored with mu held
 	start atomic.Int64          // first retained offset; stored with mu held
 	end   atomic.Int64          // next offset to assign; stored with mu held
 	done  atomic.Bool           // closed: reads fail too
+	// unstable holds the transactions that keep the last stable offset
+	// down (nil if none); stored with mu held.
+	unstable atomic.Pointer[[]txnSpan]
 
 	appended signal // woken whenever the high watermark moves
 

@@ -116,6 +116,9 @@ func (p *Partition) Truncate(offset int64) error {
 	p.end.Store(next.NextOffset())
 	p.synced.Store(next.NextOffset())
 	p.mu.keys = nil // AppendIfLast builds it again
+	if err := p.resetProducersMuLocked(); err != nil {
+		return p.failMuLocked(fmt.Errorf("truncating: %w", err))
+	}
 	p.appended.broadcast()
 	// The old segment's names now belong to the new one: close it when its
 	// readers let go, without deleting anything. The later segments'

@@ -1,0 +1,104 @@
+package partition
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/stratalog/strata/log"
+)
+
+// marker is a transaction marker as its control record holds it (Kafka's
+// EndTransactionMarker,
+// clients/src/main/java/org/apache/kafka/common/record/EndTransactionMarker.java):
+// key version 0 and the type, value version 0 and the coordinator epoch.
+type marker struct {
+	commit           bool
+	coordinatorEpoch int32
+}
+
+// markerValueSize is the size of a marker's value: int16 version, int32
+// coordinator epoch.
+const markerValueSize = 6
+
+// encodeMarker returns the control batch of a marker of producer pid at
+// epoch, stamped ts (ms), at base offset 0.
+func encodeMarker(pid int64, epoch int16, m marker, ts int64) ([]byte, error) {
+	typ := log.ControlAbort
+	if m.commit {
+		typ = log.ControlCommit
+	}
+	key := binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(make([]byte, 0, 4), 0), uint16(typ))
+	value := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint16(make([]byte, 0, markerValueSize), 0), uint32(m.coordinatorEpoch))
+	h := log.BatchHeader{
+		PartitionLeaderEpoch: -1,
+		Attributes:           log.AttrTransactional | log.AttrControl,
+		BaseTimestamp:        ts,
+		MaxTimestamp:         ts,
+		ProducerID:           pid,
+		ProducerEpoch:        epoch,
+		BaseSequence:         noProducer,
+	}
+	return log.EncodeBatchWithHeader(nil, h, []log.Record{{Timestamp: time.UnixMilli(ts), Key: key, Value: value}})
+}
+
+// parseMarker reads the marker in control batch b (header h). ok is false
+// for a control batch without records, which compaction leaves once a
+// transaction's records are all gone, and which ends nothing. A record that
+// is not a COMMIT or ABORT marker is ErrInvalidProducer.
+func parseMarker(b []byte, h log.BatchHeader) (m marker, ok bool, err error) {
+	if h.NumRecords == 0 {
+		return marker{}, false, nil
+	}
+	it, err := log.NewRecordIterHeader(b, h)
+	if err != nil {
+		return marker{}, false, fmt.Errorf("reading a control batch at %d: %w: %w", h.BaseOffset, ErrInvalidProducer, err)
+	}
+	var r log.Record
+	if !it.Next(&r) {
+		if err := it.Err(); err != nil {
+			return marker{}, false, fmt.Errorf("reading a control batch at %d: %w: %w", h.BaseOffset, ErrInvalidProducer, err)
+		}
+		return marker{}, false, nil
+	}
+	typ, err := log.ParseControlKey(r.Key)
+	if err != nil {
+		return marker{}, false, fmt.Errorf("control record at %d: %w: %w", r.Offset, ErrInvalidProducer, err)
+	}
+	if typ != log.ControlCommit && typ != log.ControlAbort {
+		return marker{}, false, fmt.Errorf("control record at %d is %s, not a COMMIT or ABORT marker: %w", r.Offset, typ, ErrInvalidProducer)
+	}
+	if len(r.Value) < markerValueSize || int16(binary.BigEndian.Uint16(r.Value)) < 0 {
+		return marker{}, false, fmt.Errorf("%s marker at %d has a value of %d bytes, want a version (0) and a coordinator epoch: %w",
+			typ, r.Offset, len(r.Value), ErrInvalidProducer)
+	}
+	return marker{commit: typ == log.ControlCommit, coordinatorEpoch: int32(binary.BigEndian.Uint32(r.Value[2:]))}, true, nil
+}
+
+// WriteMarker ends producer pid's transaction in the partition with a
+// marker: a control batch holding a COMMIT (commit) or ABORT record, as
+// Kafka's transaction coordinator writes it (key: version 0 and the type;
+// value: version 0 and coordinatorEpoch), from the producer at epoch. It
+// returns the marker's offset. Readers skip the marker; a read_committed
+// reader reads the transaction's records once a COMMIT follows them, and
+// never those an ABORT follows.
+//
+// A marker for a producer with no transaction open in the partition is
+// written all the same (Kafka does) and ends nothing. An ABORT that ends a
+// transaction is entered into the aborted-transaction index. An epoch older
+// than the producer's current one is ErrProducerFenced, a coordinator
+// epoch older than the producer's last marker's ErrCoordinatorFenced, a
+// negative pid or epoch ErrInvalidProducer; none writes anything. Under
+// SyncAlways WriteMarker returns once the marker is durable.
+func (p *Partition) WriteMarker(pid int64, epoch int16, commit bool, coordinatorEpoch int32) (int64, error) {
+	if pid < 0 || epoch < 0 {
+		return 0, fmt.Errorf("partition: marker to %s from producer %d at epoch %d: both must be at least 0: %w", p.name, pid, epoch, ErrInvalidProducer)
+	}
+	b, err := encodeMarker(pid, epoch, marker{commit: commit, coordinatorEpoch: coordinatorEpoch}, p.cfg.Now().UnixMilli())
+	if err != nil {
+		return 0, fmt.Errorf("partition: marker to %s: %w", p.name, err)
+	}
+	h, _ := log.ReadHeader(b) // just encoded: cannot fail
+	a, err := p.appendEncoded(b, h, condition{end: anyEnd}, nil)
+	return a.base, err
+}
