@@ -1,9 +1,7 @@
 package partition
 
 import (
-	"encoding/binary"
 	"fmt"
-	"time"
 
 	"github.com/stratalog/strata/log"
 )
@@ -17,10 +15,6 @@ type marker struct {
 	coordinatorEpoch int32
 }
 
-// markerValueSize is the size of a marker's value: int16 version, int32
-// coordinator epoch.
-const markerValueSize = 6
-
 // encodeMarker returns the control batch of a marker of producer pid at
 // epoch, stamped ts (ms), at base offset 0.
 func encodeMarker(pid int64, epoch int16, m marker, ts int64) ([]byte, error) {
@@ -28,18 +22,7 @@ func encodeMarker(pid int64, epoch int16, m marker, ts int64) ([]byte, error) {
 	if m.commit {
 		typ = log.ControlCommit
 	}
-	key := binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(make([]byte, 0, 4), 0), uint16(typ))
-	value := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint16(make([]byte, 0, markerValueSize), 0), uint32(m.coordinatorEpoch))
-	h := log.BatchHeader{
-		PartitionLeaderEpoch: -1,
-		Attributes:           log.AttrTransactional | log.AttrControl,
-		BaseTimestamp:        ts,
-		MaxTimestamp:         ts,
-		ProducerID:           pid,
-		ProducerEpoch:        epoch,
-		BaseSequence:         noProducer,
-	}
-	return log.EncodeBatchWithHeader(nil, h, []log.Record{{Timestamp: time.UnixMilli(ts), Key: key, Value: value}})
+	return log.EncodeControlBatch(nil, typ, log.MarkerOptions{Now: ts, ProducerID: pid, ProducerEpoch: epoch, CoordinatorEpoch: m.coordinatorEpoch})
 }
 
 // parseMarker reads the marker in control batch b (header h). ok is false
@@ -68,11 +51,11 @@ func parseMarker(b []byte, h log.BatchHeader) (m marker, ok bool, err error) {
 	if typ != log.ControlCommit && typ != log.ControlAbort {
 		return marker{}, false, fmt.Errorf("control record at %d is %s, not a COMMIT or ABORT marker: %w", r.Offset, typ, ErrInvalidProducer)
 	}
-	if len(r.Value) < markerValueSize || int16(binary.BigEndian.Uint16(r.Value)) < 0 {
-		return marker{}, false, fmt.Errorf("%s marker at %d has a value of %d bytes, want a version (0) and a coordinator epoch: %w",
-			typ, r.Offset, len(r.Value), ErrInvalidProducer)
+	epoch, err := log.ParseEndTxnMarker(r.Value)
+	if err != nil {
+		return marker{}, false, fmt.Errorf("%s marker at %d: %w: %w", typ, r.Offset, ErrInvalidProducer, err)
 	}
-	return marker{commit: typ == log.ControlCommit, coordinatorEpoch: int32(binary.BigEndian.Uint32(r.Value[2:]))}, true, nil
+	return marker{commit: typ == log.ControlCommit, coordinatorEpoch: epoch}, true, nil
 }
 
 // WriteMarker ends producer pid's transaction in the partition with a

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/stratalog/strata/internal/kafkadir"
 	"github.com/stratalog/strata/log"
 )
 
@@ -332,4 +333,27 @@ func TestEncodedProducerBatch(t *testing.T) {
 	require.Equal(t, base, again)
 	require.Equal(t, int64(2), p.EndOffset())
 	require.Equal(t, base, p.LastStableOffset(), "the batch opened a transaction")
+}
+
+// TestRawKafkaTransaction: a transaction as a Kafka client and
+// coordinator write it, appended raw, opens and ends as WriteMarker's.
+func TestRawKafkaTransaction(t *testing.T) {
+	clock := newClock()
+	p, _ := memPartition(t, small(clock))
+	defer p.Close()
+	data := kafkadir.Batch(0, 2, kafkadir.Records(0, 3, clock.Now()), kafkadir.Opts{ProducerID: 4, ProducerEpoch: 1, Transactional: true})
+	base, err := p.AppendRawBatch(data)
+	require.NoError(t, err)
+	require.Equal(t, int64(0), p.LastStableOffset())
+	_, dup, err := p.AppendRawBatchProduced(data)
+	require.NoError(t, err)
+	require.True(t, dup)
+	_, err = p.AppendRawBatch(kafkadir.Control(0, false, 4, 0, clock.Now()))
+	require.ErrorIs(t, err, ErrProducerFenced)
+	off, err := p.AppendRawBatch(kafkadir.Control(0, false, 4, 1, clock.Now()))
+	require.NoError(t, err)
+	require.Equal(t, base+3, off)
+	require.Equal(t, int64(4), p.LastStableOffset())
+	require.Equal(t, []ProducerInfo{{ID: 4, Epoch: 1, LastSequence: 2, LastOffset: 2, LastTimestamp: clock.Now().UnixMilli(),
+		CoordinatorEpoch: 7, TxnFirstOffset: -1}}, p.Producers())
 }
