@@ -43,6 +43,20 @@ type ProducerOptions struct {
 	// CompressionLevel is the codec's level (gzip 1–9, lz4 1–17, zstd
 	// -131072–22); 0, the default, is the codec's own.
 	CompressionLevel int
+	// DisableIdempotence turns the producer's idempotence off (Kafka's
+	// enable.idempotence=false): its batches carry no producer id, and a
+	// batch whose append fails is not tried again. By default a Producer
+	// is idempotent, as Kafka's is since 3.0; see Producer.
+	DisableIdempotence bool
+	// RetryBackoff is how long an idempotent producer waits before it
+	// appends again a batch whose append failed with an I/O error (Kafka's
+	// retry.backoff.ms). Default 100 ms.
+	RetryBackoff time.Duration
+	// DeliveryTimeout bounds the time from a batch's shipping (its Linger
+	// over, or BatchBytes reached, or a Flush) to the end of its last
+	// retry (Kafka's delivery.timeout.ms): a batch still failing then fails
+	// its records. Default 2 minutes; negative means no retries.
+	DeliveryTimeout time.Duration
 }
 
 // Defaults of ProducerOptions.
@@ -51,6 +65,8 @@ const (
 	defaultBatchBytes         = 16384
 	defaultMaxBufferedRecords = 100000
 	defaultMaxBufferedBytes   = 32 << 20
+	defaultRetryBackoff       = 100 * time.Millisecond
+	defaultDeliveryTimeout    = 2 * time.Minute
 )
 
 func (o ProducerOptions) withDefaults() ProducerOptions {
@@ -68,6 +84,15 @@ func (o ProducerOptions) withDefaults() ProducerOptions {
 	}
 	if o.MaxBufferedBytes <= 0 {
 		o.MaxBufferedBytes = defaultMaxBufferedBytes
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = defaultRetryBackoff
+	}
+	switch {
+	case o.DeliveryTimeout == 0:
+		o.DeliveryTimeout = defaultDeliveryTimeout
+	case o.DeliveryTimeout < 0:
+		o.DeliveryTimeout = 0
 	}
 	return o
 }
@@ -105,11 +130,46 @@ func (o ProducerOptions) withDefaults() ProducerOptions {
 //
 // The durability of a produced record is the Store's once its callback has
 // run (or Flush has returned): before that it is only in memory.
+//
+// # Idempotence
+//
+// A Producer is idempotent unless ProducerOptions.DisableIdempotence says
+// otherwise (as Kafka's producer is by default since Kafka 3.0): at its
+// first Produce it takes a producer id of its own from the store, and it
+// stamps every batch with that id, an epoch (0 to begin with) and the
+// sequence number of the batch's first record in its partition, as Kafka's
+// producer does. Each partition remembers its producers' last 5 batches, so
+// a batch appended twice is written once. A batch whose append fails with
+// an I/O error (a full disk, a failed write, which leave the partition as
+// it was; not ErrClosed) is appended again, with the same sequence, every
+// RetryBackoff until it succeeds, DeliveryTimeout has passed since it was
+// shipped, or Close is called. Should an attempt that reported an error
+// have written the batch all the same, the next one writes nothing and is
+// answered with the offsets the batch was written at: its callbacks get
+// those original Positions and a nil error, as if the first attempt had
+// answered. A batch that fails for good moves the producer to its next
+// epoch, every sequence back at 0 (Kafka's KIP-360), so that the batches
+// after it are not refused for the gap it leaves.
+//
+// Idempotence does not cover a record that the caller produces again
+// (after its callback's error, or after a Flush whose ctx ended): that is a
+// new record. Nor does it outlive the Producer: a new Producer, and the
+// same code after the Store is opened again, get a new producer id, so a
+// batch produced again across a restart is written again. A partition
+// forgets a producer that has appended nothing to it for a day (Kafka's
+// producer.id.expiration.ms), long after any retry of a Producer's.
 type Producer struct {
 	s     *Store
 	opts  ProducerOptions
 	codec log.Compression // opts.Compression's
 	bad   error           // what is wrong with opts, for every Produce
+
+	// ids is the producer id's allocation, nil if the producer is not
+	// idempotent.
+	ids *producerIdentity
+	// afterAppend, set by tests only, may replace the error of each
+	// append attempt.
+	afterAppend func(error) error
 
 	encodedAhead atomic.Int64 // batches a waiting Produce encoded
 
@@ -141,6 +201,12 @@ type Producer struct {
 		unencoded []*batch
 		// encoded is signalled when a Produce finishes encoding a batch.
 		encoded sync.Cond
+		// id and epoch stamp the batches of an idempotent producer (id is
+		// -1 until the first Produce); broken, once set, fails every batch
+		// (no producer id could be had for a new epoch).
+		id     int64
+		epoch  int16
+		broken error
 	}
 }
 
@@ -157,6 +223,9 @@ type topicBatches struct {
 	// stamped when they are encoded: only the sender encodes them, just
 	// before it appends them, so that their times rise with their offsets.
 	appendTime bool
+	// seq is, per partition, the sequence number of the next batch an
+	// idempotent producer ships there.
+	seq []int32
 }
 
 // batch is one partition's batch, or (with done set) a flush mark in the
@@ -170,6 +239,10 @@ type batch struct {
 	keyless bool      // holds a record without a key
 	shipped bool      // in the sender's queue (or sent)
 	a       *arena
+	// stamp is what an idempotent producer stamps the batch with, set when
+	// it is shipped (and again if the producer moves to a new epoch before
+	// it is sent).
+	stamp stamp
 
 	// ahead is set when a Produce waiting for room took the batch to
 	// encode; it has finished once encBuf is set, and enc holds the batch
@@ -196,6 +269,10 @@ func (s *Store) Producer(opts ProducerOptions) *Producer {
 	}
 	p.mu.topics = map[string]*topicBatches{}
 	p.mu.encoded.L = &p.mu.Mutex
+	p.mu.id = -1
+	if !p.opts.DisableIdempotence {
+		p.ids = new(producerIdentity)
+	}
 	p.codec, p.bad = p.opts.codec()
 	go p.run()
 	return p
@@ -235,8 +312,11 @@ func (o ProducerOptions) codec() (log.Compression, error) {
 // too far ahead (ErrTimestampTooFarAhead), a record without a key for a
 // compacted topic (ErrNoKey), and a closed Producer or Store
 // (ErrClosed), and options that name no codec or a level it does not take
-// (ErrInvalidConfig). So callback is called exactly once if Produce returns
-// nil, and never otherwise.
+// (ErrInvalidConfig), and when an idempotent producer cannot have its
+// producer id at its first Produce (the store's producer-ids.json cannot
+// be written, or is damaged: ErrCorrupt; the next Produce tries again). So
+// callback is called exactly once if Produce returns nil, and never
+// otherwise.
 func (p *Producer) Produce(ctx context.Context, topicName string, r Record, callback func(Position, error)) (err error) {
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
@@ -251,6 +331,9 @@ func (p *Producer) Produce(ctx context.Context, topicName string, r Record, call
 	}
 	t, err := p.s.userTopic("produce", topicName)
 	if err != nil {
+		return err
+	}
+	if err := p.ensureID(); err != nil {
 		return err
 	}
 	stamped := r.Timestamp.IsZero()
@@ -373,6 +456,9 @@ func (p *Producer) topicLocked(name string, t *topic.Topic) *topicBatches {
 
 		appendTime: cfg.TimestampType == log.LogAppendTime,
 	}
+	if p.ids != nil {
+		tb.seq = make([]int32, len(tb.open))
+	}
 	p.mu.topics[name] = tb
 	return tb
 }
@@ -394,6 +480,11 @@ func (p *Producer) openLocked(tb *topicBatches, part int, ts int64) *batch {
 // partition moves on.
 func (p *Producer) shipLocked(b *batch) {
 	b.shipped = true
+	if p.ids != nil {
+		p.stampLocked(b)
+	} else {
+		b.stamp = noStamp
+	}
 	if b.tb.open[b.part] == b {
 		b.tb.open[b.part] = nil
 	}
@@ -419,9 +510,10 @@ func (p *Producer) encodeAheadLocked() bool {
 	u[len(u)-1] = nil
 	p.mu.unencoded = u[:len(u)-1]
 	b.ahead = true
+	st := b.stamp
 	p.mu.Unlock()
 	buf := encodeBuffers.Get().(*[]byte)
-	e := p.encode(b, (*buf)[:0])
+	e := p.encode(b, st, (*buf)[:0])
 	p.mu.Lock()
 	b.enc, b.encBuf = e, buf
 	p.encodedAhead.Add(1)
@@ -513,7 +605,8 @@ func (p *Producer) Flush(ctx context.Context) (err error) {
 
 // Close flushes (see Flush, without a deadline), stops the producer's
 // goroutine and returns the first append error of a record produced
-// without a callback. Produce after Close fails with ErrClosed, and a
+// without a callback. A batch an idempotent producer is retrying is tried
+// no more: it fails with its last error. Produce after Close fails with ErrClosed, and a
 // Produce waiting for room returns ErrClosed. Closing twice returns nil.
 func (p *Producer) Close() (err error) {
 	defer wrapErr(&err)
@@ -557,7 +650,9 @@ func (p *Producer) run() {
 		for i, b := range work {
 			work[i] = nil
 			if b.done == nil {
-				p.send(b)
+				if !p.send(b) && p.ids != nil {
+					p.newEpoch(work[i+1:])
+				}
 				continue
 			}
 			p.mu.Lock()
@@ -583,9 +678,10 @@ func (p *Producer) run() {
 	}
 }
 
-// send appends batch b, encoding it first unless a Produce did, and runs
-// its callbacks.
-func (p *Producer) send(b *batch) {
+// send appends batch b, encoding it first unless a Produce did (or did
+// with another stamp than the batch's now), and runs its callbacks. It
+// reports whether the batch was appended.
+func (p *Producer) send(b *batch) bool {
 	p.mu.Lock()
 	if !b.ahead {
 		// Batches are shipped, and sent, in one order: one no Produce
@@ -598,15 +694,23 @@ func (p *Producer) send(b *batch) {
 	}
 	e, buf := b.enc, b.encBuf
 	b.enc, b.encBuf = encoded{}, nil
+	st, broken := b.stamp, p.mu.broken
 	p.mu.Unlock()
-	if buf == nil {
+	switch {
+	case buf == nil:
 		buf = encodeBuffers.Get().(*[]byte)
-		e = p.encode(b, (*buf)[:0])
-	} else if e.err == nil {
+		e = p.encode(b, st, (*buf)[:0])
+	case e.err == nil && e.stamp != st:
+		// Encoded ahead before a new epoch restamped it.
+		e = p.encode(b, st, e.b.Bytes()[:0])
+	case e.err == nil:
 		// Encoded ahead: the topic may have been deleted since.
 		e.err = p.checkTopic(b.tb)
 	}
-	off, err := e.append()
+	if broken != nil && e.err == nil {
+		e.err = broken
+	}
+	off, err := p.appendRetrying(b, e)
 	err = storeErr(err)
 	if bs := e.b.Bytes(); bs != nil {
 		*buf = bs[:0] // grown, perhaps: keep the larger one
@@ -645,14 +749,16 @@ func (p *Producer) send(b *batch) {
 		p.mu.Unlock()
 	}
 	a.free()
+	return err == nil
 }
 
-// encoded is a batch encoded for its partition, or the error that kept it
-// from being encoded.
+// encoded is a batch encoded for its partition, with the stamp it was
+// encoded with, or the error that kept it from being encoded.
 type encoded struct {
-	pt  *partition.Partition
-	b   partition.EncodedBatch
-	err error
+	pt    *partition.Partition
+	b     partition.EncodedBatch
+	stamp stamp
+	err   error
 }
 
 // checkTopic returns ErrUnknownTopic unless the topic tb was made for is
@@ -668,19 +774,25 @@ func (p *Producer) checkTopic(tb *topicBatches) error {
 	return nil
 }
 
-// append appends the encoded batch, or returns the error.
+// append appends the encoded batch, or returns the error. A batch with a
+// producer id that the partition already holds is answered with the
+// offset it was written at.
 func (e encoded) append() (int64, error) {
 	if e.err != nil {
 		return 0, e.err
+	}
+	if e.stamp.id >= 0 {
+		base, _, err := e.pt.AppendEncodedProduced(e.b)
+		return base, err
 	}
 	return e.pt.AppendEncoded(e.b)
 }
 
 // encode encodes batch b for its partition of the topic it was made for,
-// into buf. A batch queued before its topic was deleted fails with
-// ErrUnknownTopic, even if a topic of that name was created since: it
-// never lands in the new one.
-func (p *Producer) encode(b *batch, buf []byte) encoded {
+// into buf, stamped with st if st has a producer id. A batch queued before
+// its topic was deleted fails with ErrUnknownTopic, even if a topic of that
+// name was created since: it never lands in the new one.
+func (p *Producer) encode(b *batch, st stamp, buf []byte) encoded {
 	if err := p.checkTopic(b.tb); err != nil {
 		return encoded{err: err}
 	}
@@ -688,8 +800,13 @@ func (p *Producer) encode(b *batch, buf []byte) encoded {
 	if err != nil {
 		return encoded{err: err}
 	}
-	eb, err := pt.EncodeWith(buf, b.a.recs, p.codec, p.opts.CompressionLevel)
-	return encoded{pt: pt, b: eb, err: err}
+	if st.id < 0 {
+		eb, err := pt.EncodeWith(buf, b.a.recs, p.codec, p.opts.CompressionLevel)
+		return encoded{pt: pt, b: eb, stamp: st, err: err}
+	}
+	pb := partition.ProducerBatch{ID: st.id, Epoch: st.epoch, Seq: st.seq}
+	eb, err := pt.EncodeProduced(buf, b.a.recs, pb, p.codec, p.opts.CompressionLevel)
+	return encoded{pt: pt, b: eb, stamp: st, err: err}
 }
 
 // arena holds a batch's records with copies of their bytes. Arenas are

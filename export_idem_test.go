@@ -8,3 +8,8 @@ const ProducerIDBlock = producerIDBlock
 
 // ProducerIDsFile is the name of the producer id file in the store's directory.
 const ProducerIDsFile = producerIDsFile
+
+// SetAfterAppend makes fn replace the error of each of p's append attempts
+// (nil for a batch appended): an error for a batch that was appended is a
+// lost answer. Set it before the first Produce.
+func SetAfterAppend(p *Producer, fn func(error) error) { p.afterAppend = fn }

@@ -1,0 +1,88 @@
+package strata_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stratalog/strata"
+)
+
+// BenchmarkIdempotentProducer is what idempotence costs a Producer: 100 B
+// records (8-byte keys over 1024 keys, routed to 4 partitions) produced
+// from 1 and 8 goroutines under SyncNever by an idempotent Producer (the
+// default: every batch stamped with its producer id and sequence, and
+// checked against the partition's producer state) and by one with
+// DisableIdempotence, in the same run, with Flush at the end inside the
+// timing; beside them AppendTo of one record per call, the plain append.
+//
+//	go test -run '^$' -bench BenchmarkIdempotentProducer -count 6 . | tee new.txt
+func BenchmarkIdempotentProducer(b *testing.B) {
+	const topicName, parts, keys = "bench", 4, 1024
+	recs := make([]strata.Record, keys)
+	for i := range recs {
+		recs[i] = strata.Record{Key: fmt.Appendf(nil, "k%07d", i), Value: make([]byte, 100)}
+	}
+	open := func(b *testing.B) *strata.Store {
+		s, err := strata.Open(b.TempDir(), &strata.Options{Sync: strata.SyncNever, Logger: benchQuiet})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = s.Close() })
+		if err := s.CreateTopic(topicName, strata.TopicConfig{Partitions: parts}); err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+	run := func(b *testing.B, g int, produce func(i int) error, finish func() error) {
+		b.SetBytes(int64(len(recs[0].Key) + len(recs[0].Value)))
+		b.ReportAllocs()
+		b.ResetTimer()
+		var wg sync.WaitGroup
+		errs := make(chan error, g)
+		for w := range g {
+			lo, hi := b.N*w/g, b.N*(w+1)/g
+			wg.Go(func() {
+				for i := lo; i < hi; i++ {
+					if err := produce(i); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if err := finish(); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		close(errs)
+		for err := range errs {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+	}
+	for _, g := range []int{1, 8} {
+		for _, idem := range []bool{true, false} {
+			name := "on"
+			if !idem {
+				name = "off"
+			}
+			b.Run(fmt.Sprintf("idempotence=%s/goroutines=%d", name, g), func(b *testing.B) {
+				s := open(b)
+				p := s.Producer(strata.ProducerOptions{DisableIdempotence: !idem})
+				defer p.Close()
+				run(b, g, func(i int) error {
+					return p.Produce(benchCtx, topicName, recs[i%keys], nil)
+				}, func() error { return p.Flush(benchCtx) })
+			})
+		}
+		b.Run(fmt.Sprintf("api=appendto/goroutines=%d", g), func(b *testing.B) {
+			s := open(b)
+			run(b, g, func(i int) error {
+				_, err := s.AppendTo(benchCtx, topicName, i%parts, recs[i%keys])
+				return err
+			}, func() error { return nil })
+		})
+	}
+}

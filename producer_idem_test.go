@@ -1,0 +1,268 @@
+package strata_test
+
+import (
+	"errors"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/vfs"
+)
+
+// idemStore opens a store on a new vfs.Mem with one topic "t" of cfg, and
+// returns the Mem too.
+func idemStore(t *testing.T, cfg strata.TopicConfig) (*strata.Store, *vfs.Mem) {
+	t.Helper()
+	m := vfs.NewMem()
+	s, err := strata.Open("data", onFS(m, &strata.Options{Sync: strata.SyncNever, RetentionCheckInterval: -1, CleanerInterval: -1}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	require.NoError(t, s.CreateTopic("t", cfg))
+	return s, m
+}
+
+// batchHeaders returns the headers of the batches in partition part of
+// topic "t", in offset order, read from its segment files.
+func batchHeaders(t *testing.T, m *vfs.Mem, part int) []log.BatchHeader {
+	t.Helper()
+	dir := path.Join("data", "t-"+string(rune('0'+part)))
+	names, err := m.ReadDir(dir)
+	require.NoError(t, err)
+	slices.Sort(names)
+	var hs []log.BatchHeader
+	for _, name := range names {
+		if !strings.HasSuffix(name, ".log") {
+			continue
+		}
+		data, err := vfs.ReadFile(m, path.Join(dir, name))
+		require.NoError(t, err)
+		for pos := 0; pos < len(data); {
+			h, err := log.ReadHeader(data[pos:])
+			if err != nil || h.Length == 0 {
+				break // the zeros past the end of a preallocated segment
+			}
+			hs = append(hs, h)
+			pos += h.Size()
+		}
+	}
+	return hs
+}
+
+// failLogWrites returns an injector that fails the first n writes (write
+// calls or copies into a mapping) of a .log file once armed.
+func failLogWrites(n int64, armed *atomic.Bool) vfs.Injector {
+	var failed atomic.Int64
+	return func(op vfs.Op, p string) error {
+		if !armed.Load() || (op != vfs.OpWrite && op != vfs.OpWriteMap) || !strings.HasSuffix(p, ".log") {
+			return nil
+		}
+		if failed.Add(1) <= n {
+			return vfs.ErrInjected
+		}
+		return nil
+	}
+}
+
+// TestProducerStampsBatches: an idempotent Producer's batches carry its
+// producer id, epoch 0 and, per partition, the sequence of their first
+// record; two Producers have two ids; a Producer with DisableIdempotence
+// stamps nothing and takes no id (the store has no producer id file).
+func TestProducerStampsBatches(t *testing.T) {
+	t.Run("idempotent", func(t *testing.T) {
+		s, m := idemStore(t, strata.TopicConfig{Partitions: 2})
+		ids := map[int64]bool{}
+		for range 2 {
+			p := s.Producer(strata.ProducerOptions{Linger: -1, BatchBytes: 300})
+			for i := range 40 {
+				require.NoError(t, p.Produce(ctx, "t", strata.Record{Key: []byte{byte(i % 5)}, Value: make([]byte, 50)}, nil))
+			}
+			require.NoError(t, p.Close())
+		}
+		for part := range 2 {
+			seq := map[int64]int32{} // per producer id, the next sequence
+			for _, h := range batchHeaders(t, m, part) {
+				require.GreaterOrEqual(t, h.ProducerID, int64(0))
+				require.Equal(t, int16(0), h.ProducerEpoch)
+				require.Equal(t, seq[h.ProducerID], h.BaseSequence, "batch at offset %d", h.BaseOffset)
+				seq[h.ProducerID] += h.LastOffsetDelta + 1
+				ids[h.ProducerID] = true
+			}
+		}
+		require.Len(t, ids, 2, "each Producer has an id of its own")
+	})
+	t.Run("disabled", func(t *testing.T) {
+		s, m := idemStore(t, strata.TopicConfig{})
+		p := s.Producer(strata.ProducerOptions{DisableIdempotence: true})
+		for i := range 10 {
+			require.NoError(t, p.Produce(ctx, "t", value100(i), nil))
+		}
+		require.NoError(t, p.Close())
+		hs := batchHeaders(t, m, 0)
+		require.NotEmpty(t, hs)
+		for _, h := range hs {
+			require.Equal(t, int64(-1), h.ProducerID)
+			require.Equal(t, int16(-1), h.ProducerEpoch)
+			require.Equal(t, int32(-1), h.BaseSequence)
+		}
+		_, err := m.Stat(path.Join("data", strata.ProducerIDsFile))
+		require.ErrorIs(t, err, fs.ErrNotExist)
+	})
+	t.Run("no id before the first Produce", func(t *testing.T) {
+		s, m := idemStore(t, strata.TopicConfig{})
+		p := s.Producer(strata.ProducerOptions{})
+		require.NoError(t, p.Flush(ctx))
+		file := path.Join("data", strata.ProducerIDsFile)
+		_, err := m.Stat(file)
+		require.ErrorIs(t, err, fs.ErrNotExist)
+		require.NoError(t, p.Produce(ctx, "t", value100(0), nil))
+		_, err = m.Stat(file)
+		require.NoError(t, err)
+		require.NoError(t, p.Close())
+	})
+}
+
+// TestProducerRetriesIOError: a batch whose append fails with an I/O error
+// is appended again after RetryBackoff, and every record lands once, at
+// the Position its callback reports. Without idempotence the batch fails.
+func TestProducerRetriesIOError(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		opts     strata.ProducerOptions
+		failures int64
+		wantErr  bool
+		wantWait time.Duration
+	}{
+		{"idempotent/one failure", strata.ProducerOptions{}, 1, false, 100 * time.Millisecond},
+		{"idempotent/three failures", strata.ProducerOptions{RetryBackoff: time.Second}, 3, false, 3 * time.Second},
+		{"idempotent/past the delivery timeout", strata.ProducerOptions{RetryBackoff: time.Second, DeliveryTimeout: 2500 * time.Millisecond}, 5, true, 2500 * time.Millisecond},
+		{"idempotent/no retries", strata.ProducerOptions{DeliveryTimeout: -1}, 1, true, 0},
+		{"not idempotent", strata.ProducerOptions{DisableIdempotence: true}, 1, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s, m := idemStore(t, strata.TopicConfig{})
+				var armed atomic.Bool
+				m.SetInjector(failLogWrites(tc.failures, &armed))
+				opts := tc.opts
+				opts.Linger = -1
+				p := s.Producer(opts)
+				defer p.Close()
+				var o outcomes
+				armed.Store(true)
+				start := time.Now()
+				for i := range 3 {
+					require.NoError(t, p.Produce(ctx, "t", value100(i), o.callback(i)))
+				}
+				require.NoError(t, p.Flush(ctx))
+				require.Equal(t, tc.wantWait, time.Since(start))
+				require.Equal(t, 3, o.len())
+				got, err := s.Read(ctx, "t", 0, 0, 10)
+				require.NoError(t, err)
+				if tc.wantErr {
+					for i := range 3 {
+						require.ErrorIs(t, o.errs[i], vfs.ErrInjected)
+						require.Equal(t, int64(-1), o.pos[i].Offset)
+					}
+					require.Empty(t, got)
+					return
+				}
+				for i := range 3 {
+					require.NoError(t, o.errs[i])
+					require.Equal(t, strata.Position{Partition: 0, Offset: int64(i)}, o.pos[i])
+				}
+				require.Len(t, got, 3, "every record once")
+			})
+		})
+	}
+}
+
+// TestProducerNewEpochAfterFailure: after a batch fails for good, the
+// producer moves to epoch 1 with its sequences at 0, so the next batches
+// are appended (a partition refuses a sequence gap), a batch shipped, and
+// stamped, before the failure included.
+func TestProducerNewEpochAfterFailure(t *testing.T) {
+	s, m := idemStore(t, strata.TopicConfig{})
+	var armed atomic.Bool
+	m.SetInjector(failLogWrites(1, &armed))
+	// A batch per record: each is shipped as soon as it is produced.
+	p := s.Producer(strata.ProducerOptions{Linger: time.Hour, BatchBytes: 1, DeliveryTimeout: -1})
+	defer p.Close()
+	failing, release := make(chan struct{}), make(chan struct{})
+	strata.SetAfterAppend(p, func(err error) error {
+		if err != nil {
+			close(failing)
+			<-release // until the next batch is shipped
+		}
+		return err
+	})
+	var o outcomes
+	require.NoError(t, p.Produce(ctx, "t", value100(0), o.callback(0)))
+	require.NoError(t, p.Flush(ctx))
+	armed.Store(true)
+	require.NoError(t, p.Produce(ctx, "t", value100(1), o.callback(1)))
+	<-failing
+	require.NoError(t, p.Produce(ctx, "t", value100(2), o.callback(2)))
+	close(release)
+	require.NoError(t, p.Flush(ctx))
+	require.NoError(t, p.Produce(ctx, "t", value100(3), o.callback(3)))
+	require.NoError(t, p.Flush(ctx))
+	require.Equal(t, 4, o.len())
+	require.NoError(t, o.errs[0])
+	require.ErrorIs(t, o.errs[1], vfs.ErrInjected)
+	require.NoError(t, o.errs[2])
+	require.NoError(t, o.errs[3])
+	type stamp struct {
+		epoch int16
+		seq   int32
+	}
+	var got []stamp
+	hs := batchHeaders(t, m, 0)
+	for _, h := range hs {
+		require.Equal(t, hs[0].ProducerID, h.ProducerID)
+		got = append(got, stamp{h.ProducerEpoch, h.BaseSequence})
+	}
+	require.Equal(t, []stamp{{0, 0}, {1, 0}, {1, 1}}, got, "epoch 1 starts at sequence 0")
+}
+
+// TestProducerRetryOfAWrittenBatch: an append that wrote its batch but
+// answered with an I/O error (a lost answer) is tried again; the partition
+// recognises the batch by its producer id and sequence, writes nothing,
+// and the callbacks get the Positions the batch was written at. Without
+// idempotence nothing is tried again (and the caller who produces the
+// records again writes them twice).
+func TestProducerRetryOfAWrittenBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := idemStore(t, strata.TopicConfig{})
+		p := s.Producer(strata.ProducerOptions{Linger: -1})
+		defer p.Close()
+		var lost atomic.Int64
+		strata.SetAfterAppend(p, func(err error) error {
+			if err == nil && lost.Add(1) <= 2 {
+				return &fs.PathError{Op: "write", Path: "t-0", Err: errors.New("answer lost")}
+			}
+			return err
+		})
+		var o outcomes
+		for i := range 3 {
+			require.NoError(t, p.Produce(ctx, "t", value100(i), o.callback(i)))
+		}
+		require.NoError(t, p.Flush(ctx))
+		require.Equal(t, []error{nil, nil, nil}, o.errs)
+		require.Equal(t, []strata.Position{{0, 0}, {0, 1}, {0, 2}}, o.pos)
+		got, err := s.Read(ctx, "t", 0, 0, 10)
+		require.NoError(t, err)
+		require.Len(t, got, 3, "the batch is in the partition once")
+		end, err := s.ListOffsets("t", 0, strata.Latest)
+		require.NoError(t, err)
+		require.Equal(t, int64(3), end)
+	})
+}
