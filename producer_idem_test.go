@@ -2,10 +2,13 @@ package strata_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"log/slog"
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -265,4 +268,118 @@ func TestProducerRetryOfAWrittenBatch(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, int64(3), end)
 	})
+}
+
+// failKth returns an injector that fails the k-th (from 1) operation among
+// ops, and no other.
+func failKth(k int64, ops ...vfs.Op) vfs.Injector {
+	var seen atomic.Int64
+	return func(op vfs.Op, _ string) error {
+		if !slices.Contains(ops, op) {
+			return nil
+		}
+		if seen.Add(1) == k {
+			return vfs.ErrInjected
+		}
+		return nil
+	}
+}
+
+// TestProducerCrashAtEveryOperation produces to 3 partitions under
+// SyncAlways with an idempotent Producer while the k-th write, sync,
+// rename or creation of the in-memory file system fails, for every k,
+// then crashes the file system: after recovery every record whose callback
+// reported success is there exactly once, no record is there twice (the
+// retries of the failed writes wrote nothing twice), and a new Producer
+// (with a new producer id) appends after them.
+func TestProducerCrashAtEveryOperation(t *testing.T) {
+	ops := []vfs.Op{vfs.OpWrite, vfs.OpWriteMap, vfs.OpAllocate, vfs.OpSync, vfs.OpSyncDir, vfs.OpRename, vfs.OpCreate, vfs.OpTruncate}
+	opts := &strata.Options{Sync: strata.SyncAlways, RetentionCheckInterval: -1, CleanerInterval: -1, Logger: slog.New(slog.DiscardHandler)}
+	const parts, n = 3, 30
+	setup := func() *vfs.Mem {
+		m := vfs.NewMem()
+		s, err := strata.Open("data", onFS(m, opts))
+		require.NoError(t, err)
+		require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: parts, SegmentBytes: 2048}))
+		require.NoError(t, s.Close())
+		return m
+	}
+	// workload produces n records of distinct values, and returns those
+	// acknowledged.
+	workload := func(s *strata.Store) map[string]bool {
+		p := s.Producer(strata.ProducerOptions{Linger: -1, BatchBytes: 250})
+		var mu sync.Mutex
+		acked := map[string]bool{}
+		for i := range n {
+			v := fmt.Sprint("v", i)
+			err := p.Produce(ctx, "t", kv(fmt.Sprint("k", i%7), v), func(_ strata.Position, err error) {
+				if err == nil {
+					mu.Lock()
+					acked[v] = true
+					mu.Unlock()
+				}
+			})
+			if err != nil {
+				break
+			}
+			if i%2 == 1 {
+				_ = p.Flush(ctx) // more batches
+			}
+		}
+		_ = p.Close()
+		return acked
+	}
+	count := func(m *vfs.Mem) (c int) {
+		for _, op := range ops {
+			c += m.Count(op)
+		}
+		return c
+	}
+
+	m := setup().Crash()
+	s, err := strata.Open("data", onFS(m, opts))
+	require.NoError(t, err)
+	before := count(m)
+	require.Len(t, workload(s), n)
+	total := count(m) - before
+	require.Positive(t, total)
+	require.NoError(t, s.Close())
+	t.Logf("%d operations", total)
+
+	for k := 1; k <= total; k++ {
+		synctest.Test(t, func(t *testing.T) {
+			m := setup().Crash()
+			s, err := strata.Open("data", onFS(m, opts))
+			require.NoError(t, err)
+			m.SetInjector(failKth(int64(k), ops...))
+			acked := workload(s)
+			after := m.Crash()
+			_ = s.Close()
+			s2, err := strata.Open("data", onFS(after, opts))
+			require.NoError(t, err, "k=%d", k)
+			defer s2.Close()
+			seen := map[string]int{}
+			for part := range parts {
+				for r, err := range s2.Scan("t", part, 0) {
+					require.NoError(t, err, "k=%d", k)
+					seen[string(r.Value)]++
+				}
+			}
+			for v, c := range seen {
+				require.Equal(t, 1, c, "k=%d: %s is there %d times", k, v, c)
+			}
+			for v := range acked {
+				require.Equal(t, 1, seen[v], "k=%d: acknowledged %s is missing", k, v)
+			}
+			p := s2.Producer(strata.ProducerOptions{})
+			for part := range parts {
+				_, err := s2.AppendTo(ctx, "t", part, kv("x", "plain"))
+				require.NoError(t, err)
+			}
+			for i := range parts * 3 {
+				require.NoError(t, p.Produce(ctx, "t", kv(fmt.Sprint("k", i), "after"), nil))
+			}
+			require.NoError(t, p.Close(), "k=%d", k)
+		})
+	}
 }
