@@ -50,6 +50,7 @@ func TestPartitionMetadata(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "version: 0\ntopic_id: "+id.String(), string(data), "Kafka's format")
 	require.Equal(t, id, DirID(m, "t-0"))
+	require.Zero(t, m.Count(vfs.OpRename), "a new file is written in place, without a temporary file")
 	was, err = ensureMetadata(m, "t-0", id)
 	require.NoError(t, err, "the same id again is fine")
 	require.Equal(t, id, was)
@@ -68,8 +69,27 @@ func TestPartitionMetadata(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, f.Close())
 		require.True(t, DirID(m, "t-0").IsZero(), "%q", bad)
+		renames := m.Count(vfs.OpRename)
 		_, err = ensureMetadata(m, "t-0", id)
 		require.NoError(t, err)
 		require.Equal(t, id, DirID(m, "t-0"))
+		require.Equal(t, renames+1, m.Count(vfs.OpRename), "a file that is there is replaced with a rename")
 	}
+}
+
+// TestPartitionMetadataFailedWrite: a new partition.metadata whose write
+// fails is removed, not left torn, and the error is returned.
+func TestPartitionMetadataFailedWrite(t *testing.T) {
+	m := vfs.NewMem()
+	require.NoError(t, m.MkdirAll("t-0", 0o755))
+	m.SetInjector(vfs.FailOnce(vfs.OpWrite, MetadataFile))
+	_, err := ensureMetadata(m, "t-0", NewID())
+	require.ErrorIs(t, err, vfs.ErrInjected)
+	_, err = m.Stat("t-0/" + MetadataFile)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	m.SetInjector(nil)
+	id := NewID()
+	_, err = ensureMetadata(m, "t-0", id)
+	require.NoError(t, err)
+	require.Equal(t, id, DirID(m, "t-0"))
 }

@@ -1,7 +1,9 @@
 package topic
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -44,18 +46,42 @@ func readMetadata(fsys vfs.FS, dir string) ID {
 // if it names no id or another one, and returns what it named before
 // (zero if nothing readable). The store's registry, checksummed and
 // fsynced, is the record of the id: this file is a copy for Kafka's tools,
-// written with a rename but not fsynced, so a file that a crash tore or a
-// bad sector changed is written again.
+// never fsynced, so a file that a crash tore or a bad sector changed is
+// written again. A missing one is created and written in place (a new
+// file has no contents a crash could cost); one that is there is replaced
+// with a rename.
 func ensureMetadata(fsys vfs.FS, dir string, id ID) (ID, error) {
 	got := readMetadata(fsys, dir)
 	if got == id {
 		return got, nil
 	}
 	path := filepath.Join(dir, MetadataFile)
-	if err := vfs.ReplaceFile(fsys, path, []byte("version: 0\ntopic_id: "+id.String())); err != nil {
+	data := []byte("version: 0\ntopic_id: " + id.String())
+	err := writeNew(fsys, path, data)
+	if errors.Is(err, os.ErrExist) {
+		err = vfs.ReplaceFile(fsys, path, data)
+	}
+	if err != nil {
 		return got, fmt.Errorf("topic: writing %s: %w", path, err)
 	}
 	return got, nil
+}
+
+// writeNew creates the file at path, which must not exist (os.ErrExist),
+// and writes data to it; on failure it removes the file.
+func writeNew(fsys vfs.FS, path string, data []byte) error {
+	f, err := fsys.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(data, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = fsys.Remove(path)
+	}
+	return err
 }
 
 // DirID returns the topic id that the partition directory dir records, the
