@@ -22,10 +22,10 @@ type osFile struct {
 	*os.File
 }
 
-// OpenFile opens a file with os.OpenFile. Opening a directory fails with
-// EISDIR, as it does on a Mem.
+// OpenFile opens a file as os.OpenFile does. Opening a directory fails
+// with EISDIR, as it does on a Mem.
 func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
-	f, err := os.OpenFile(name, flag, perm)
+	f, err := openOS(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 	return osFile{f}, nil
 }
 
-func (osFS) Remove(name string) error             { return os.Remove(name) }
+func (osFS) Remove(name string) error             { return removeOS(name) }
 func (osFS) RemoveAll(name string) error          { return os.RemoveAll(name) }
 func (osFS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
 
@@ -71,7 +71,7 @@ func (osFS) Stat(name string) (FileInfo, error) {
 
 // SyncDir opens the directory and fsyncs it. Naming a file fails with ENOTDIR.
 func (osFS) SyncDir(dir string) error {
-	d, err := os.OpenFile(dir, os.O_RDONLY|dirFlag, 0)
+	d, err := openOS(dir, os.O_RDONLY|dirFlag, 0)
 	if err != nil {
 		return err
 	}

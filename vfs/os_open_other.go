@@ -1,0 +1,11 @@
+//go:build !unix
+
+package vfs
+
+import "os"
+
+func openOS(name string, flag int, perm os.FileMode) (*os.File, error) {
+	return os.OpenFile(name, flag, perm)
+}
+
+func removeOS(name string) error { return os.Remove(name) }
