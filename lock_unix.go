@@ -14,10 +14,19 @@ import (
 // excludes a second open in the same process (each open file description
 // locks on its own).
 func lockDir(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("strata: opening %s: %w", path, err)
+	// open(2) and os.NewFile rather than os.OpenFile, which would offer
+	// the file to the runtime's poller for nothing (four system calls).
+	var fd int
+	var err error
+	for {
+		if fd, err = unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o644); err != unix.EINTR {
+			break
+		}
 	}
+	if err != nil {
+		return nil, fmt.Errorf("strata: opening %s: %w", path, &os.PathError{Op: "open", Path: path, Err: err})
+	}
+	f := os.NewFile(uintptr(fd), path)
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
