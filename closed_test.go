@@ -142,6 +142,7 @@ func TestClosedProducer(t *testing.T) {
 			require.ErrorIs(t, badCodec.Produce(ctx, "__x", strata.Record{}, nil), strata.ErrClosed, "before the options and the input")
 			return p.Produce(ctx, "t", strata.Record{}, nil)
 		},
+		"ProduceSync": func() error { _, err := p.ProduceSync(ctx, "t", strata.Record{}); return err },
 	}
 	noError := map[string]func(t *testing.T){
 		"Close": func(t *testing.T) { require.NoError(t, p.Close(), "closing twice returns nil") },

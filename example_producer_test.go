@@ -136,3 +136,30 @@ func ExampleProducer_Close() {
 	// 1
 	// true
 }
+
+// ProduceSync is the synchronous append of a Producer: it returns once the
+// records are appended, with their Positions. The Producer is idempotent
+// (the default), so a batch it had to try again after an I/O error is
+// still appended once.
+func ExampleProducer_ProduceSync() {
+	s, done := openProducerExample("orders")
+	defer done()
+	ctx := context.Background()
+	p := s.Producer(strata.ProducerOptions{})
+	defer p.Close()
+
+	pos, err := p.ProduceSync(ctx, "orders",
+		strata.Record{Key: []byte("order-1"), Value: []byte("created")},
+		strata.Record{Key: []byte("order-1"), Value: []byte("paid")},
+		strata.Record{Key: []byte("order-2"), Value: []byte("created")})
+	if err != nil {
+		panic(err)
+	}
+	for _, at := range pos {
+		fmt.Printf("partition %d offset %d\n", at.Partition, at.Offset)
+	}
+	// Output:
+	// partition 1 offset 0
+	// partition 1 offset 1
+	// partition 0 offset 0
+}
