@@ -171,7 +171,7 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, err error)
 		switch {
 		case suffix == segment.LogSuffix:
 			logs[base] = true
-		case suffix == segment.IndexSuffix || suffix == segment.TimeIndexSuffix:
+		case suffix == segment.IndexSuffix || suffix == segment.TimeIndexSuffix || suffix == segment.TxnIndexSuffix:
 			indexes = append(indexes, name)
 		case strings.HasSuffix(suffix, segment.DeletedSuffix):
 			if err := p.remove(name); err != nil {

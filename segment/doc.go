@@ -1,10 +1,17 @@
 // Package segment is one piece of a partition's log: a .log file of Kafka
-// record batches with its sparse offset index (.index) and time index
-// (.timeindex), all named by the segment's base offset in 20 digits:
+// record batches with its sparse offset index (.index), time index
+// (.timeindex) and aborted-transaction index (.txnindex), all named by the
+// segment's base offset in 20 digits:
 //
 //	00000000000000368769.log        batches, Kafka RecordBatch v2, back to back
 //	00000000000000368769.index      last offset of a batch → its byte position
 //	00000000000000368769.timeindex  max timestamp so far → offset reaching it
+//	00000000000000368769.txnindex   the transactions aborted by markers in the segment
+//
+// A .txnindex exists once a transaction is aborted in the segment (see
+// AbortedTxn); its entries are kept in memory too, for read_committed
+// readers, and go with the segment through truncation, recovery, rewrites
+// and deletion.
 //
 // # Writing
 //

@@ -106,6 +106,9 @@ func (s *Segment) Recover() (Recovery, error) {
 	if err := s.needIndexes(valid); err != nil {
 		return rec, err
 	}
+	if err := s.truncateTxns(next); err != nil {
+		return rec, err
+	}
 	s.marks.reset()
 	s.starts.reset()
 	s.verified.Store(valid)

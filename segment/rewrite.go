@@ -51,6 +51,12 @@ func (s *Segment) Rewrite(offset int64, extra []byte) (*Segment, error) {
 	if err == nil && len(extra) > 0 {
 		err = n.Append(extra)
 	}
+	for _, t := range s.AbortedTxns() {
+		if err != nil || t.LastOffset >= n.NextOffset() {
+			break
+		}
+		err = n.AppendAbortedTxn(t)
+	}
 	if err == nil {
 		err = n.Seal()
 	}
@@ -99,11 +105,11 @@ func CreateTemp(fsys vfs.FS, dir string, base int64, suffix string, cfg Config) 
 	return openNamed(fsys, dir, base, suffix, cfg, true, true)
 }
 
-// RemoveFiles removes the three files of the segment at base in dir whose
+// RemoveFiles removes the four files of the segment at base in dir whose
 // names end in suffix after their usual one ("" for the final names);
 // files that are not there are no error. The directory is not synced.
 func RemoveFiles(fsys vfs.FS, dir string, base int64, suffix string) error {
-	for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+	for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
 		name := filepath.Join(dir, FileName(base, kind)+suffix)
 		if err := fsys.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("segment: removing %s: %w", name, err)
@@ -116,7 +122,7 @@ func RemoveFiles(fsys vfs.FS, dir string, base int64, suffix string) error {
 // ("" for the final names, replacing what has them), the log last, and
 // syncs the directory. A file already renamed (a crash midway) is skipped.
 func RenameTemp(fsys vfs.FS, dir string, base int64, from, to string) error {
-	for _, kind := range []string{IndexSuffix, TimeIndexSuffix, LogSuffix} {
+	for _, kind := range []string{IndexSuffix, TimeIndexSuffix, TxnIndexSuffix, LogSuffix} {
 		name := filepath.Join(dir, FileName(base, kind))
 		err := fsys.Rename(name+from, name+to)
 		if errors.Is(err, os.ErrNotExist) {

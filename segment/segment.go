@@ -81,7 +81,8 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Segment is one .log file with its .index and .timeindex.
+// Segment is one .log file with its .index and .timeindex, and the
+// .txnindex of the transactions aborted in it.
 //
 // One goroutine at a time may change a segment (Append, Seal, Recover,
 // Sync, Close, Delete); the partition above serialises them. Any number of
@@ -101,6 +102,7 @@ type Segment struct {
 	data    []byte // a mapping of the .log file, len ≥ size; appends write past size (WriteMap)
 	offsets *index.Offset
 	times   *index.Time
+	txns    txnIndex // the aborted transactions whose markers the segment holds
 
 	size  atomic.Int64 // bytes of whole batches in the .log file
 	next  atomic.Int64 // the offset after the last batch
@@ -204,7 +206,10 @@ func Open(fsys vfs.FS, dir string, base int64, cfg Config, writable bool) (*Segm
 	if err != nil {
 		return nil, err
 	}
-	err = s.load()
+	err = s.txns.damage
+	if err == nil {
+		err = s.load()
+	}
 	if err == nil {
 		err = s.preallocate()
 	}
@@ -264,7 +269,10 @@ func openNamed(fsys vfs.FS, dir string, base int64, tmp string, cfg Config, writ
 		s.closeFiles()
 		return nil, fmt.Errorf("segment: mapping %s: %w", s.path, err)
 	}
-	if err = s.openIndexes(create); err != nil {
+	if err = s.openIndexes(create); err == nil {
+		err = s.openTxnIndex(create)
+	}
+	if err != nil {
 		s.closeFiles()
 		return nil, err
 	}
@@ -343,7 +351,7 @@ func (s *Segment) Sync() error {
 	if err := s.times.Sync(); err != nil {
 		return fmt.Errorf("segment: %w: %w", ErrSync, err)
 	}
-	return nil
+	return s.syncTxns()
 }
 
 // Seal ends appends: it writes the final time-index entry and trims both
@@ -402,6 +410,7 @@ func (s *Segment) Close() error {
 // closeFiles closes whatever is open, ignoring errors: the files were synced
 // or are being abandoned.
 func (s *Segment) closeFiles() {
+	s.closeTxns()
 	if s.times != nil {
 		_ = s.times.Close()
 	}
@@ -422,9 +431,10 @@ func (s *Segment) MarkDeleted() error {
 	if s.marked {
 		return nil
 	}
-	for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
-		if kind == IndexSuffix && !s.offsets.OnDisk() || kind == TimeIndexSuffix && !s.times.OnDisk() {
-			continue // never created; see lazyLimit
+	for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
+		if kind == IndexSuffix && !s.offsets.OnDisk() || kind == TimeIndexSuffix && !s.times.OnDisk() ||
+			kind == TxnIndexSuffix && s.txns.file == nil {
+			continue // never created; see lazyLimit and txnIndex
 		}
 		from := s.filePath(kind)
 		if err := s.fsys.Rename(from, from+DeletedSuffix); err != nil {
@@ -446,7 +456,7 @@ func (s *Segment) Delete() error {
 	}
 	s.closeFiles()
 	s.closed = true
-	for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+	for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
 		name := s.filePath(kind) + DeletedSuffix
 		if err := s.fsys.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("segment: removing %s: %w", name, err)

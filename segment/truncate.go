@@ -48,6 +48,9 @@ func (s *Segment) truncate(offset int64) error {
 	}
 	s.offsets.TruncateTo(cutBase)
 	s.times.TruncateTo(cutBase)
+	if err := s.truncateTxns(cutBase); err != nil {
+		return err
+	}
 
 	// Recompute the in-memory state: the time index's last entry covers the
 	// batches up to the last offset-index entry; scan the ones after it.
