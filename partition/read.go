@@ -103,9 +103,16 @@ func (p *Partition) fromSegment(offset int64, try func(st *state, i int, r *segR
 // Wait blocks until readers see offset (HighWatermark > offset), the
 // partition is closed (ErrClosed) or ctx ends (ctx.Err()).
 func (p *Partition) Wait(ctx context.Context, offset int64) error {
+	return p.WaitIsolation(ctx, offset, ReadUncommitted)
+}
+
+// WaitIsolation is Wait for a reader of level iso: under ReadCommitted it
+// waits until the last stable offset (at most the high watermark) passes
+// offset.
+func (p *Partition) WaitIsolation(ctx context.Context, offset int64, iso Isolation) error {
 	for {
 		ch := p.appended.wait()
-		if p.HighWatermark() > offset {
+		if p.visibleEnd(iso, p.HighWatermark()) > offset {
 			return nil
 		}
 		if err := p.checkOpen(); err != nil {

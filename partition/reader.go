@@ -16,13 +16,13 @@ import (
 // that rise, the CRC the first time the process reads the batch). A
 // compressed batch is decompressed once, into a buffer the Reader reuses.
 // Control batches (a transaction's commit or abort markers) are stepped
-// over: they take offsets, but no record of theirs is returned. Records of
-// aborted transactions are returned (Kafka's read_uncommitted): filtering
-// them (read_committed) needs the markers, which a scan of the control
-// batches gives (each names its producer id, and log.ParseControlKey its
-// commit or abort), and Kafka's last stable offset. To keep
-// the mapping valid it holds a reference on the segment it is in, which
-// Close releases (so does reaching the end of the partition).
+// over: they take offsets, but no record of theirs is returned. A reader of
+// NewReader reads uncommitted (Kafka's read_uncommitted): it returns the
+// records of open and aborted transactions too. One of NewReaderIsolation
+// with ReadCommitted stops at the last stable offset and steps over the
+// batches of aborted transactions, which the segments' .txnindex files
+// name. To keep the mapping valid it holds a reference on the segment it
+// is in, which Close releases (so does reaching the end of the partition).
 //
 // A Reader is the fast way to look records up by offset: SetOffset keeps
 // the segment it holds when the new offset is in it, finds the batch
@@ -47,15 +47,37 @@ type Reader struct {
 	it      log.RecordIter // the batch being read
 	inBatch bool
 	dec     log.Decoder // decompresses the compressed batches it reads
+
+	iso   Isolation
+	limit int64     // the end the reader saw when it took its last batch
+	txn   txnFilter // ReadCommitted: the aborted transactions around next
 }
 
 // NewReader returns a Reader positioned at offset. An offset outside
 // [StartOffset, EndOffset] fails at the first read.
 func (p *Partition) NewReader(offset int64) *Reader {
-	r := &Reader{p: p, next: offset}
+	return p.NewReaderIsolation(offset, ReadUncommitted)
+}
+
+// NewReaderIsolation returns a Reader positioned at offset that reads at
+// isolation level iso. Under ReadCommitted, Next stops at the last stable
+// offset (NextWait waits for it to move) and steps over the batches of
+// aborted transactions; its cost over ReadUncommitted is a lookup of the
+// aborted transactions when a transactional batch reaches past what it
+// looked up last, nothing for other batches. A level that is not one of
+// the two reads as ReadCommitted.
+func (p *Partition) NewReaderIsolation(offset int64, iso Isolation) *Reader {
+	if !iso.Valid() {
+		iso = ReadCommitted
+	}
+	r := &Reader{p: p, next: offset, iso: iso}
 	r.dec.Limit = p.cfg.maxDecompress()
+	r.txn.reset()
 	return r
 }
+
+// Isolation returns the reader's isolation level.
+func (r *Reader) Isolation() Isolation { return r.iso }
 
 // Offset returns the offset of the next record Next will return (or wait
 // for).
@@ -68,6 +90,7 @@ func (r *Reader) SetOffset(offset int64) {
 	r.next = offset
 	r.inBatch = false
 	r.seek = true
+	r.txn.reset()
 }
 
 // Close releases the segment the reader holds. The reader can be used again
@@ -114,6 +137,10 @@ func (r *Reader) Next(rec *log.Record) (bool, error) {
 		h, batch, err := r.nextBatch()
 		if err != nil || batch == nil {
 			return false, err
+		}
+		if r.iso == ReadCommitted && (h.IsTransactional() || h.IsControl()) && r.txn.aborted(r.p, h, r.limit) {
+			r.next = max(r.next, h.NextOffset())
+			continue
 		}
 		if h.IsControl() {
 			// A transaction's marker: it takes its offsets, and no reader
@@ -177,7 +204,8 @@ func (r *Reader) nextBatch() (log.BatchHeader, []byte, error) {
 			r.drop()
 			return log.BatchHeader{}, nil, fmt.Errorf("partition: offset %d of %s out of range [%d, %d]: %w", r.next, p.name, start, hw, ErrOutOfRange)
 		}
-		r.cur.SetLimit(hw)
+		r.limit = p.visibleEnd(r.iso, hw)
+		r.cur.SetLimit(r.limit)
 		h, batch, err := r.cur.Next()
 		if err != nil {
 			r.drop()
@@ -225,15 +253,16 @@ func cursorAt(st *state, i int, ref *segRef, offset int64) (segment.Cursor, bool
 }
 
 // NextWait is Next that waits for a record when the reader is at the end of
-// the partition, until one is appended, ctx ends (ctx.Err()) or the partition
-// is closed (ErrClosed).
+// the partition (under ReadCommitted, at the last stable offset), until one
+// is appended (a transaction completes), ctx ends (ctx.Err()) or the
+// partition is closed (ErrClosed).
 func (r *Reader) NextWait(ctx context.Context, rec *log.Record) error {
 	for {
 		ok, err := r.Next(rec)
 		if ok || err != nil {
 			return err
 		}
-		if err := r.p.Wait(ctx, r.next); err != nil {
+		if err := r.p.WaitIsolation(ctx, r.next, r.iso); err != nil {
 			return err
 		}
 	}
