@@ -70,6 +70,7 @@ func kafkaPartition(t *testing.T, dir string, id strata.TopicID, files kafkadir.
 	p.Append(kafkadir.Control(45, true, 2000, 0, ts(45)))
 	p.Append(batch(46, 3, kafkadir.Opts{Codec: log.LZ4, ProducerID: 3000, BaseSequence: 0, Transactional: true}))
 	p.Append(kafkadir.Control(49, false, 3000, 0, ts(49)))
+	p.Abort(3000, 46, 49, 46)
 	p.Append(batch(50, 8, none))
 
 	p.Roll(60)

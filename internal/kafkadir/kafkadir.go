@@ -5,8 +5,8 @@
 // offset and time indexes written as Kafka before 4.0 writes them (one
 // entry per append call, keyed by the call's last offset, at its first
 // batch's position), and the files Kafka keeps beside them that Strata does
-// not use (leader-epoch-checkpoint, partition.metadata, .snapshot,
-// .txnindex).
+// not use (leader-epoch-checkpoint, partition.metadata, .snapshot), and
+// the .txnindex of aborted transactions.
 package kafkadir
 
 import (
@@ -179,6 +179,7 @@ type segmentFiles struct {
 	offsetOfMax  int64
 	lastTimeTS   int64
 	hasTimeEntry bool
+	txnIndex     []byte // the segment's .txnindex entries
 }
 
 // New starts laying out the partition directory dir (created).
@@ -189,6 +190,20 @@ func New(dir string) *Partition {
 // Roll starts a new segment at base.
 func (p *Partition) Roll(base int64) {
 	p.segs = append(p.segs, &segmentFiles{base: base, maxTS: -1})
+}
+
+// Abort records in the current segment's .txnindex that producer pid
+// aborted its transaction over [first, last), with its ABORT marker at
+// last (appended to this segment) and lso the last stable offset then, as
+// a broker does when it appends the marker: a 34-byte entry, version 0.
+func (p *Partition) Abort(pid, first, last, lso int64) {
+	s := p.segs[len(p.segs)-1]
+	be := binary.BigEndian
+	b := be.AppendUint16(s.txnIndex, 0)
+	for _, v := range []int64{pid, first, last, lso} {
+		b = be.AppendUint64(b, uint64(v))
+	}
+	s.txnIndex = b
 }
 
 // Append writes entries (batches or legacy messages) to the current
@@ -248,7 +263,8 @@ type Files struct {
 	// writes none.
 	TopicID [16]byte
 	// Extras writes Kafka's leader-epoch-checkpoint, a .snapshot per
-	// segment and an empty .txnindex per segment.
+	// segment and a .txnindex per segment (empty unless Abort gave it
+	// entries; without Extras only those with entries are written).
 	Extras bool
 	// MissingIndex leaves out the .index of the segments with these
 	// bases, MissingTimeIndex their .timeindex.
@@ -275,6 +291,9 @@ func (p *Partition) Write(f Files) (string, error) {
 		if f.Extras {
 			files[".snapshot"] = producerSnapshot()
 			files[".txnindex"] = nil
+		}
+		if len(s.txnIndex) > 0 {
+			files[".txnindex"] = s.txnIndex
 		}
 		for suffix, b := range files {
 			if err := os.WriteFile(filepath.Join(p.dir, name+suffix), b, 0o644); err != nil {
