@@ -33,6 +33,18 @@ import (
 // is copied as it is, unmapped. The segments must stay open during the
 // call; m copies the keys.
 func BuildMap(m *OffsetMap, segs []*segment.Segment, firstDirty, uncleanable int64, decompressLimit int) (end int64, err error) {
+	return BuildMapAborted(m, segs, firstDirty, uncleanable, decompressLimit, nil)
+}
+
+// BuildMapAborted is BuildMap that leaves out of the map the records of
+// aborted transactions, as Kafka's cleaner does: those named by aborted
+// (the partition's .txnindex entries, such as Partition.AbortedTxns
+// returns) or by the .txnindex of segs. Mapped, an aborted record would
+// pass for its key's latest and have the committed record it did not
+// replace removed. Batches of other transactions are mapped as data: the
+// caller keeps uncleanable at or below the last stable offset, so that
+// every transaction below it is complete.
+func BuildMapAborted(m *OffsetMap, segs []*segment.Segment, firstDirty, uncleanable int64, decompressLimit int, aborted []segment.AbortedTxn) (end int64, err error) {
 	if m == nil {
 		return firstDirty, fmt.Errorf("compaction: no offset map: %w", ErrInvalid)
 	}
@@ -41,6 +53,7 @@ func BuildMap(m *OffsetMap, segs []*segment.Segment, firstDirty, uncleanable int
 	}
 	var r log.Record
 	dec := log.Decoder{Limit: decompressLimit}
+	txns := newTxnState(withSegmentTxns(aborted, segs))
 	for _, s := range segs {
 		if s.NextOffset() <= firstDirty || s.Size() == 0 {
 			continue
@@ -64,7 +77,13 @@ func BuildMap(m *OffsetMap, segs []*segment.Segment, firstDirty, uncleanable int
 				return uncleanable, nil
 			}
 			if h.IsControl() {
+				if typ, empty, ok := markerType(&dec, b, h); ok {
+					txns.onMarker(h, typ, empty)
+				}
 				continue
+			}
+			if txns.onBatch(h) {
+				continue // aborted: never a key's latest
 			}
 			it, err := dec.Iter(b, h)
 			if unreadable(err) {

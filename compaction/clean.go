@@ -35,6 +35,12 @@ type Round struct {
 	// producer's epoch and sequence survive (Kafka's RETAIN_EMPTY for
 	// active producers). Nil when the partition keeps no producer state.
 	ProducerLastOffsets map[int64]int64
+	// Aborted lists the partition's aborted transactions (its .txnindex
+	// entries, as Partition.AbortedTxns returns them), those whose ABORT
+	// markers lie past the cleaned segments included; the .txnindex
+	// entries of the cleaned segments are added to it. Their batches are
+	// dropped, and their markers kept while needed (see Clean).
+	Aborted []segment.AbortedTxn
 }
 
 // CreateFunc makes an empty writable segment with base offset base, for
@@ -44,7 +50,8 @@ type Round struct {
 type CreateFunc func(base int64) (*segment.Segment, error)
 
 // Stats count what a Clean call read and wrote. Records read = records
-// written + Superseded + Keyless + TombstonesExpired.
+// written + Superseded + Keyless + TombstonesExpired + Aborted +
+// MarkersRemoved.
 type Stats struct {
 	BatchesRead, BatchesWritten int   // batches, empty ones included
 	RecordsRead, RecordsWritten int64 // records
@@ -53,6 +60,10 @@ type Stats struct {
 	// record; Keyless those dropped for having no key; TombstonesExpired
 	// the latest tombstones of their keys dropped after their horizon.
 	Superseded, Keyless, TombstonesExpired int64
+	// Aborted counts the records dropped for belonging to an aborted
+	// transaction; MarkersRemoved the transaction markers dropped once no
+	// record needed them and their delete horizon had passed.
+	Aborted, MarkersRemoved int64
 	// Copied counts batches copied byte for byte; Rebuilt those rewritten
 	// with fewer records or a new delete horizon; Emptied those kept as an
 	// empty batch; Horizons those stamped with a delete horizon.
@@ -72,6 +83,8 @@ func (s *Stats) Add(o Stats) {
 	s.Superseded += o.Superseded
 	s.Keyless += o.Keyless
 	s.TombstonesExpired += o.TombstonesExpired
+	s.Aborted += o.Aborted
+	s.MarkersRemoved += o.MarkersRemoved
 	s.Copied += o.Copied
 	s.Rebuilt += o.Rebuilt
 	s.Emptied += o.Emptied
@@ -92,8 +105,17 @@ func (s *Stats) Add(o Stats) {
 //	   and (it has a value or its batch's delete horizon is after r.Now)
 //
 // so key-less records below End go, and a tombstone lives until a cleaning
-// after its horizon. Control batches (transaction markers) are copied as
-// they are, never deduplicated by key.
+// after its horizon.
+//
+// Transactions are followed as Kafka's cleaner follows them: the batches
+// of an aborted transaction (r.Aborted, and the .txnindex entries of src)
+// go whole, wherever they are; the batches of other transactions are
+// data, cleaned by the rules above. Control batches (transaction markers)
+// are never deduplicated by key: a marker stays while this cleaning met
+// records of its transaction (for an ABORT, its .txnindex entry goes into
+// the cleaned segment with it), and otherwise is stamped with a delete
+// horizon, r.Now + DeleteRetention, as a tombstone is, and dropped by a
+// cleaning after it.
 //
 // Batches keep their boundaries: a batch whose records all survive, and
 // that needs no new horizon, is copied byte for byte; otherwise it is
@@ -119,6 +141,7 @@ func Clean(src []*segment.Segment, create CreateFunc, r Round) (out []*segment.S
 	cfg := r.Config.withDefaults()
 	c := &cleaner{
 		r:       r,
+		txns:    newTxnState(withSegmentTxns(r.Aborted, src)),
 		nowMs:   r.Now.UnixMilli(),
 		horizon: r.Now.Add(cfg.DeleteRetention).UnixMilli(),
 		create:  create,
@@ -174,6 +197,8 @@ type cleaner struct {
 	buf            []byte       // cleaned batches not yet appended
 	recs           []log.Record // the surviving records of one batch
 	dec            log.Decoder  // decompresses the batch being cleaned
+	txns           *txnState
+	entries        []segment.AbortedTxn // .txnindex entries of markers in buf
 }
 
 // segment cleans every batch of s.
@@ -204,9 +229,15 @@ func (c *cleaner) batch(h log.BatchHeader, b []byte) error {
 	c.st.BatchesRead++
 	c.st.BytesRead += int64(len(b))
 	if h.IsControl() {
+		return c.marker(h, b)
+	}
+	if c.txns.onBatch(h) {
 		c.st.RecordsRead += int64(h.NumRecords)
-		c.st.RecordsWritten += int64(h.NumRecords)
-		return c.copy(b)
+		c.st.Aborted += int64(h.NumRecords)
+		if c.keepEmpty(h) {
+			return c.empty(h)
+		}
+		return nil
 	}
 	it, err := c.dec.Iter(b, h)
 	if unreadable(err) {
@@ -260,13 +291,75 @@ func (c *cleaner) batch(h log.BatchHeader, b []byte) error {
 		c.st.Rebuilt++
 		return c.append(nh, c.recs[:n])
 	case c.keepEmpty(h):
-		nh := h
-		nh.Attributes &^= log.AttrDeleteHorizon
-		nh.BaseTimestamp = -1
-		c.st.Emptied++
-		return c.append(nh, nil)
+		return c.empty(h)
 	}
 	return nil
+}
+
+// empty adds the batch of header h with no record, to keep its offsets.
+func (c *cleaner) empty(h log.BatchHeader) error {
+	nh := h
+	nh.Attributes &^= log.AttrDeleteHorizon
+	nh.BaseTimestamp = -1
+	c.st.Emptied++
+	return c.append(nh, nil)
+}
+
+// marker cleans the control batch b: kept while its transaction needs it,
+// then stamped with a delete horizon, then dropped (see Clean).
+func (c *cleaner) marker(h log.BatchHeader, b []byte) error {
+	c.st.RecordsRead += int64(h.NumRecords)
+	typ, empty, ok := markerType(&c.dec, b, h)
+	discard, entry := false, (*segment.AbortedTxn)(nil)
+	if ok {
+		discard, entry = c.txns.onMarker(h, typ, empty)
+	}
+	switch {
+	case !discard:
+		if entry != nil {
+			c.entries = append(c.entries, *entry)
+		}
+		c.st.RecordsWritten += int64(h.NumRecords)
+		return c.copy(b)
+	case empty && c.keepEmpty(h):
+		return c.copy(b)
+	case empty:
+		return nil
+	case h.HasDeleteHorizon() && c.nowMs >= h.BaseTimestamp:
+		c.st.MarkersRemoved += int64(h.NumRecords)
+		if c.keepEmpty(h) {
+			return c.empty(h) // the batch keeps its producer's epoch
+		}
+		return nil
+	case h.HasDeleteHorizon():
+		c.st.RecordsWritten += int64(h.NumRecords)
+		return c.copy(b)
+	}
+	// Not needed any more: kept until a horizon, which it gets now.
+	it, err := c.dec.Iter(b, h)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for ; ; n++ {
+		if n == len(c.recs) {
+			c.recs = append(c.recs, log.Record{})
+		}
+		if !it.Next(&c.recs[n]) {
+			break
+		}
+		c.recs[n].Timestamp = time.UnixMilli(it.StoredTimestamp())
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	nh := h
+	nh.Attributes |= log.AttrDeleteHorizon
+	nh.BaseTimestamp = c.horizon
+	c.st.Horizons++
+	c.st.Rebuilt++
+	c.st.RecordsWritten += int64(n)
+	return c.append(nh, c.recs[:n])
 }
 
 // keep reports whether rec, of the batch with header h, survives, and
@@ -332,7 +425,27 @@ func (c *cleaner) maybeFlush() error {
 // flush appends the gathered batches to the current output segment, and
 // starts a new one at the first batch that does not fit.
 func (c *cleaner) flush() error {
-	defer func() { c.buf = c.buf[:0] }()
+	err := c.flushBatches()
+	c.buf = c.buf[:0]
+	if err != nil {
+		return err
+	}
+	// The markers of the entries are in the output now.
+	for _, e := range c.entries {
+		i := len(c.out) - 1
+		for i > 0 && c.out[i].Base() > e.LastOffset {
+			i--
+		}
+		if err := c.out[i].AppendAbortedTxn(e); err != nil {
+			return err
+		}
+	}
+	c.entries = c.entries[:0]
+	return nil
+}
+
+// flushBatches is flush's append of the gathered batches.
+func (c *cleaner) flushBatches() error {
 	if len(c.buf) == 0 {
 		return nil
 	}

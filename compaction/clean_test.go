@@ -196,7 +196,10 @@ func TestCleanBeyondMap(t *testing.T) {
 	require.Equal(t, 1, st.Horizons)
 }
 
-func TestCleanCopiesControlBatches(t *testing.T) {
+// TestCleanMarkersWithoutRecords checks that a marker whose transaction
+// has no record left is kept through the first cleaning, which stamps it
+// with a delete horizon, and dropped by a cleaning after the horizon.
+func TestCleanMarkersWithoutRecords(t *testing.T) {
 	l := newTestLog(t, 4<<10)
 	ctrl := controlBatch(t)
 	l.appendBatch(ctrl)            // 0
@@ -205,12 +208,24 @@ func TestCleanCopiesControlBatches(t *testing.T) {
 	l.write(nokey("y"))            // 3
 	l.roll()
 	l.write(kv("a", "2"))
-	l.clean(0, t0, roundOpts{})
+	_, st := l.clean(0, t0, roundOpts{})
 	after := readSegs(t, l.segs)
 	require.Equal(t, []span{{0, 0}, {2, 2}, {3, 3}, {4, 4}}, spans(after))
-	require.Equal(t, ctrl, after[0].raw)
-	require.True(t, after[1].h.IsControl())
+	for _, b := range after[:2] {
+		require.True(t, b.h.IsControl())
+		require.True(t, b.h.HasDeleteHorizon())
+		require.Equal(t, t0.Add(DefaultDeleteRetention).UnixMilli(), b.h.BaseTimestamp)
+		require.Len(t, b.recs, 1, "the marker record stays until the horizon")
+	}
+	require.Equal(t, 2, st.Horizons)
 	require.Len(t, after[2].raw, log.BatchHeaderSize, "emptied, kept as the last of the round")
+
+	_, st = l.clean(0, t0.Add(DefaultDeleteRetention-time.Millisecond), roundOpts{})
+	require.Equal(t, []span{{0, 0}, {2, 2}, {3, 3}, {4, 4}}, spans(readSegs(t, l.segs)), "before the horizon")
+	require.Zero(t, st.MarkersRemoved)
+	_, st = l.clean(0, t0.Add(DefaultDeleteRetention), roundOpts{})
+	require.Equal(t, []span{{3, 3}, {4, 4}}, spans(readSegs(t, l.segs)), "at the horizon")
+	require.Equal(t, int64(2), st.MarkersRemoved)
 }
 
 func TestCleanLogAppendTime(t *testing.T) {

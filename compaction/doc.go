@@ -15,10 +15,10 @@
 //
 //	plan := compaction.Assess(infos, firstDirty, now, cfg)       // worth it? up to where?
 //	m.Reset()
-//	end, err := compaction.BuildMap(m, segs, plan.FirstDirty, plan.FirstUncleanable, cfg.DecompressLimit)
+//	end, err := compaction.BuildMapAborted(m, segs, plan.FirstDirty, plan.FirstUncleanable, cfg.DecompressLimit, aborted)
 //	for _, g := range compaction.Group(infos, end, segmentBytes, indexBytes) {
 //		out, stats, err := compaction.Clean(segs[g.Start:g.End], create,
-//			compaction.Round{Config: cfg, Map: m, End: end, Now: now})
+//			compaction.Round{Config: cfg, Map: m, End: end, Now: now, Aborted: aborted})
 //		// swap out in for segs[g.Start:g.End]
 //	}
 //	// the checkpoint becomes end
@@ -34,8 +34,8 @@
 //
 // A record survives if it lies at or past end, or if it has a key, is the
 // latest record of that key, and is not a tombstone past its delete
-// horizon. Key-less records below end are dropped; control batches
-// (transaction markers) are copied whole. Offsets never change: cleaning
+// horizon, and it is not in an aborted transaction. Key-less records below
+// end are dropped. Offsets never change: cleaning
 // leaves gaps, and batches keep their base and last offsets even when their
 // first or last records go, so readers advance by a batch's last offset,
 // not its last record's (as the javadoc of Kafka's DefaultRecordBatch.java
@@ -57,6 +57,20 @@
 // soon (KAFKA-8522). A consumer that reads the whole log within
 // DeleteRetention of the first cleaning sees every deletion.
 //
+// # Transactions
+//
+// The cleaner follows transactions as Kafka's does (LogCleaner.scala's
+// CleanedTransactionMetadata). The caller names the aborted transactions
+// (Round.Aborted, BuildMapAborted: the partition's .txnindex entries) and
+// keeps the cleaned range below the last stable offset, where every
+// transaction is complete. The batches of an aborted transaction are
+// dropped whole and never mapped, so an aborted record never supersedes a
+// committed one; the batches of committed transactions are data. A marker
+// (a control batch) stays while the cleaning meets records of its
+// transaction, an ABORT marker with its .txnindex entry, copied into the
+// cleaned segment; once it decides nothing it is stamped with a delete
+// horizon, as a tombstone is, and a cleaning after that drops it.
+//
 // # Keys
 //
 // The offset map (OffsetMap) identifies a key by its 64-bit xxhash and then
@@ -68,8 +82,7 @@
 //
 // # Caveats
 //
-// Transactions are not tracked: aborted transactional records are kept like
-// committed ones, and transaction markers are never removed. Compressed
+// Compressed
 // batches are read with Config.DecompressLimit, and a rebuilt one is
 // compressed again with its codec (at the codec's default level, as Kafka's
 // cleaner does). A batch whose records cannot be read here (a legacy magic

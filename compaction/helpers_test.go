@@ -135,14 +135,18 @@ func (l *testLog) clean(firstDirty int64, now time.Time, o roundOpts) (int64, St
 		o.outBytes = 2 * o.groupBytes
 	}
 	o.om.reset()
-	end, err := BuildMap(o.om, l.segs, firstDirty, l.active().Base(), 0)
+	var aborted []segment.AbortedTxn // what Partition.AbortedTxns gives
+	for _, s := range l.segs {
+		aborted = append(aborted, s.AbortedTxns()...)
+	}
+	end, err := BuildMapAborted(o.om, l.segs, firstDirty, l.active().Base(), 0, aborted)
 	require.NoError(l.tb, err)
 	create := l.creator(o.outBytes)
 	var total Stats
 	var segs []*segment.Segment
 	spans := Group(l.infos(), end, o.groupBytes, 0)
 	for _, g := range spans {
-		out, st, err := Clean(l.segs[g.Start:g.End], create, Round{Config: o.cfg, Map: o.om, End: end, Now: now})
+		out, st, err := Clean(l.segs[g.Start:g.End], create, Round{Config: o.cfg, Map: o.om, End: end, Now: now, Aborted: aborted})
 		require.NoError(l.tb, err)
 		total.Add(st)
 		for _, s := range l.segs[g.Start:g.End] {

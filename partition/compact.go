@@ -31,7 +31,12 @@ const (
 // renamed to .swap, the replaced segments renamed .deleted or overwritten by
 // rename, then the .swap files renamed into place. Readers are never
 // disturbed: they keep the old segments until they let go. The active
-// segment is never cleaned. It returns what the cleaning did; a partition
+// segment is never cleaned, nor anything at or past the last stable
+// offset. Transactions are cleaned as Kafka's cleaner cleans them: the
+// records of aborted transactions go (their keys never supersede a
+// committed record), committed ones are records like any other, and a
+// transaction's marker stays while records it decides do (see package
+// compaction). It returns what the cleaning did; a partition
 // that is not compacted, or not due, returns zero Stats.
 //
 // One cleaning runs at a time; appends, reads and retention go on meanwhile.
@@ -73,19 +78,27 @@ func (p *Partition) Compact(now time.Time, cfg compaction.Config) (compaction.St
 		return stats, err
 	}
 	plan := compaction.Assess(infos, max(firstDirty, start), now, cfg)
-	if !plan.Cleanable {
+	// Never past the last stable offset, as Kafka's
+	// LogCleanerManager.cleanableOffsets has it: below it every
+	// transaction is complete, so its batches are either aborted (named
+	// by a .txnindex) or data.
+	if lso := p.LastStableOffset(); plan.FirstUncleanable > lso {
+		plan.FirstUncleanable = max(lso, plan.FirstDirty)
+	}
+	if !plan.Cleanable || plan.FirstUncleanable <= plan.FirstDirty {
 		return stats, nil
 	}
+	aborted := p.AbortedTxns(start, p.EndOffset())
 	segs := make([]*segment.Segment, len(held))
 	for i, r := range held {
 		segs[i] = r.seg
 	}
 	m := cfg.NewOffsetMap()
-	end, err := compaction.BuildMap(m, segs, plan.FirstDirty, plan.FirstUncleanable, cfg.DecompressLimit)
+	end, err := compaction.BuildMapAborted(m, segs, plan.FirstDirty, plan.FirstUncleanable, cfg.DecompressLimit, aborted)
 	if err != nil {
 		return stats, fmt.Errorf("partition: compacting %s: %w", p.name, err)
 	}
-	round := compaction.Round{Config: cfg, Map: m, End: end, Now: now}
+	round := compaction.Round{Config: cfg, Map: m, End: end, Now: now, Aborted: aborted}
 	scfg := p.cfg.segmentConfig()
 	create := func(base int64) (*segment.Segment, error) {
 		return segment.CreateTemp(p.fsys, p.dir, base, segment.CleanedSuffix, scfg)
