@@ -108,7 +108,9 @@ func TestTxnIndexFilesFollowPartition(t *testing.T) {
 	p, m := memPartition(t, small(clock))
 	defer p.Close()
 	w := newTxnWriter(t, p)
-	path := func(base int64) string { return filepath.Join("topic-0", segment.FileName(base, segment.TxnIndexSuffix)) }
+	path := func(base int64) string {
+		return filepath.Join("topic-0", segment.FileName(base, segment.TxnIndexSuffix))
+	}
 	has := func(base int64) bool { _, err := m.Stat(path(base)); return err == nil }
 	w.write(1, 0, 1)
 	w.end(1, true)

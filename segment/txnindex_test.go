@@ -240,4 +240,3 @@ func unhexT(t *testing.T, s string) []byte {
 	require.NoError(t, err)
 	return b
 }
-
