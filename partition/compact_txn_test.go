@@ -37,9 +37,8 @@ func TestCompactAbortedValue(t *testing.T) {
 	b, err := log.EncodeBatch(nil, []log.Record{{Key: []byte("account"), Value: []byte("balance=-50")}},
 		log.BatchOptions{Idempotent: true, Transactional: true, ProducerID: 9, Now: clock.Now().UnixMilli()})
 	require.NoError(t, err)
-	first, err := p.AppendRawBatch(b)
+	_, err = p.AppendRawBatch(b) // as a Kafka client sends it
 	require.NoError(t, err)
-	w.first[9] = first
 	w.end(9, false)
 	for len(p.Segments()) < 3 {
 		_, err := p.Append([]log.Record{{Key: []byte("filler"), Value: make([]byte, 500)}})
@@ -69,4 +68,51 @@ func TestCompactAbortedValue(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, p.AbortedTxns(0, p.EndOffset()))
 	require.Equal(t, want, latestByKey(readIso(t, p, 0, ReadCommitted)))
+}
+
+// Compaction stops at the last stable offset: nothing from the first
+// record of an open transaction on is mapped, so no record is superseded
+// by one a reader cannot see yet; once the transaction commits, its
+// records are compacted as data.
+func TestCompactStopsAtLSO(t *testing.T) {
+	p, _, clock := compactedPartition(t)
+	defer p.Close()
+	w := newTxnWriter(t, p)
+	put := func(v string) {
+		_, err := p.Append([]log.Record{{Key: []byte("k-1-0"), Value: []byte(v)}})
+		require.NoError(t, err)
+	}
+	put("v0")
+	lso := w.write(1, 0, 1) // k-1-0 = p1-0, open
+	put("v2")
+	for len(p.Segments()) < 3 {
+		_, err := p.Append([]log.Record{{Key: []byte("filler"), Value: make([]byte, 500)}})
+		require.NoError(t, err)
+	}
+	require.Equal(t, lso, p.LastStableOffset())
+	_, err := p.Compact(clock.Now(), eager)
+	require.NoError(t, err)
+	var vals []string
+	for _, r := range readIso(t, p, 0, ReadUncommitted) {
+		if string(r.Key) == "k-1-0" {
+			vals = append(vals, string(r.Value))
+		}
+	}
+	require.Equal(t, []string{"v0", "p1-0", "v2"}, vals, "nothing at or past the LSO supersedes")
+
+	w.end(1, true)
+	for n := len(p.Segments()); len(p.Segments()) == n; {
+		_, err := p.Append([]log.Record{{Key: []byte("filler"), Value: make([]byte, 500)}})
+		require.NoError(t, err)
+	}
+	_, err = p.Compact(clock.Now(), eager)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"k-1-0": "v2"}, latestByKey(readIso(t, p, 0, ReadCommitted)))
+	vals = nil
+	for _, r := range readIso(t, p, 0, ReadUncommitted) {
+		if string(r.Key) == "k-1-0" {
+			vals = append(vals, string(r.Value))
+		}
+	}
+	require.Equal(t, []string{"v2"}, vals, "the committed record is data, superseded like any")
 }

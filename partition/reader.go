@@ -274,8 +274,15 @@ func (r *Reader) NextWait(ctx context.Context, rec *log.Record) error {
 // ErrClosed, ErrOutOfRange, corruption) and stops. A yielded record aliases
 // the iterator's buffer: it is valid only until the loop body returns.
 func (p *Partition) Records(ctx context.Context, offset int64) iter.Seq2[log.Record, error] {
+	return p.RecordsIsolation(ctx, offset, ReadUncommitted)
+}
+
+// RecordsIsolation is Records for a reader of level iso (see
+// NewReaderIsolation): under ReadCommitted it waits at the last stable
+// offset and yields no record of an aborted transaction.
+func (p *Partition) RecordsIsolation(ctx context.Context, offset int64, iso Isolation) iter.Seq2[log.Record, error] {
 	return func(yield func(log.Record, error) bool) {
-		r := p.NewReader(offset)
+		r := p.NewReaderIsolation(offset, iso)
 		defer r.Close()
 		var rec log.Record
 		for {

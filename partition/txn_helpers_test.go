@@ -36,14 +36,10 @@ func (w *txnWriter) write(pid int64, id, n int) int64 {
 	for i := range recs {
 		recs[i] = txnRec(pid, id+i)
 	}
-	b, err := log.EncodeBatch(nil, recs, log.BatchOptions{
-		Idempotent: true, Transactional: true, ProducerID: pid, BaseSequence: w.seq[pid],
-		Now: w.p.cfg.Now().UnixMilli(),
-	})
+	base, dup, err := w.p.AppendProduced(recs, ProducerBatch{ID: pid, Seq: w.seq[pid], Transactional: true}, log.None, 0)
 	require.NoError(w.t, err)
+	require.False(w.t, dup)
 	w.seq[pid] += int32(n)
-	base, err := w.p.AppendRawBatch(b)
-	require.NoError(w.t, err)
 	if _, open := w.first[pid]; !open {
 		w.first[pid] = base
 	}
@@ -54,20 +50,8 @@ func (w *txnWriter) write(pid int64, id, n int) int64 {
 // offset.
 func (w *txnWriter) end(pid int64, commit bool) int64 {
 	w.t.Helper()
-	typ := log.ControlAbort
-	if commit {
-		typ = log.ControlCommit
-	}
-	b, err := log.EncodeControlBatch(nil, typ, log.MarkerOptions{ProducerID: pid, Now: w.p.cfg.Now().UnixMilli()})
+	off, err := w.p.WriteMarker(pid, 0, commit, 0)
 	require.NoError(w.t, err)
-	off, err := w.p.AppendRawBatch(b)
-	require.NoError(w.t, err)
-	if first, open := w.first[pid]; open && !commit {
-		w.p.mu.Lock()
-		err = w.p.addAbortedMuLocked(AbortedTxn{ProducerID: pid, FirstOffset: first, LastOffset: off, LastStableOffset: first})
-		w.p.mu.Unlock()
-		require.NoError(w.t, err)
-	}
 	delete(w.first, pid)
 	return off
 }

@@ -50,7 +50,7 @@ func TestReadCommittedInterleaved(t *testing.T) {
 		}
 		require.Equal(t, want, values(readIso(t, p, from, ReadCommitted)), "from %d", from)
 	}
-	require.Equal(t, []AbortedTxn{{ProducerID: 1, FirstOffset: 0, LastOffset: 5, LastStableOffset: 0}}, p.AbortedTxns(0, p.EndOffset()))
+	require.Equal(t, []AbortedTxn{{ProducerID: 1, FirstOffset: 0, LastOffset: 5, LastStableOffset: 3}}, p.AbortedTxns(0, p.EndOffset()))
 	require.Empty(t, p.AbortedTxns(6, p.EndOffset()))
 	require.Len(t, p.AbortedTxns(5, 6), 1)
 	require.Empty(t, p.AbortedTxns(0, 0))
@@ -130,7 +130,7 @@ func TestTxnIndexFilesFollowPartition(t *testing.T) {
 	// Truncation below the second marker drops its entry (the file stays,
 	// empty), and the first segment's stays.
 	require.NoError(t, p.Truncate(abort2))
-	require.Equal(t, []AbortedTxn{{ProducerID: 1, FirstOffset: 2, LastOffset: abort, LastStableOffset: 2}}, p.AbortedTxns(0, p.EndOffset()))
+	require.Equal(t, []AbortedTxn{{ProducerID: 1, FirstOffset: 2, LastOffset: abort, LastStableOffset: abort + 1}}, p.AbortedTxns(0, p.EndOffset()))
 	if has(second) {
 		info, err := m.Stat(path(second))
 		require.NoError(t, err)
