@@ -363,14 +363,17 @@ func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader, cond conditi
 	if err != nil {
 		return appendResult{}, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
-	p.end.Store(last + 1)
-	if p.mu.keys != nil {
-		p.addRecordsMuLocked(p.mu.keys, base, records, batch, h)
-	}
 	if h.ProducerID != noProducer {
+		// Before the end moves: a reader that sees the batch must see the
+		// transaction it opens (the last stable offset stays below it) and
+		// the .txnindex entry of the transaction an ABORT ends.
 		if err := p.applyProducerMuLocked(op, h); err != nil {
 			return appendResult{}, p.failMuLocked(err)
 		}
+	}
+	p.end.Store(last + 1)
+	if p.mu.keys != nil {
+		p.addRecordsMuLocked(p.mu.keys, base, records, batch, h)
 	}
 	return appendResult{base: base}, nil
 }
