@@ -15,6 +15,9 @@ import (
 // checked against the partition's producer state) and by one with
 // DisableIdempotence, in the same run, with Flush at the end inside the
 // timing; beside them AppendTo of one record per call, the plain append.
+// cpu-ns/op is the CPU time the process used per record (all its
+// goroutines), which other processes on a shared machine stretch less
+// than the wall-clock time.
 //
 //	go test -run '^$' -bench BenchmarkIdempotentProducer -count 6 . | tee new.txt
 func BenchmarkIdempotentProducer(b *testing.B) {
@@ -38,6 +41,7 @@ func BenchmarkIdempotentProducer(b *testing.B) {
 		b.SetBytes(int64(len(recs[0].Key) + len(recs[0].Value)))
 		b.ReportAllocs()
 		b.ResetTimer()
+		cpu0, cpuOK := processCPU()
 		var wg sync.WaitGroup
 		errs := make(chan error, g)
 		for w := range g {
@@ -56,11 +60,15 @@ func BenchmarkIdempotentProducer(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
+		cpu1, _ := processCPU()
 		close(errs)
 		for err := range errs {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		if cpuOK {
+			b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+		}
 	}
 	for _, g := range []int{1, 8} {
 		for _, idem := range []bool{true, false} {
