@@ -16,7 +16,8 @@
 // Read, Fetch (which waits for records), Get and GetInto (one record by offset), the Scan
 // iterator (up to the end offset as of the call) or the Records iterator
 // (which tails the partition). A Producer batches many small
-// appends as Kafka's producer does (package typed encodes Go values for it,
+// appends as Kafka's producer does, idempotent by default: its retries
+// never write a batch twice (package typed encodes Go values for it,
 // and decodes them from a partition); a Consumer reads as a member of a
 // consumer group, whose partitions an Assignor shares (RangeAssignor,
 // RoundRobinAssignor, StickyAssignor), and commits its offsets. Retention and compaction run in
