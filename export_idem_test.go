@@ -13,3 +13,12 @@ const ProducerIDsFile = producerIDsFile
 // (nil for a batch appended): an error for a batch that was appended is a
 // lost answer. Set it before the first Produce.
 func SetAfterAppend(p *Producer, fn func(error) error) { p.afterAppend = fn }
+
+// SetProducerEpoch moves p to epoch (at least 1), its sequences at 0, as
+// if failures had moved it there. Call it with nothing buffered.
+func SetProducerEpoch(p *Producer, epoch int16) {
+	p.mu.Lock()
+	p.mu.epoch = epoch - 1
+	p.mu.Unlock()
+	p.newEpoch(nil)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math"
 	"path"
 	"slices"
 	"strings"
@@ -382,4 +383,31 @@ func TestProducerCrashAtEveryOperation(t *testing.T) {
 			require.NoError(t, p.Close(), "k=%d", k)
 		})
 	}
+}
+
+// TestProducerLastEpoch: a producer at the last epoch (math.MaxInt16)
+// whose batch fails for good takes a new producer id, at epoch 0.
+func TestProducerLastEpoch(t *testing.T) {
+	s, m := idemStore(t, strata.TopicConfig{})
+	var armed atomic.Bool
+	m.SetInjector(failLogWrites(1, &armed))
+	p := s.Producer(strata.ProducerOptions{Linger: -1, DeliveryTimeout: -1})
+	defer p.Close()
+	_, err := p.ProduceSync(ctx, "t", value100(0))
+	require.NoError(t, err)
+	strata.SetProducerEpoch(p, math.MaxInt16)
+	_, err = p.ProduceSync(ctx, "t", value100(1))
+	require.NoError(t, err)
+	armed.Store(true)
+	_, err = p.ProduceSync(ctx, "t", value100(2))
+	require.ErrorIs(t, err, vfs.ErrInjected)
+	_, err = p.ProduceSync(ctx, "t", value100(3))
+	require.NoError(t, err)
+	hs := batchHeaders(t, m, 0)
+	require.Len(t, hs, 3)
+	require.Equal(t, int16(math.MaxInt16), hs[1].ProducerEpoch)
+	require.Equal(t, hs[0].ProducerID, hs[1].ProducerID)
+	require.NotEqual(t, hs[1].ProducerID, hs[2].ProducerID, "a new producer id")
+	require.Equal(t, int16(0), hs[2].ProducerEpoch)
+	require.Equal(t, int32(0), hs[2].BaseSequence)
 }
