@@ -25,8 +25,8 @@ func latestByKey(recs []log.Record) map[string]string {
 // not replace, at both isolation levels; a committed transaction's records
 // are compacted as data.
 func TestCompactAbortedValue(t *testing.T) {
-	p, _, clock := compactedPartition(t)
-	defer p.Close()
+	p, m, clock := compactedPartition(t)
+	defer func() { p.Close() }()
 	w := newTxnWriter(t, p)
 	_, err := p.Append([]log.Record{{Key: []byte("account"), Value: []byte("balance=100")}})
 	require.NoError(t, err)
@@ -57,9 +57,21 @@ func TestCompactAbortedValue(t *testing.T) {
 			require.NotEqual(t, "balance=-50", string(r.Value), "%v: the aborted value is gone", iso)
 		}
 	}
+	// The cleaned segment holds the marker's .txnindex entry, swapped in
+	// with it, and kept across a reopen.
+	entries := p.AbortedTxns(0, p.EndOffset())
+	require.Len(t, entries, 1, "kept with its marker for this cleaning")
+	require.Equal(t, entries, p.state.Load().segs[0].seg.AbortedTxns())
+	require.NoError(t, p.Close())
+	cfg := small(clock)
+	cfg.Compacted = true
+	p, err = Open(m, "topic-0", cfg, true)
+	require.NoError(t, err)
+	require.Equal(t, entries, p.AbortedTxns(0, p.EndOffset()))
+	require.Equal(t, want, latestByKey(readIso(t, p, 0, ReadCommitted)))
+
 	// Once the aborted record is gone its marker is not needed, and goes
 	// after its delete horizon with its .txnindex entry.
-	require.Len(t, p.AbortedTxns(0, p.EndOffset()), 1, "kept with its marker for this cleaning")
 	for n := len(p.Segments()); len(p.Segments()) == n; {
 		_, err := p.Append([]log.Record{{Key: []byte("filler"), Value: make([]byte, 500)}})
 		require.NoError(t, err)

@@ -3,6 +3,7 @@ package partition
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -176,5 +177,67 @@ func TestReadCommittedConcurrentWriter(t *testing.T) {
 	for i, r := range res.got {
 		require.Equal(t, offs[i], r.Offset)
 		require.Equal(t, committed[offs[i]], string(r.Value))
+	}
+}
+
+// Many transactions over more offsets than a reader looks up at a time,
+// one aborted transaction spanning them all: ReadCommitted from any offset
+// returns the committed records after it, in large segments and small.
+func TestReadCommittedManyWindows(t *testing.T) {
+	for _, segBytes := range []int64{0, 64 << 10} {
+		t.Run(fmt.Sprint("segment=", segBytes), func(t *testing.T) {
+			cfg := small(newClock())
+			cfg.SegmentBytes = segBytes
+			if segBytes == 0 {
+				cfg.SegmentBytes = DefaultSegmentBytes
+			}
+			cfg.IndexIntervalBytes = 4096
+			p, _ := memPartition(t, cfg)
+			defer p.Close()
+			w := newTxnWriter(t, p)
+			committed := map[int64]bool{}
+			for i := range 5000 {
+				pid := int64(i % 3)
+				base := w.write(pid, i, 2)
+				commit := i%7 != 0
+				if commit {
+					committed[base], committed[base+1] = true, true
+				}
+				w.end(pid, commit)
+				if i%100 == 0 {
+					w.write(99, i, 1) // the long one, aborted at the end
+				}
+			}
+			w.end(99, false)
+			require.Greater(t, p.EndOffset(), int64(3*txnWindow))
+			offs := slices.Sorted(maps.Keys(committed))
+			for _, from := range []int64{0, 1, 2, 3, 4095, 4096, 4097, 5000, 8191, 8192, 9000, 12289, p.EndOffset() - 1} {
+				got := readIso(t, p, from, ReadCommitted)
+				i, _ := slices.BinarySearch(offs, from)
+				require.Len(t, got, len(offs)-i, "from %d", from)
+				for j, r := range got {
+					require.Equal(t, offs[i+j], r.Offset, "from %d", from)
+				}
+			}
+			// A reader moved about with SetOffset.
+			r := p.NewReaderIsolation(0, ReadCommitted)
+			defer r.Close()
+			x := uint64(7)
+			for range 300 {
+				x = x*6364136223846793005 + 1442695040888963407
+				from := int64(x>>1) % p.EndOffset()
+				r.SetOffset(from)
+				var rec log.Record
+				ok, err := r.Next(&rec)
+				require.NoError(t, err)
+				i, _ := slices.BinarySearch(offs, from)
+				if i == len(offs) {
+					require.False(t, ok)
+					continue
+				}
+				require.True(t, ok)
+				require.Equal(t, offs[i], rec.Offset, "from %d", from)
+			}
+		})
 	}
 }

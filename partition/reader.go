@@ -138,7 +138,7 @@ func (r *Reader) Next(rec *log.Record) (bool, error) {
 		if err != nil || batch == nil {
 			return false, err
 		}
-		if r.iso == ReadCommitted && (h.IsTransactional() || h.IsControl()) && r.txn.aborted(r.p, h, r.limit) {
+		if r.iso == ReadCommitted && (h.IsTransactional() || h.IsControl()) && r.txn.aborted(r.p, h, r.limit, r.ref.seg.NextOffset()) {
 			r.next = max(r.next, h.NextOffset())
 			continue
 		}

@@ -43,16 +43,26 @@ func (p *Partition) addAbortedMuLocked(t AbortedTxn) error {
 // first that holds a transaction aborted when the last stable offset had
 // reached upto (none later can start below it). The slice is the caller's.
 func (p *Partition) AbortedTxns(from, upto int64) []AbortedTxn {
+	return p.appendAbortedTxns(nil, from, upto)
+}
+
+// appendAbortedTxns appends to out what AbortedTxns returns.
+func (p *Partition) appendAbortedTxns(out []AbortedTxn, from, upto int64) []AbortedTxn {
 	if upto <= from {
-		return nil
+		return out
 	}
 	segs := p.state.Load().segs
 	i := max(0, sort.Search(len(segs), func(i int) bool { return segs[i].seg.Base() > from })-1)
-	var out []AbortedTxn
-	for _, r := range segs[i:] {
+	for k, r := range segs[i:] {
+		list := r.seg.AbortedTxns()
+		if k == 0 {
+			// By rising last offset: those ending before from are of no
+			// interest.
+			list = list[sort.Search(len(list), func(j int) bool { return list[j].LastOffset >= from }):]
+		}
 		done := false
-		for _, t := range r.seg.AbortedTxns() {
-			if t.LastOffset >= from && t.FirstOffset < upto {
+		for _, t := range list {
+			if t.FirstOffset < upto {
 				out = append(out, t)
 			}
 			if t.LastStableOffset >= upto {
