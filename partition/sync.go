@@ -86,9 +86,14 @@ func (p *Partition) syncOnce() error {
 	if err := p.flushSealedSyncMuLocked(pending, active.seg.Base()); err != nil {
 		return err
 	}
-	// Only the .log needs the fsync: the active segment's indexes are
-	// rebuilt by recovery after a crash, and its roll syncs them.
+	// The .log needs the fsync, and the .txnindex if a transaction aborted
+	// since the last one (recovery cannot rebuild it from this segment
+	// alone); the active segment's offset and time indexes are rebuilt by
+	// recovery after a crash, and its roll syncs them.
 	err := active.seg.SyncLog()
+	if err == nil {
+		err = active.seg.SyncTxnIndex()
+	}
 	p.countFsync()
 	if err != nil {
 		return p.fail(fmt.Errorf("fsync failed, unsynced records may be lost: %w", err))

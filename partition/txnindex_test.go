@@ -150,3 +150,25 @@ func TestTxnIndexFilesFollowPartition(t *testing.T) {
 	require.Error(t, err, "no reader held it: unlinked")
 	require.Empty(t, p.AbortedTxns(0, p.EndOffset()))
 }
+
+// Under SyncAlways an ABORT is durable with its .txnindex entry when
+// WriteMarker returns: after a power cut, read_committed readers still
+// skip the transaction.
+func TestTxnIndexDurableWithMarker(t *testing.T) {
+	clock := newClock()
+	cfg := small(clock)
+	cfg.Sync = SyncAlways
+	p, m := memPartition(t, cfg)
+	w := newTxnWriter(t, p)
+	plain(t, p, "n0")
+	w.write(1, 0, 2)
+	w.end(1, false)
+	plain(t, p, "n1")
+	after := m.Crash()
+	p2, err := Open(after, "topic-0", cfg, false)
+	require.NoError(t, err)
+	defer p2.Close()
+	require.Equal(t, p.EndOffset(), p2.EndOffset())
+	require.Len(t, p2.AbortedTxns(0, p2.EndOffset()), 1)
+	require.Equal(t, []string{"n0", "n1"}, values(readIso(t, p2, 0, ReadCommitted)))
+}

@@ -351,7 +351,7 @@ func (s *Segment) Sync() error {
 	if err := s.times.Sync(); err != nil {
 		return fmt.Errorf("segment: %w: %w", ErrSync, err)
 	}
-	return s.syncTxns()
+	return s.SyncTxnIndex()
 }
 
 // Seal ends appends: it writes the final time-index entry and trims both

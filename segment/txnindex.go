@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/stratalog/strata/vfs"
@@ -57,11 +58,29 @@ func (t AbortedTxn) appendTo(b []byte) []byte {
 // appends past the length readers see, or replaces the slice.
 type txnIndex struct {
 	path    string
-	file    vfs.File // nil while there is no file
 	entries atomic.Pointer[[]AbortedTxn]
 	bytes   int64 // whole entries in the file
-	dirty   bool  // written since the last Sync
 	damage  error // what loading found wrong (Open fails, Recover cuts it)
+
+	// mu guards file and dirty, for SyncTxnIndex, which runs beside the
+	// writer; the writer changes them under it.
+	mu    sync.Mutex
+	file  vfs.File // nil while there is no file
+	dirty bool     // written since the last fsync
+}
+
+// set sets the file, and dirty.
+func (x *txnIndex) set(f vfs.File, dirty bool) {
+	x.mu.Lock()
+	x.file, x.dirty = f, dirty
+	x.mu.Unlock()
+}
+
+// markDirty records a write not yet fsynced.
+func (x *txnIndex) markDirty() {
+	x.mu.Lock()
+	x.dirty = true
+	x.mu.Unlock()
 }
 
 // openTxnIndex opens the segment's .txnindex if there is one (with create,
@@ -85,7 +104,7 @@ func (s *Segment) openTxnIndex(create bool) error {
 	if err != nil {
 		return fmt.Errorf("segment: opening %s: %w", x.path, err)
 	}
-	x.file = f
+	x.set(f, false)
 	size, err := f.Size()
 	if err != nil {
 		return fmt.Errorf("segment: %s: %w", x.path, err)
@@ -143,7 +162,8 @@ func (s *Segment) createTxnFile() error {
 	if err != nil {
 		return fmt.Errorf("segment: creating %s: %w", x.path, err)
 	}
-	x.file, x.bytes = f, 0
+	x.set(f, false)
+	x.bytes = 0
 	return nil
 }
 
@@ -192,7 +212,7 @@ func (s *Segment) AppendAbortedTxn(t AbortedTxn) error {
 		return fmt.Errorf("segment: writing %s: %w", x.path, err)
 	}
 	x.bytes += AbortedTxnSize
-	x.dirty = true
+	x.markDirty()
 	var list []AbortedTxn
 	if i == len(old) {
 		list = append(old, t) // past what readers see, or a new array
@@ -208,17 +228,23 @@ func (s *Segment) AppendAbortedTxn(t AbortedTxn) error {
 	return nil
 }
 
-// syncTxns fsyncs the .txnindex if entries were written since the last
-// call.
-func (s *Segment) syncTxns() error {
+// SyncTxnIndex fsyncs the segment's .txnindex if entries were written
+// since its last fsync; a failure is ErrSync. It is safe to call while
+// another goroutine appends, as SyncLog is: the entries written before the
+// call are durable when it returns. Sync does it too.
+func (s *Segment) SyncTxnIndex() error {
 	x := &s.txns
-	if x.file == nil || !x.dirty {
+	x.mu.Lock()
+	f, dirty := x.file, x.dirty
+	x.dirty = false
+	x.mu.Unlock()
+	if f == nil || !dirty {
 		return nil
 	}
-	if err := x.file.Sync(); err != nil {
+	if err := f.Sync(); err != nil {
+		x.markDirty()
 		return fmt.Errorf("segment: syncing %s: %w: %w", x.path, ErrSync, err)
 	}
-	x.dirty = false
 	return nil
 }
 
@@ -248,7 +274,8 @@ func (s *Segment) truncateTxns(offset int64) error {
 		if err := x.file.Truncate(int64(len(buf))); err != nil {
 			return fmt.Errorf("segment: truncating %s: %w", x.path, err)
 		}
-		x.bytes, x.dirty = int64(len(buf)), true
+		x.bytes = int64(len(buf))
+		x.markDirty()
 	}
 	list := slices.Clone(old[:n])
 	x.entries.Store(&list)
