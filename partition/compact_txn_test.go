@@ -1,11 +1,13 @@
 package partition
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/vfs"
 )
 
 // latestByKey returns the value of each key's last record in recs, the
@@ -127,4 +129,63 @@ func TestCompactStopsAtLSO(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"v2"}, vals, "the committed record is data, superseded like any")
+}
+
+// A crash at any write, fsync, rename or removal of a compaction over
+// transactions leaves a partition whose read_committed readers see no
+// aborted record and the latest committed value of every key, and whose
+// .txnindex still names every aborted record left.
+func TestCrashDuringCompactionWithTransactions(t *testing.T) {
+	ops := []vfs.Op{vfs.OpWrite, vfs.OpWriteMap, vfs.OpAllocate, vfs.OpSync, vfs.OpSyncDir, vfs.OpRename, vfs.OpRemove, vfs.OpCreate, vfs.OpTruncate, vfs.OpSyncMap}
+	build := func() (*Partition, *vfs.Mem, *fakeClock, map[string]string, map[string]bool) {
+		p, m, clock := compactedPartition(t)
+		w := newTxnWriter(t, p)
+		latest, aborted := map[string]string{}, map[string]bool{}
+		for i := range 60 {
+			pid := int64(i % 3)
+			w.write(pid, i, 2)
+			commit := i%4 != 1
+			for _, n := range []int{i, i + 1} {
+				r := txnRec(pid, n)
+				if commit {
+					latest[string(r.Key)] = string(r.Value)
+				} else {
+					aborted[string(r.Value)] = true
+				}
+			}
+			w.end(pid, commit)
+			v := fmt.Sprint("plain-", i)
+			_, err := p.Append([]log.Record{{Key: []byte("plain"), Value: []byte(v)}})
+			require.NoError(t, err)
+			latest["plain"] = v
+		}
+		require.NoError(t, p.Sync())
+		return p, m, clock, latest, aborted
+	}
+	p, m, clock, _, _ := build()
+	before := opsIn(m, ops)
+	st, err := p.Compact(clock.Now(), eager)
+	require.NoError(t, err)
+	require.Positive(t, st.Aborted)
+	total := opsIn(m, ops) - before
+	require.Positive(t, total)
+
+	for k := 0; k <= total; k++ {
+		p, m, clock, latest, aborted := build()
+		end := p.EndOffset()
+		m.SetInjector(vfs.FailAfter(k, ops...))
+		_, _ = p.Compact(clock.Now(), eager)
+		after := m.Crash()
+		cfg := small(clock)
+		cfg.Compacted = true
+		p2, err := Open(after, "topic-0", cfg, false)
+		require.NoError(t, err, "k=%d", k)
+		require.Equal(t, end, p2.EndOffset(), "k=%d", k)
+		recs := readIso(t, p2, 0, ReadCommitted)
+		for _, r := range recs {
+			require.False(t, aborted[string(r.Value)], "k=%d: aborted %s read committed", k, r.Value)
+		}
+		require.Equal(t, latest, latestByKey(recs), "k=%d", k)
+		require.NoError(t, p2.Close())
+	}
 }
