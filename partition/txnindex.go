@@ -18,6 +18,9 @@ type AbortedTxn = segment.AbortedTxn
 // recorded (a marker replayed while rebuilding producer state) is not
 // recorded twice. The caller holds mu; read_committed readers see the
 // entry before the caller moves the last stable offset past t.FirstOffset.
+// The active segment's entries are fsynced with its .log (by the group
+// commit, a roll or Close); an entry added to a sealed segment, which only
+// a replay of the log adds, is fsynced at once.
 func (p *Partition) addAbortedMuLocked(t AbortedTxn) error {
 	st := p.state.Load()
 	var segs []*segRef
@@ -29,8 +32,16 @@ func (p *Partition) addAbortedMuLocked(t AbortedTxn) error {
 		return fmt.Errorf("partition: aborted transaction of producer %d ending at %d, below %s's first segment: %w",
 			t.ProducerID, t.LastOffset, p.name, segment.ErrInvalidBatch)
 	}
-	if err := segs[i].seg.AppendAbortedTxn(t); err != nil {
+	seg := segs[i].seg
+	if err := seg.AppendAbortedTxn(t); err != nil {
 		return fmt.Errorf("partition: %s: %w", p.name, err)
+	}
+	if i < len(segs)-1 {
+		// A sealed segment (a marker replayed after a crash): nothing else
+		// fsyncs it again.
+		if err := seg.SyncTxnIndex(); err != nil {
+			return fmt.Errorf("partition: %s: %w", p.name, err)
+		}
 	}
 	return nil
 }

@@ -172,3 +172,42 @@ func TestTxnIndexDurableWithMarker(t *testing.T) {
 	require.Len(t, p2.AbortedTxns(0, p2.EndOffset()), 1)
 	require.Equal(t, []string{"n0", "n1"}, values(readIso(t, p2, 0, ReadCommitted)))
 }
+
+// An entry replayed into a sealed segment (the producer state rebuilt from
+// the log after a crash) is not written twice, and is durable at once.
+func TestTxnIndexReplayIntoSealedSegment(t *testing.T) {
+	clock := newClock()
+	cfg := small(clock)
+	p, m := memPartition(t, cfg)
+	w := newTxnWriter(t, p)
+	w.write(1, 0, 1)
+	w.end(1, false)
+	for len(p.Segments()) < 2 {
+		plain(t, p, "filler-filler-filler-filler-filler-filler-filler-filler-filler-filler-filler-filler")
+	}
+	entries := p.AbortedTxns(0, p.EndOffset())
+	require.Len(t, entries, 1)
+	replay := func(p *Partition) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		require.NoError(t, p.addAbortedMuLocked(entries[0]))
+	}
+	replay(p)
+	require.Equal(t, entries, p.AbortedTxns(0, p.EndOffset()), "not twice")
+	require.NoError(t, p.Close())
+
+	// The entry lost, then replayed: it survives a crash of the OS.
+	path := filepath.Join("topic-0", segment.FileName(0, segment.TxnIndexSuffix))
+	require.NoError(t, m.Remove(path))
+	require.NoError(t, m.SyncDir("topic-0"))
+	p, err := Open(m, "topic-0", cfg, true)
+	require.NoError(t, err)
+	require.Empty(t, p.AbortedTxns(0, p.EndOffset()))
+	replay(p)
+	after := m.Crash()
+	p2, err := Open(after, "topic-0", cfg, true)
+	require.NoError(t, err)
+	require.Equal(t, entries, p2.AbortedTxns(0, p2.EndOffset()))
+	require.NoError(t, p2.Close())
+	_ = p.Close() // its file system crashed
+}
