@@ -63,6 +63,7 @@ var lowerSentinels = map[string]lowerSentinel{
 	"partition.ErrBatchTooLarge":        {partition.ErrBatchTooLarge, strata.ErrBatchTooLarge, ""},
 	"partition.ErrClosed":               {partition.ErrClosed, strata.ErrClosed, ""},
 	"partition.ErrCorruptCheckpoint":    {partition.ErrCorruptCheckpoint, strata.ErrCorrupt, ""},
+	"partition.ErrCorruptSnapshot":      {partition.ErrCorruptSnapshot, strata.ErrCorrupt, ""},
 	"partition.ErrEmptyBatch":           {partition.ErrEmptyBatch, strata.ErrNoRecords, ""},
 	"partition.ErrInvalidConfig":        {partition.ErrInvalidConfig, strata.ErrInvalidConfig, ""},
 	"partition.ErrNoKey":                {partition.ErrNoKey, strata.ErrNoKey, ""},

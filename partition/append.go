@@ -427,6 +427,7 @@ func (p *Partition) rollMuLocked(base int64) error {
 	if old.acquire() {
 		p.mu.pending = append(p.mu.pending, old)
 	}
+	p.takeSnapshotMuLocked()
 	select {
 	case p.rolled <- struct{}{}:
 	default: // a flush is already due

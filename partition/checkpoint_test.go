@@ -159,8 +159,9 @@ func TestGarbledSwapEnd(t *testing.T) {
 }
 
 // TestCheckpointTempsRemovedAtOpen: Open removes the temporary files of its
-// own checkpoints that a failed or interrupted write left, and nothing else
-// (Kafka's files stay).
+// own checkpoints and snapshots that a failed or interrupted write left,
+// and a snapshot that fails its checks, and nothing else (Kafka's other
+// files stay).
 func TestCheckpointTempsRemovedAtOpen(t *testing.T) {
 	p, m := memPartition(t, small(newClock()))
 	appendIDs(t, p, 0, 1)
@@ -169,10 +170,13 @@ func TestCheckpointTempsRemovedAtOpen(t *testing.T) {
 	for _, name := range checkpointNames {
 		ours = append(ours, name+vfs.TempSuffix)
 	}
+	// A producer snapshot's temporary file, and a snapshot that fails its
+	// checks, go too.
+	ours = append(ours, segment.FileName(0, snapshotSuffix+vfs.TempSuffix), segment.FileName(2, snapshotSuffix))
 	theirs := []string{
 		"partition.metadata", "partition.metadata.tmp",
 		"leader-epoch-checkpoint", "leader-epoch-checkpoint.tmp",
-		segment.FileName(0, ".snapshot"), segment.FileName(0, ".txnindex"),
+		segment.FileName(0, ".txnindex"),
 		"notes.tmp",
 	}
 	for _, name := range append(ours, theirs...) {

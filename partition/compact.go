@@ -67,6 +67,7 @@ func (p *Partition) Compact(now time.Time, cfg compaction.Config) (compaction.St
 		infos[i] = compaction.Info(r.seg)
 	}
 	start := p.start.Load()
+	live := p.liveProducerOffsetsMuLocked()
 	p.mu.Unlock()
 	defer releaseAll(held)
 	if len(held) != len(all)-1 {
@@ -98,7 +99,7 @@ func (p *Partition) Compact(now time.Time, cfg compaction.Config) (compaction.St
 	if err != nil {
 		return stats, fmt.Errorf("partition: compacting %s: %w", p.name, err)
 	}
-	round := compaction.Round{Config: cfg, Map: m, End: end, Now: now, Aborted: aborted}
+	round := compaction.Round{Config: cfg, Map: m, End: end, Now: now, Aborted: aborted, ProducerLastOffsets: live}
 	scfg := p.cfg.segmentConfig()
 	create := func(base int64) (*segment.Segment, error) {
 		return segment.CreateTemp(p.fsys, p.dir, base, segment.CleanedSuffix, scfg)

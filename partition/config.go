@@ -11,15 +11,16 @@ import (
 
 // Defaults for Config's zero fields, Kafka's where Kafka has one.
 const (
-	DefaultSegmentBytes       = 1 << 30               // segment.bytes
-	DefaultSegmentAge         = 7 * 24 * time.Hour    // segment.ms
-	DefaultMaxBatchBytes      = 1 << 20               // max.message.bytes (Kafka: 1 MiB + 12)
-	DefaultIndexIntervalBytes = 4096                  // index.interval.bytes
-	DefaultMaxIndexBytes      = 10 << 20              // segment.index.bytes
-	DefaultSyncInterval       = time.Second           // SyncEvery's default
-	DefaultMaxTimestampSkew   = time.Hour             // message.timestamp.after.max.ms (Kafka 4.0)
-	minSegmentBytes           = log.BatchHeaderSize   // room for one empty batch
-	maxSegmentBytes           = segment.MaxBytesLimit // index positions are int32
+	DefaultSegmentBytes         = 1 << 30               // segment.bytes
+	DefaultSegmentAge           = 7 * 24 * time.Hour    // segment.ms
+	DefaultMaxBatchBytes        = 1 << 20               // max.message.bytes (Kafka: 1 MiB + 12)
+	DefaultIndexIntervalBytes   = 4096                  // index.interval.bytes
+	DefaultMaxIndexBytes        = 10 << 20              // segment.index.bytes
+	DefaultSyncInterval         = time.Second           // SyncEvery's default
+	DefaultMaxTimestampSkew     = time.Hour             // message.timestamp.after.max.ms (Kafka 4.0)
+	DefaultProducerIDExpiration = 24 * time.Hour        // producer.id.expiration.ms
+	minSegmentBytes             = log.BatchHeaderSize   // room for one empty batch
+	maxSegmentBytes             = segment.MaxBytesLimit // index positions are int32
 )
 
 // SyncMode says when appended records are fsynced.
@@ -162,6 +163,14 @@ type Config struct {
 	// that must be whole (its internal offsets topic) with it. Default
 	// false.
 	RecoverAll bool
+	// ProducerIDExpiration is how long the partition remembers a producer
+	// (AppendProduced) after its last batch or marker, by that batch's max
+	// timestamp: EnforceRetention and ExpireProducers, and Open, forget a
+	// producer idle for longer, unless it has a transaction open. A
+	// forgotten producer may start again at any sequence, and its retries
+	// are no longer recognised. Default 24 hours (Kafka's
+	// producer.id.expiration.ms); negative is ErrInvalidConfig.
+	ProducerIDExpiration time.Duration
 	// Now is the clock, for timestamps and for tests. Default time.Now.
 	Now func() time.Time
 	// Logger receives recovery reports. Default slog.Default().
@@ -198,6 +207,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.ProducerIDExpiration == 0 {
+		c.ProducerIDExpiration = DefaultProducerIDExpiration
+	}
 	if err := c.Sync.Validate(); err != nil {
 		return c, err
 	}
@@ -205,6 +217,8 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.SegmentBytes < minSegmentBytes || c.SegmentBytes > maxSegmentBytes:
 		return c, fmt.Errorf("partition: segment bytes %d out of range [%d, %d]: %w", c.SegmentBytes, minSegmentBytes, maxSegmentBytes, ErrInvalidConfig)
+	case c.ProducerIDExpiration < 0:
+		return c, fmt.Errorf("partition: producer id expiration %v is negative: %w", c.ProducerIDExpiration, ErrInvalidConfig)
 	case c.SegmentAge < 0:
 		return c, fmt.Errorf("partition: segment age %v is negative: %w", c.SegmentAge, ErrInvalidConfig)
 	case c.MaxBatchBytes < minSegmentBytes || int64(c.MaxBatchBytes) > c.SegmentBytes:

@@ -27,6 +27,19 @@
 // call — and a larger one is written with one pwrite (see
 // Config.WriteCalls).
 //
+// # Producers
+//
+// A batch stamped with a producer id (AppendProduced, or a Kafka client's
+// batch given to AppendRawBatch) is checked against the producer's state
+// under the append lock, as a Kafka broker checks it: a retry of one of
+// the producer's last 5 batches is answered with its original offset and
+// writes nothing, an older epoch is ErrProducerFenced, a gap in its
+// sequence ErrOutOfOrderSequence. WriteMarker ends a producer's
+// transaction with a COMMIT or ABORT marker, and LastStableOffset stays at
+// the first offset of the oldest transaction still open. The state is
+// kept in Kafka's <offset>.snapshot files, taken at each roll and at Close,
+// and Open loads the latest and reads the log after it.
+//
 // # Durability
 //
 //   - Append returns after the batch is written to the OS: it survives a

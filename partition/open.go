@@ -38,6 +38,14 @@ import (
 // error) fails Open instead, since distrusting a start offset would bring
 // deleted records back. Temporary files that an interrupted checkpoint
 // write left are removed.
+//
+// The producer state (see AppendProduced) comes from the latest producer
+// snapshot at or below the end of the log, and the log after it; a
+// snapshot past the end, or one that fails its checks, is removed (the
+// latter logged) and the one before it used. A clean open without any
+// snapshot takes the state for empty without reading the log (as Kafka
+// does on an upgrade); one after a crash reads the whole log. Producers
+// idle for longer than Config.ProducerIDExpiration are forgotten.
 func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -124,6 +132,10 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	p.start.Store(max(start, segs[0].seg.Base()))
 	p.end.Store(active.seg.NextOffset())
 	p.synced.Store(active.seg.NextOffset())
+	if err := p.loadProducersMuLocked(clean, !clean); err != nil {
+		releaseAll(segs)
+		return nil, err
+	}
 	if !clean || rpLost || rolled {
 		// Everything below the active segment is now checked and synced.
 		// A checkpoint that cannot be written (a full disk) stays due, as
@@ -155,7 +167,7 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, err error)
 	var indexes, cleaned, swapFiles []string
 	changed := false
 	for _, name := range names {
-		if checkpointTemp(name) {
+		if checkpointTemp(name) || snapshotTemp(name) {
 			// A checkpoint write that failed or crashed left it; the
 			// checkpoint itself is whole, old or new. Best effort: a file
 			// left behind is in nobody's way.
@@ -257,6 +269,7 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, err error)
 			return nil, nil, fmt.Errorf("partition: syncing %s: %w", p.name, err)
 		}
 	}
+	p.mu.snaps = snapshotOffsets(names)
 	bases = make([]int64, 0, len(logs))
 	for b := range logs {
 		bases = append(bases, b)

@@ -68,6 +68,11 @@ type Partition struct {
 		// producers is what the partition knows of the producers that
 		// wrote to it (AppendProduced, WriteMarker).
 		producers producerState
+		// snaps are the offsets of the producer state snapshots in the
+		// directory, in order; pendingSnaps those taken at rolls, to be
+		// written once the segments below them are synced.
+		snaps        []int64
+		pendingSnaps []pendingSnapshot
 	}
 	state atomic.Pointer[state] // stored with mu held
 	start atomic.Int64          // first retained offset; stored with mu held
@@ -231,7 +236,9 @@ func (p *Partition) Segments() []SegmentInfo {
 
 // Close stops the background flusher, seals and fsyncs the active segment
 // (under SyncNever it writes it out to the OS without an fsync),
-// checkpoints the recovery point past it, and closes every segment (a
+// checkpoints the recovery point past it, writes a producer state snapshot
+// at the end offset (unless there is one, or the partition has had no
+// producer and has no snapshot), and closes every segment (a
 // segment a reader still holds closes when the reader lets go). A
 // checkpoint that cannot be written is logged, not returned: what Close
 // promises is synced, and an earlier recovery point only makes recovery
@@ -272,6 +279,7 @@ func (p *Partition) Close() error {
 			p.publishSynced(p.end.Load())
 			p.checkpoint.set(active.NextOffset())
 			p.checkpointSyncMuLocked()
+			p.closeSnapshotMuLocked()
 		}
 	}
 	for _, r := range p.state.Load().segs {

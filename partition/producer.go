@@ -102,8 +102,9 @@ func (p *Partition) AppendEncodedProduced(b EncodedBatch) (base int64, dup bool,
 // true. A control batch with a producer id is a transaction marker, checked
 // and entered as WriteMarker's; one that is not a COMMIT or ABORT marker is
 // ErrInvalidProducer, as are a producer id below -1 and, with a producer
-// id, a negative epoch or (in a data batch) a negative base sequence. A
-// batch without a producer id (-1) is appended as it is.
+// id, a negative epoch or (in a data batch) a negative base sequence; a
+// producer's data batch without records is ErrEmptyBatch. A batch without
+// a producer id (-1) is appended as it is.
 func (p *Partition) AppendRawBatchProduced(batch []byte) (base int64, dup bool, err error) {
 	a, err := p.appendRaw(batch)
 	return a.base, a.dup, err
@@ -118,8 +119,12 @@ func checkProducerFields(h log.BatchHeader) error {
 		return fmt.Errorf("producer id %d is below -1 (none): %w", h.ProducerID, ErrInvalidProducer)
 	case h.ProducerEpoch < 0:
 		return fmt.Errorf("producer %d has epoch %d, below 0: %w", h.ProducerID, h.ProducerEpoch, ErrInvalidProducer)
-	case h.BaseSequence < 0 && !h.IsControl():
+	case h.IsControl():
+		return nil
+	case h.BaseSequence < 0:
 		return fmt.Errorf("producer %d wrote a batch with base sequence %d, below 0: %w", h.ProducerID, h.BaseSequence, ErrInvalidProducer)
+	case h.NumRecords == 0:
+		return fmt.Errorf("producer %d wrote a batch without records: %w", h.ProducerID, ErrEmptyBatch)
 	}
 	return nil
 }
@@ -127,6 +132,7 @@ func checkProducerFields(h log.BatchHeader) error {
 // producerOp is what checking a producer's batch found: a duplicate, or
 // the marker the batch holds.
 type producerOp struct {
+	entry  *producerEntry // the producer's, if the partition knows it
 	dup    bool
 	marker bool // a control batch holding one
 	m      marker
@@ -137,8 +143,8 @@ type producerOp struct {
 func (p *Partition) checkProducerMuLocked(batch []byte, h log.BatchHeader) (producerOp, producerBatchMeta, error) {
 	ps := &p.mu.producers
 	if !h.IsControl() {
-		b, dup, err := ps.checkData(h)
-		return producerOp{dup: dup}, b, err
+		e, b, dup, err := ps.checkData(h)
+		return producerOp{dup: dup, entry: e}, b, err
 	}
 	m, ok, err := parseMarker(batch, h)
 	if err != nil || !ok {
@@ -155,7 +161,7 @@ func (p *Partition) applyProducerMuLocked(op producerOp, h log.BatchHeader) erro
 	ps := &p.mu.producers
 	switch {
 	case !h.IsControl():
-		if ps.applyData(h) {
+		if ps.applyData(h, op.entry) {
 			p.publishTxnsMuLocked()
 		}
 		return nil
@@ -211,7 +217,7 @@ func (p *Partition) Producers() []ProducerInfo {
 			LastTimestamp: e.lastTimestamp, CoordinatorEpoch: e.coordinatorEpoch, TxnFirstOffset: e.txnFirst,
 		}
 		if e.n > 0 {
-			info.LastOffset = e.batches[e.n-1].lastOffset
+			info.LastOffset = e.last().lastOffset
 		}
 		out = append(out, info)
 	}

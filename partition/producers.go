@@ -35,10 +35,12 @@ type producerBatchMeta struct {
 // timestamp of its last write, the coordinator epoch of its last marker,
 // and the first offset of its transaction open in the partition.
 type producerEntry struct {
-	id               int64
-	epoch            int16 // noProducer until a batch or marker sets it
+	id    int64
+	epoch int16 // noProducer until a batch or marker sets it
+	// batches is a ring of the batches held: batch(0), the oldest, is at
+	// head, and n are held.
 	batches          [maxProducerBatches]producerBatchMeta
-	n                int   // batches held, batches[:n], oldest first
+	head, n          int
 	lastTimestamp    int64 // ms: the last batch's max timestamp, or the last marker's
 	coordinatorEpoch int32 // -1 until a marker sets it
 	txnFirst         int64 // first offset of the open transaction, -1 if none
@@ -52,18 +54,35 @@ func newProducerEntry(id int64) *producerEntry {
 // batches of the old.
 func (e *producerEntry) setEpoch(epoch int16) {
 	if e.epoch != epoch {
-		e.epoch, e.n = epoch, 0
+		e.epoch, e.n, e.head = epoch, 0, 0
 	}
 }
+
+// ring returns the position in batches of the i-th oldest batch (i <
+// maxProducerBatches). It wraps without a division: this is on every
+// producer's append.
+func (e *producerEntry) ring(i int) int {
+	if i += e.head; i >= maxProducerBatches {
+		i -= maxProducerBatches
+	}
+	return i
+}
+
+// batch returns the i-th oldest batch held (i < n).
+func (e *producerEntry) batch(i int) producerBatchMeta { return e.batches[e.ring(i)] }
+
+// last returns the last batch held (n > 0).
+func (e *producerEntry) last() *producerBatchMeta { return &e.batches[e.ring(e.n-1)] }
 
 // addBatch remembers b, forgetting the oldest batch if five are held.
 func (e *producerEntry) addBatch(b producerBatchMeta) {
 	if e.n == maxProducerBatches {
-		copy(e.batches[:], e.batches[1:])
-		e.n--
+		e.batches[e.head] = b
+		e.head = e.ring(1)
+	} else {
+		e.batches[e.ring(e.n)] = b
+		e.n++
 	}
-	e.batches[e.n] = b
-	e.n++
 	e.lastTimestamp = b.timestamp
 }
 
@@ -73,7 +92,7 @@ func (e *producerEntry) lastSeq() int32 {
 	if e.n == 0 {
 		return noProducer
 	}
-	return e.batches[e.n-1].lastSeq
+	return e.last().lastSeq
 }
 
 // duplicate returns the remembered batch with exactly the sequence range
@@ -82,8 +101,8 @@ func (e *producerEntry) duplicate(epoch int16, first, last int32) (producerBatch
 	if e.epoch != epoch {
 		return producerBatchMeta{}, false
 	}
-	for _, b := range e.batches[:e.n] {
-		if b.firstSeq == first && b.lastSeq == last {
+	for i := range e.n {
+		if b := e.batch(i); b.firstSeq == first && b.lastSeq == last {
 			return b, true
 		}
 	}
@@ -105,6 +124,27 @@ type txnSpan struct {
 type producerState struct {
 	entries map[int64]*producerEntry
 	txns    []txnSpan
+	recent  *producerEntry // the entry looked up last (a partition often has one producer), nil if none
+}
+
+// lookup returns the producer's entry, nil if it has none.
+func (ps *producerState) lookup(pid int64) *producerEntry {
+	if e := ps.recent; e != nil && e.id == pid {
+		return e
+	}
+	e := ps.entries[pid]
+	if e != nil {
+		ps.recent = e
+	}
+	return e
+}
+
+// remove forgets the producer.
+func (ps *producerState) remove(pid int64) {
+	delete(ps.entries, pid)
+	if ps.recent != nil && ps.recent.id == pid {
+		ps.recent = nil
+	}
 }
 
 // seqAdd returns the sequence delta after seq, wrapping past MaxInt32 to 0
@@ -130,40 +170,45 @@ func inSequence(last, next int32) bool {
 // knows no epoch of the producer; at the current epoch the sequence must
 // follow the last batch's; a producer with an open transaction must write
 // transactional batches.
-func (ps *producerState) checkData(h log.BatchHeader) (producerBatchMeta, bool, error) {
+func (ps *producerState) checkData(h log.BatchHeader) (*producerEntry, producerBatchMeta, bool, error) {
 	first := h.BaseSequence
 	last := seqAdd(first, h.LastOffsetDelta)
-	e := ps.entries[h.ProducerID]
+	e := ps.lookup(h.ProducerID)
 	if e == nil {
-		return producerBatchMeta{}, false, nil // a producer the partition does not know: any sequence
+		return nil, producerBatchMeta{}, false, nil // a producer the partition does not know: any sequence
 	}
 	if b, ok := e.duplicate(h.ProducerEpoch, first, last); ok {
-		return b, true, nil
+		return e, b, true, nil
 	}
 	switch {
 	case h.ProducerEpoch < e.epoch:
-		return producerBatchMeta{}, false, fmt.Errorf("producer %d at epoch %d, older than its current epoch %d: %w",
+		return nil, producerBatchMeta{}, false, fmt.Errorf("producer %d at epoch %d, older than its current epoch %d: %w",
 			h.ProducerID, h.ProducerEpoch, e.epoch, ErrProducerFenced)
 	case h.ProducerEpoch != e.epoch:
 		if first != 0 && e.epoch != noProducer {
-			return producerBatchMeta{}, false, fmt.Errorf("producer %d starts its new epoch %d at sequence %d, not 0 (its epoch was %d): %w",
+			return nil, producerBatchMeta{}, false, fmt.Errorf("producer %d starts its new epoch %d at sequence %d, not 0 (its epoch was %d): %w",
 				h.ProducerID, h.ProducerEpoch, first, e.epoch, ErrOutOfOrderSequence)
 		}
 	case !inSequence(e.lastSeq(), first):
-		return producerBatchMeta{}, false, fmt.Errorf("producer %d at epoch %d sent sequence %d, after %d (the next is %d): %w",
+		return nil, producerBatchMeta{}, false, fmt.Errorf("producer %d at epoch %d sent sequence %d, after %d (the next is %d): %w",
 			h.ProducerID, h.ProducerEpoch, first, e.lastSeq(), seqAdd(e.lastSeq(), 1), ErrOutOfOrderSequence)
 	}
 	if e.txnFirst >= 0 && !h.IsTransactional() {
-		return producerBatchMeta{}, false, fmt.Errorf("producer %d has a transaction open from offset %d: %w",
+		return nil, producerBatchMeta{}, false, fmt.Errorf("producer %d has a transaction open from offset %d: %w",
 			h.ProducerID, e.txnFirst, ErrInvalidTxnState)
 	}
-	return producerBatchMeta{}, false, nil
+	return e, producerBatchMeta{}, false, nil
 }
 
-// applyData enters a data batch written at h.BaseOffset into the state. It
-// reports whether the batch opened a transaction.
-func (ps *producerState) applyData(h log.BatchHeader) bool {
-	e := ps.entry(h.ProducerID)
+// applyData enters a data batch written at h.BaseOffset into the state, of
+// the producer whose entry is e (nil: looked up, or made). It
+// reports whether the batch opened a transaction. An empty batch, which
+// only compaction leaves (keeping a producer's last batch), opens none: its
+// transaction's marker may be gone.
+func (ps *producerState) applyData(h log.BatchHeader, e *producerEntry) bool {
+	if e == nil {
+		e = ps.entry(h.ProducerID)
+	}
 	e.setEpoch(h.ProducerEpoch)
 	e.addBatch(producerBatchMeta{
 		firstSeq:    h.BaseSequence,
@@ -172,7 +217,7 @@ func (ps *producerState) applyData(h log.BatchHeader) bool {
 		lastOffset:  h.LastOffset(),
 		timestamp:   h.MaxTimestamp,
 	})
-	if h.IsTransactional() && e.txnFirst < 0 {
+	if h.IsTransactional() && e.txnFirst < 0 && h.NumRecords > 0 {
 		e.txnFirst = h.BaseOffset
 		ps.addTxn(txnSpan{pid: h.ProducerID, first: h.BaseOffset, last: -1})
 		return true
@@ -182,7 +227,7 @@ func (ps *producerState) applyData(h log.BatchHeader) bool {
 
 // entry returns the producer's entry, made if it has none.
 func (ps *producerState) entry(pid int64) *producerEntry {
-	e := ps.entries[pid]
+	e := ps.lookup(pid)
 	if e == nil {
 		if ps.entries == nil {
 			ps.entries = map[int64]*producerEntry{}
@@ -198,7 +243,7 @@ func (ps *producerState) entry(pid int64) *producerEntry {
 // does for the transaction versions before 2: an older epoch is fenced, and
 // so is an older coordinator epoch.
 func (ps *producerState) checkMarker(pid int64, epoch int16, coordinatorEpoch int32) error {
-	e := ps.entries[pid]
+	e := ps.lookup(pid)
 	switch {
 	case e == nil:
 		return nil

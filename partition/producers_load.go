@@ -48,7 +48,7 @@ func (p *Partition) replayBatchMuLocked(ps *producerState, b []byte, h log.Batch
 		return nil
 	}
 	if !h.IsControl() {
-		ps.applyData(h)
+		ps.applyData(h, nil)
 		return nil
 	}
 	m, ok, err := parseMarker(b, h)

@@ -24,6 +24,7 @@ func (p *Partition) EnforceRetention(now time.Time, policy retention.Policy) (in
 	if err := p.writableMuLocked(); err != nil {
 		return 0, fmt.Errorf("partition: %s: %w", p.name, err)
 	}
+	p.expireMuLocked(now)
 	st := p.state.Load()
 	sums := make([]retention.Segment, len(st.segs))
 	for i, r := range st.segs {
@@ -61,6 +62,7 @@ func (p *Partition) EnforceRetention(now time.Time, policy retention.Policy) (in
 		r.remove.Store(true)
 		_ = r.release()
 	}
+	p.removeSnapshotsBeforeMuLocked(rest[0].seg.Base())
 	if err == nil {
 		err = p.fsys.SyncDir(p.dir)
 	}

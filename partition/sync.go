@@ -73,8 +73,8 @@ func (p *Partition) syncOnce() error {
 		p.mu.Unlock()
 		return fmt.Errorf("partition: sync of %s: %w: %w", p.name, ErrClosed, err)
 	}
-	pending := p.mu.pending
-	p.mu.pending = nil
+	pending, snaps := p.mu.pending, p.mu.pendingSnaps
+	p.mu.pending, p.mu.pendingSnaps = nil, nil
 	active, covered := p.mu.active, p.end.Load()
 	ok := active.acquire()
 	p.mu.Unlock()
@@ -83,7 +83,7 @@ func (p *Partition) syncOnce() error {
 		return fmt.Errorf("partition: sync of %s: %w", p.name, ErrClosed)
 	}
 	defer func() { _ = active.release() }()
-	if err := p.flushSealedSyncMuLocked(pending, active.seg.Base()); err != nil {
+	if err := p.flushSealedSyncMuLocked(pending, snaps, active.seg.Base()); err != nil {
 		return err
 	}
 	// The .log needs the fsync, and the .txnindex if a transaction aborted
@@ -107,20 +107,21 @@ func (p *Partition) syncOnce() error {
 // it takes mu for a moment to take the pending list.
 func (p *Partition) flushPendingSyncMuLocked() error {
 	p.mu.Lock()
-	pending := p.mu.pending
-	p.mu.pending = nil
+	pending, snaps := p.mu.pending, p.mu.pendingSnaps
+	p.mu.pending, p.mu.pendingSnaps = nil, nil
 	rp := p.mu.active.seg.Base()
 	p.mu.Unlock()
-	return p.flushSealedSyncMuLocked(pending, rp)
+	return p.flushSealedSyncMuLocked(pending, snaps, rp)
 }
 
 // flushSealedSyncMuLocked fsyncs pending (data and trimmed indexes),
-// releases them, then checkpoints the recovery point rp: the base of the
+// releases them, writes the producer state snapshots taken at their rolls
+// (snaps), then checkpoints the recovery point rp: the base of the
 // active segment when they were taken, below which everything is on stable
 // storage. A failed fsync closes the partition to appends. A checkpoint
 // that cannot be written does not: it stays due (see
 // checkpointSyncMuLocked). The caller holds syncMu.
-func (p *Partition) flushSealedSyncMuLocked(pending []*segRef, rp int64) error {
+func (p *Partition) flushSealedSyncMuLocked(pending []*segRef, snaps []pendingSnapshot, rp int64) error {
 	var err error
 	for _, r := range pending {
 		if err == nil {
@@ -132,6 +133,7 @@ func (p *Partition) flushSealedSyncMuLocked(pending []*segRef, rp int64) error {
 	if err != nil {
 		return p.fail(fmt.Errorf("fsync of a rolled segment failed: %w", err))
 	}
+	p.writeSnapshotsSyncMuLocked(snaps)
 	if len(pending) > 0 {
 		p.publishSynced(rp)
 		p.checkpoint.set(rp)

@@ -116,7 +116,7 @@ func (p *Partition) Truncate(offset int64) error {
 	p.end.Store(next.NextOffset())
 	p.synced.Store(next.NextOffset())
 	p.mu.keys = nil // AppendIfLast builds it again
-	if err := p.resetProducersMuLocked(); err != nil {
+	if err := p.loadProducersMuLocked(false, false); err != nil {
 		return p.failMuLocked(fmt.Errorf("truncating: %w", err))
 	}
 	p.appended.broadcast()

@@ -318,10 +318,42 @@ func (p *Partition) Write(f Files) (string, error) {
 // producerSnapshot returns an empty producer-state snapshot as Kafka's
 // ProducerStateManager writes it: version 1, the CRC-32C of what follows,
 // and no producer entry.
-func producerSnapshot() []byte {
-	body := binary.BigEndian.AppendUint32(nil, 0) // no entries
-	b := binary.BigEndian.AppendUint16(nil, 1)
-	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
+func producerSnapshot() []byte { return Snapshot(nil) }
+
+// ProducerEntry is one producer's entry of a producer-state snapshot, as
+// Kafka's ProducerStateManager writes it: the producer's last batch
+// (LastOffset -1 if its last write was a marker), and its transaction
+// open in the partition (TxnFirstOffset -1 if none).
+type ProducerEntry struct {
+	ProducerID       int64
+	Epoch            int16
+	LastSequence     int32
+	LastOffset       int64
+	OffsetDelta      int32 // last offset - first offset of the last batch
+	Timestamp        int64 // ms: max timestamp of the last batch
+	CoordinatorEpoch int32
+	TxnFirstOffset   int64
+}
+
+// Snapshot returns a producer-state snapshot (a <offset>.snapshot file) of
+// the entries, as Kafka's ProducerStateManager.writeSnapshot writes one:
+// version 1 (int16), the CRC-32C of what follows (uint32), the number of
+// entries (int32), then each entry's fields in the order of ProducerEntry.
+func Snapshot(entries []ProducerEntry) []byte {
+	be := binary.BigEndian
+	body := be.AppendUint32(nil, uint32(len(entries)))
+	for _, e := range entries {
+		body = be.AppendUint64(body, uint64(e.ProducerID))
+		body = be.AppendUint16(body, uint16(e.Epoch))
+		body = be.AppendUint32(body, uint32(e.LastSequence))
+		body = be.AppendUint64(body, uint64(e.LastOffset))
+		body = be.AppendUint32(body, uint32(e.OffsetDelta))
+		body = be.AppendUint64(body, uint64(e.Timestamp))
+		body = be.AppendUint32(body, uint32(e.CoordinatorEpoch))
+		body = be.AppendUint64(body, uint64(e.TxnFirstOffset))
+	}
+	b := be.AppendUint16(nil, 1)
+	b = be.AppendUint32(b, crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
 	return append(b, body...)
 }
 
