@@ -65,11 +65,3 @@ func (p *Partition) replayBatchMuLocked(ps *producerState, b []byte, h log.Batch
 	}
 	return p.applyProducerMuLocked(producerOp{marker: true, m: m}, h)
 }
-
-// resetProducersMuLocked rebuilds the producer state from the log, after a
-// truncation (which cuts the aborted-transaction index itself). The caller
-// holds mu.
-func (p *Partition) resetProducersMuLocked() error {
-	p.mu.producers = producerState{}
-	return p.replayProducersMuLocked(0, false)
-}
