@@ -32,6 +32,7 @@ var layers = map[string]int{
 	"partition":           4,
 	"topic":               5,
 	"group":               5,
+	"txn":                 5, // transaction coordinator state and its record format
 	"":                    6, // the root package strata
 	"stratatest":          7, // test helpers over the root package
 	"typed":               7, // Go values over the root package's records
