@@ -47,6 +47,11 @@ type Store struct {
 	closed atomic.Bool
 
 	groups *group.Coordinator // consumer groups and their committed offsets
+	txns   *txnCoordinator    // transactions (BeginTxn)
+
+	// clean says whether Open found the clean-shutdown marker. Set by
+	// Open only.
+	clean bool
 
 	pids producerIDs // the producer ids handed out (newProducerID)
 
@@ -113,6 +118,13 @@ func openStore(dir string, opts *Options) (*Store, error) {
 		_ = unlockDir(lock)
 		return nil, err
 	}
+	if err := s.initTxns(s.clean); err != nil {
+		for _, t := range *s.topics.Load() {
+			_ = t.Close()
+		}
+		_ = unlockDir(lock)
+		return nil, err
+	}
 	s.startBackground()
 	return s, nil
 }
@@ -123,6 +135,7 @@ func (s *Store) load() error {
 	marker := filepath.Join(s.dir, cleanFile)
 	_, err := s.fsys.Stat(marker)
 	clean := err == nil
+	s.clean = clean
 	if clean {
 		if err := s.fsys.Remove(marker); err != nil {
 			return fmt.Errorf("strata: removing %s: %w", marker, err)
@@ -165,7 +178,12 @@ func (s *Store) load() error {
 		}
 	}
 	for name, e := range reg {
-		t, err := topic.Open(s.topicFS, s.dir, name, e.ID, e.Config, s.partitionBase(), clean)
+		cfg := e.Config
+		if name == TransactionStateTopic {
+			// Its flush policy follows the store's (see txnLogSync).
+			cfg.Sync = s.txnLogSync()
+		}
+		t, err := topic.Open(s.topicFS, s.dir, name, e.ID, cfg, s.partitionBase(), clean)
 		if err != nil {
 			closeAll()
 			return fmt.Errorf("strata: opening topic %s: %w", name, err)
@@ -244,6 +262,9 @@ func (s *Store) Close() (err error) {
 	if s.stop != nil {
 		close(s.stop)
 		<-s.done
+	}
+	if s.txns != nil {
+		s.txns.close()
 	}
 	var errs []error
 	for _, t := range *s.topics.Load() {

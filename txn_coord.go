@@ -1,0 +1,553 @@
+package strata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/stratalog/strata/partition"
+	"github.com/stratalog/strata/txn"
+)
+
+// TransactionStateTopic is the internal, compacted topic of one partition
+// that holds the state of each transactional id, in Kafka's record format
+// (package txn), as Kafka's __transaction_state does.
+const TransactionStateTopic = "__transaction_state"
+
+// txnTopicConfig is the configuration of TransactionStateTopic; its flush
+// policy is set by txnLogSync.
+var txnTopicConfig = TopicConfig{
+	Partitions:    1,
+	CleanupPolicy: CleanupCompact,
+	SegmentBytes:  16 << 20, // the records are small; Kafka uses 100 MiB
+}
+
+// txnCoordinator is the store's transaction coordinator: the state of each
+// transactional id, the transactions open, and the writes that move them
+// from state to state.
+type txnCoordinator struct {
+	s *Store
+
+	mu     sync.Mutex
+	ids    map[string]*txnEntry
+	closed bool
+}
+
+// txnEntry is one transactional id. Whoever changes its state (BeginTxn,
+// a Commit or Abort, an expiry, recovery) holds sem, which guards meta
+// and live.
+type txnEntry struct {
+	id  string
+	sem chan struct{} // a token in it while held
+	// meta is the id's state: as last written, except that BeginTxn sets
+	// the producer id and epoch of the new transaction and clears the
+	// partitions before anything is written. ProducerID is -1 until the
+	// id has one.
+	meta txn.Metadata
+	live *Txn // the open transaction, nil if none
+}
+
+func newTxnCoordinator(s *Store) *txnCoordinator {
+	return &txnCoordinator{s: s, ids: map[string]*txnEntry{}}
+}
+
+// entry returns the id's entry, creating it.
+func (c *txnCoordinator) entry(id string) *txnEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.ids[id]
+	if e == nil {
+		e = &txnEntry{id: id, sem: make(chan struct{}, 1), meta: txn.Metadata{ProducerID: -1, PreviousProducerID: -1, NextProducerID: -1}}
+		c.ids[id] = e
+	}
+	return e
+}
+
+func (e *txnEntry) lock(ctx context.Context) error {
+	select {
+	case e.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (e *txnEntry) unlock() { <-e.sem }
+
+// close stops the expiry timers of the open transactions; their calls
+// return ErrClosed from now on.
+func (c *txnCoordinator) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for _, e := range c.ids {
+		select {
+		case e.sem <- struct{}{}:
+			if e.live != nil {
+				e.live.expiry.Stop()
+			}
+			<-e.sem
+		default:
+			// Busy: its Commit or Abort fails on the closed partitions.
+		}
+	}
+}
+
+func (c *txnCoordinator) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// begin opens a transaction of opts.ID (see BeginTxn).
+func (c *txnCoordinator) begin(ctx context.Context, opts TxnOptions) (*Txn, error) {
+	e := c.entry(opts.ID)
+	if err := e.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer e.unlock()
+	if c.isClosed() {
+		return nil, ErrClosed
+	}
+	if old := e.live; old != nil {
+		// Kafka's fencing of a zombie: a bumped epoch that the old
+		// producer's writes are refused with, and its transaction aborted
+		// at it.
+		err := c.abortLocked(e, old, fmt.Errorf("strata: transaction %q: a newer BeginTxn of its id fenced it: %w", e.id, ErrProducerFenced))
+		if err != nil {
+			return nil, err
+		}
+	}
+	pid, epoch := e.meta.ProducerID, e.meta.ProducerEpoch+1
+	if pid < 0 || epoch >= math.MaxInt16 {
+		// A new id, or one whose epochs are used up: a new producer id,
+		// as Kafka's InitProducerId gives at epoch exhaustion.
+		id, err := c.s.newProducerID()
+		if err != nil {
+			return nil, err
+		}
+		e.meta.PreviousProducerID = pid
+		pid, epoch = id, 0
+	}
+	e.meta.ProducerID, e.meta.ProducerEpoch = pid, epoch
+	e.meta.Timeout = opts.Timeout
+	e.meta.Partitions = nil
+	t := &Txn{s: c.s, e: e, id: opts.ID, pid: pid, epoch: epoch, timeout: opts.Timeout, start: c.s.opts.Now()}
+	t.expiry = time.AfterFunc(opts.Timeout, func() { c.expire(t) })
+	e.live = t
+	return t, nil
+}
+
+// expire aborts t once its timeout has passed, if it is still open.
+func (c *txnCoordinator) expire(t *Txn) {
+	e := t.e
+	_ = e.lock(context.Background())
+	defer e.unlock()
+	if e.live != t || c.isClosed() {
+		return
+	}
+	err := fmt.Errorf("strata: transaction %q open for longer than its timeout of %v: %w", e.id, t.timeout, ErrTxnTimedOut)
+	if aerr := c.abortLocked(e, t, err); aerr != nil {
+		c.s.opts.Logger.Error("strata: aborting a transaction that timed out", "id", e.id, "err", aerr)
+	}
+}
+
+// abortLocked ends live transaction t with reason (its calls return it
+// from now on) and aborts what it wrote, at an epoch one higher than its
+// own, which fences its producer in every partition it wrote to. The
+// caller holds e's sem.
+func (c *txnCoordinator) abortLocked(e *txnEntry, t *Txn, reason error) error {
+	t.finish(reason)
+	e.live = nil
+	if e.meta.ProducerEpoch < math.MaxInt16-1 {
+		e.meta.ProducerEpoch++
+	}
+	if len(e.meta.Partitions) == 0 {
+		return nil
+	}
+	return c.completeLocked(e, false)
+}
+
+// finish ends t with reason and drops what it held.
+func (t *Txn) finish(reason error) {
+	t.expiry.Stop()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.mu.err = reason
+	for _, p := range t.mu.parts {
+		p.a.free()
+	}
+	t.mu.parts, t.mu.order, t.mu.offsets = nil, nil, nil
+}
+
+// end commits (commit set) or aborts t: see Txn.Commit and Txn.Abort.
+func (c *txnCoordinator) end(ctx context.Context, t *Txn, commit bool) error {
+	e := t.e
+	if err := e.lock(ctx); err != nil {
+		return err
+	}
+	defer e.unlock()
+	t.mu.Lock()
+	err := t.openLocked()
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+		t.mu.Unlock()
+		return err
+	}
+	if err != nil {
+		t.mu.Unlock()
+		return err
+	}
+	parts, order, offsets := t.mu.parts, t.mu.order, t.mu.offsets
+	t.mu.parts, t.mu.order, t.mu.offsets = nil, nil, nil
+	t.mu.err = ErrTxnDone
+	t.mu.Unlock()
+	t.expiry.Stop()
+	e.live = nil
+	defer func() {
+		for _, p := range parts {
+			p.a.free()
+		}
+	}()
+	if !commit {
+		if len(e.meta.Partitions) == 0 {
+			return nil
+		}
+		return c.completeLocked(e, false)
+	}
+	if err := c.writeLocked(e, t, parts, order, offsets); err != nil {
+		return c.failLocked(e, err)
+	}
+	if len(e.meta.Partitions) == 0 {
+		return nil // nothing written: nothing to commit
+	}
+	// The decision may be durable only once what it commits is.
+	if err := c.syncParts(e.meta.Partitions); err != nil {
+		return c.failLocked(e, err)
+	}
+	return c.completeLocked(e, true)
+}
+
+// failLocked aborts the id's transaction after err stopped its commit
+// before the decision, and returns err.
+func (c *txnCoordinator) failLocked(e *txnEntry, err error) error {
+	if aerr := c.completeLocked(e, false); aerr != nil {
+		return errors.Join(err, aerr)
+	}
+	return err
+}
+
+// flushEarly writes the records t holds for keys, at least a batch's worth
+// each, before Commit (see Txn). An error aborts t.
+func (c *txnCoordinator) flushEarly(ctx context.Context, t *Txn, keys []TopicPartition) error {
+	e := t.e
+	if err := e.lock(ctx); err != nil {
+		return err
+	}
+	defer e.unlock()
+	t.mu.Lock()
+	if err := t.openLocked(); err != nil {
+		t.mu.Unlock()
+		return err
+	}
+	parts := make(map[TopicPartition]*txnPart, len(keys))
+	var order []TopicPartition
+	for _, k := range keys {
+		p := t.mu.parts[k]
+		if p == nil || p.bytes == 0 || parts[k] != nil {
+			continue
+		}
+		taken := *p
+		parts[k] = &taken
+		order = append(order, k)
+		p.a, p.bytes = newArena(0), 0
+	}
+	t.mu.Unlock()
+	err := c.writeLocked(e, t, parts, order, nil)
+	for k, p := range parts {
+		p.a.free()
+		t.mu.Lock()
+		if q := t.mu.parts[k]; q != nil {
+			q.seq = p.seq
+		}
+		t.mu.Unlock()
+	}
+	if err != nil {
+		if aerr := c.abortLocked(e, t, fmt.Errorf("strata: transaction %q aborted: %w", e.id, err)); aerr != nil {
+			err = errors.Join(err, aerr)
+		}
+	}
+	return err
+}
+
+// writeLocked writes t's records held in parts (in order) and its offsets:
+// first the partitions new to the transaction into its Ongoing record,
+// then the records as transactional batches of t's producer. The caller
+// holds e's sem.
+func (c *txnCoordinator) writeLocked(e *txnEntry, t *Txn, parts map[TopicPartition]*txnPart, order []TopicPartition, offsets map[string]map[TopicPartition]OffsetAndMetadata) error {
+	var add []txn.Partition
+	for _, k := range order {
+		if parts[k].a != nil && len(parts[k].a.recs) > 0 {
+			add = append(add, txn.Partition{Topic: k.Topic, Partition: int32(k.Partition)})
+		}
+	}
+	if len(offsets) > 0 {
+		add = append(add, txn.Partition{Topic: ConsumerOffsetsTopic, Partition: 0})
+	}
+	if err := c.addPartitionsLocked(e, t, add); err != nil {
+		return err
+	}
+	err := forEach(len(order), func(i int) error {
+		p := parts[order[i]]
+		if len(p.a.recs) == 0 {
+			return nil
+		}
+		return c.appendBatches(t, p, p.a.recs)
+	})
+	if err != nil {
+		return err
+	}
+	return c.commitOffsetsLocked(t, offsets)
+}
+
+// addPartitionsLocked enters the partitions of add that the id's
+// transaction does not have yet into its record (Ongoing), before anything
+// is written to them (Kafka's AddPartitionsToTxn).
+func (c *txnCoordinator) addPartitionsLocked(e *txnEntry, t *Txn, add []txn.Partition) error {
+	m := e.meta
+	m.Partitions = slices.Clone(m.Partitions)
+	n := len(m.Partitions)
+	for _, p := range add {
+		if i, found := slices.BinarySearchFunc(m.Partitions, p, txn.Partition.Compare); !found {
+			m.Partitions = slices.Insert(m.Partitions, i, p)
+		}
+	}
+	if len(m.Partitions) == n && m.State == txn.Ongoing {
+		return nil
+	}
+	if len(m.Partitions) == 0 {
+		return nil
+	}
+	now := c.s.opts.Now()
+	if m.State != txn.Ongoing {
+		m.Start = t.start
+	}
+	m.State, m.LastUpdate = txn.Ongoing, now
+	if err := c.writeState(e.id, m, false); err != nil {
+		return err
+	}
+	e.meta = m
+	return nil
+}
+
+// appendBatches appends recs to p's partition as transactional batches of
+// t's producer: one, unless they do not fit the topic's MaxBatchBytes,
+// when they are split.
+func (c *txnCoordinator) appendBatches(t *Txn, p *txnPart, recs []Record) error {
+	part, err := p.t.Partition(p.part)
+	if err != nil {
+		return err
+	}
+	cfg := part.Config()
+	_, _, err = part.AppendProduced(recs, partition.ProducerBatch{ID: t.pid, Epoch: t.epoch, Seq: p.seq, Transactional: true}, cfg.Compression, cfg.CompressionLevel)
+	if errors.Is(err, ErrBatchTooLarge) && len(recs) > 1 {
+		half := len(recs) / 2
+		if err := c.appendBatches(t, p, recs[:half]); err != nil {
+			return err
+		}
+		return c.appendBatches(t, p, recs[half:])
+	}
+	if err != nil {
+		return err
+	}
+	p.seq = seqAfter(p.seq, len(recs))
+	return nil
+}
+
+// seqAfter is the sequence number n records after seq, wrapping from
+// MaxInt32 to 0 as Kafka's do.
+func seqAfter(seq int32, n int) int32 {
+	return int32((int64(seq) + int64(n)) % (math.MaxInt32 + 1))
+}
+
+// syncParts makes what was appended to the partitions durable, as their
+// flush policies allow: an fsync each (concurrent callers share them), none
+// under SyncNever, none for what a SyncAlways append already fsynced.
+func (c *txnCoordinator) syncParts(parts []txn.Partition) error {
+	return forEach(len(parts), func(i int) error {
+		p, err := c.partition(parts[i])
+		if err != nil || p == nil {
+			return err
+		}
+		return p.Sync()
+	})
+}
+
+// partition returns the partition p names, or nil if its topic or
+// partition no longer exists (deleted since).
+func (c *txnCoordinator) partition(p txn.Partition) (*partition.Partition, error) {
+	t, err := c.s.internalTopic(p.Topic)
+	if errors.Is(err, ErrUnknownTopic) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	part, err := t.Partition(int(p.Partition))
+	if errors.Is(err, ErrUnknownPartition) {
+		return nil, nil
+	}
+	return part, err
+}
+
+// completeLocked ends the id's transaction: it writes PrepareCommit
+// (commit set; durably: the decision) or PrepareAbort, then a marker of
+// the id's producer at its epoch to every partition of the transaction,
+// then CompleteCommit or CompleteAbort. A failure leaves the id in its
+// Prepare state, which the next Open completes. The caller holds e's sem.
+func (c *txnCoordinator) completeLocked(e *txnEntry, commit bool) error {
+	m := e.meta
+	m.State, m.LastUpdate = txn.PrepareAbort, c.s.opts.Now()
+	if commit {
+		m.State = txn.PrepareCommit
+	}
+	// An abort needs no fsync: a transaction whose abort is lost is found
+	// open at the next Open, and aborted then.
+	if err := c.writeState(e.id, m, commit); err != nil {
+		if commit {
+			return fmt.Errorf("strata: transaction %q could not be committed, and is aborted at the next Open: %w", e.id, err)
+		}
+		return err
+	}
+	e.meta = m
+	return c.finishLocked(e)
+}
+
+// finishLocked writes the markers of the id's Prepare state and its
+// Complete state. The caller holds e's sem.
+func (c *txnCoordinator) finishLocked(e *txnEntry) error {
+	m := e.meta
+	commit := m.State == txn.PrepareCommit
+	if err := c.writeMarkers(m, commit); err != nil {
+		if commit {
+			return fmt.Errorf("strata: transaction %q is committed, but not every marker was written; the next Open writes them: %w", e.id, err)
+		}
+		return err
+	}
+	m.State, m.LastUpdate = txn.CompleteAbort, c.s.opts.Now()
+	if commit {
+		m.State = txn.CompleteCommit
+	}
+	m.Partitions = nil
+	if err := c.writeState(e.id, m, false); err != nil {
+		if commit {
+			return fmt.Errorf("strata: transaction %q is committed, but its completion was not recorded: %w", e.id, err)
+		}
+		return err
+	}
+	e.meta = m
+	return nil
+}
+
+// writeMarkers writes the COMMIT (commit set) or ABORT marker of m's
+// producer to each of m's partitions: in __consumer_offsets through the
+// group coordinator, which applies it to the offsets the transaction
+// committed.
+func (c *txnCoordinator) writeMarkers(m txn.Metadata, commit bool) error {
+	return forEach(len(m.Partitions), func(i int) error {
+		tp := m.Partitions[i]
+		if tp.Topic == ConsumerOffsetsTopic {
+			return c.endOffsets(m.ProducerID, m.ProducerEpoch, commit)
+		}
+		p, err := c.partition(tp)
+		if err != nil || p == nil {
+			return err
+		}
+		_, err = p.WriteMarker(m.ProducerID, m.ProducerEpoch, commit, 0)
+		return err
+	})
+}
+
+// writeState appends the id's record m to TransactionStateTopic (creating
+// the topic at its first record), fsynced if sync is set and the store's
+// flush policy is not SyncNever.
+func (c *txnCoordinator) writeState(id string, m txn.Metadata, sync bool) error {
+	p, err := c.logPartition()
+	if err != nil {
+		return err
+	}
+	rec := Record{Key: txn.AppendKey(nil, id), Value: txn.AppendValue(nil, m)}
+	if _, err := p.Append([]Record{rec}); err != nil {
+		return err
+	}
+	if sync {
+		return p.Sync()
+	}
+	return nil
+}
+
+// logPartition returns the partition of TransactionStateTopic, creating
+// the topic if the store has none yet.
+func (c *txnCoordinator) logPartition() (*partition.Partition, error) {
+	t, err := c.s.internalTopic(TransactionStateTopic)
+	if errors.Is(err, ErrUnknownTopic) {
+		cfg := txnTopicConfig
+		cfg.Sync = c.s.txnLogSync()
+		err = c.s.createTopic(TransactionStateTopic, cfg)
+		if err == nil || errors.Is(err, ErrTopicExists) {
+			var err2 error
+			if t, err2 = c.s.internalTopic(TransactionStateTopic); err2 == nil {
+				err = nil
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return t.Partition(0)
+}
+
+// txnLogSync is the flush policy of TransactionStateTopic: none under
+// SyncNever; otherwise SyncEvery (at the store's interval), since the
+// coordinator fsyncs the one record that must be durable (the decision
+// to commit) itself, and the others need not be.
+func (s *Store) txnLogSync() SyncPolicy {
+	switch s.opts.Sync.Mode {
+	case partition.SyncModeNever:
+		return SyncNever
+	case partition.SyncModeEvery:
+		return s.opts.Sync
+	}
+	return SyncEvery(0)
+}
+
+// forEach calls fn for 0 to n-1, several at a time when n > 1, and returns
+// their errors joined.
+func forEach(n int, fn func(i int) error) error {
+	if n == 1 {
+		return fn(0)
+	}
+	const workers = 16
+	errs := make([]error, n)
+	var (
+		wg   sync.WaitGroup
+		next = make(chan int)
+	)
+	for range min(n, workers) {
+		wg.Go(func() {
+			for i := range next {
+				errs[i] = fn(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,191 @@
+package strata_test
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/vfs"
+)
+
+// txnCrashParts are the partitions each transaction of the crash test
+// writes to.
+var txnCrashParts = []strata.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 1}, {Topic: "b", Partition: 0}}
+
+const (
+	txnCrashSteps    = 8
+	txnCrashInterval = 10 * time.Millisecond // SyncEvery's interval
+)
+
+// txnAttempt is what the workload did with one transaction: its values
+// (each partition gets its own) and how it ended: "committed" (Commit
+// returned nil), "aborted" (Abort returned nil), or "uncertain" (an
+// error: committed or not, but whole either way).
+type txnAttempt struct {
+	values []string
+	state  string
+}
+
+// txnCrashWorkload runs transactions over txnCrashParts, one id, every
+// third aborted, until a call fails. Under SyncEvery the fake clock passes
+// the sync interval between some of them, so that the background fsyncs
+// fall at the same points on every run.
+func txnCrashWorkload(t *testing.T, s *strata.Store, everySync bool) []txnAttempt {
+	var out []txnAttempt
+	for i := range txnCrashSteps {
+		if everySync && i%3 == 1 {
+			time.Sleep(txnCrashInterval + time.Millisecond)
+		}
+		a := txnAttempt{state: "uncertain"}
+		tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "relay"})
+		if err != nil {
+			return out
+		}
+		for j, tp := range txnCrashParts {
+			var recs []strata.Record
+			for k := range 1 + (i+j)%3 {
+				v := fmt.Sprintf("t%d.%s%d.%d", i, tp.Topic, tp.Partition, k)
+				a.values = append(a.values, v)
+				recs = append(recs, strata.Record{Value: []byte(v)})
+			}
+			require.NoError(t, tx.AppendTo(ctx, tp.Topic, tp.Partition, recs...))
+		}
+		if i%3 == 2 {
+			if err := tx.Abort(ctx); err == nil {
+				a.state = "aborted"
+			}
+		} else if err := tx.Commit(ctx); err == nil {
+			a.state = "committed"
+		}
+		out = append(out, a)
+		if a.state == "uncertain" {
+			return out
+		}
+	}
+	return out
+}
+
+// TestTxnSurviveCrashAtEveryOperation runs transactions across three
+// partitions of two topics on the in-memory file system, under SyncAlways
+// and SyncEvery, and crashes it at each write, sync, rename and the rest
+// in turn, keeping what was synced, a torn prefix of the rest, or random
+// pages of it. After reopening, under ReadCommitted every transaction is
+// visible whole or not at all, in every partition; every one whose Commit
+// returned is visible, and no aborted one is; no transaction is left open
+// (the last stable offset is the end); and a new transaction of the same
+// id commits.
+func TestTxnSurviveCrashAtEveryOperation(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy strata.SyncPolicy
+	}{
+		{"SyncAlways", strata.SyncAlways},
+		{"SyncEvery", strata.SyncEvery(txnCrashInterval)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				txnCrashTest(t, tc.policy, tc.name == "SyncEvery")
+			})
+		})
+	}
+}
+
+func txnCrashTest(t *testing.T, policy strata.SyncPolicy, everySync bool) {
+	opts := &strata.Options{Sync: policy, RetentionCheckInterval: -1, CleanerInterval: -1, Logger: slog.New(slog.DiscardHandler)}
+	setup := func() *vfs.Mem {
+		m := vfs.NewMem()
+		s := openCond(t, m, opts)
+		require.NoError(t, s.CreateTopic("a", strata.TopicConfig{Partitions: 2, SegmentBytes: 1024}))
+		require.NoError(t, s.CreateTopic("b", strata.TopicConfig{Partitions: 1, SegmentBytes: 1024}))
+		require.NoError(t, s.Close())
+		return m.Crash()
+	}
+	count := func(m *vfs.Mem) int {
+		n := 0
+		for _, op := range condCrashOps {
+			n += m.Count(op)
+		}
+		return n
+	}
+
+	m := setup()
+	s := openCond(t, m, opts)
+	before := count(m)
+	attempts := txnCrashWorkload(t, s, everySync)
+	require.Len(t, attempts, txnCrashSteps)
+	for _, a := range attempts {
+		require.NotEqual(t, "uncertain", a.state)
+	}
+	total := count(m) - before
+	require.NoError(t, s.Close())
+	t.Logf("%d operations to fail at", total)
+
+	step := 1
+	if testing.Short() {
+		step = 5
+	}
+	for k := 0; k <= total; k += step {
+		for torn := range 3 {
+			if raceEnabled && torn != k%3 {
+				continue
+			}
+			at := fmt.Sprintf("k=%d torn=%d", k, torn)
+			m := setup()
+			s := openCond(t, m, opts)
+			m.SetInjector(vfs.FailAfter(k, condCrashOps...))
+			attempts := txnCrashWorkload(t, s, everySync)
+			rng := rand.New(rand.NewPCG(uint64(k), uint64(torn)))
+			after := []func() *vfs.Mem{m.Crash, func() *vfs.Mem { return m.CrashKeepingPrefix(rng) }, func() *vfs.Mem { return m.CrashKeepingPages(rng) }}[torn]()
+			_ = s.Close()
+			s2 := openCond(t, after, opts, at)
+			checkTxnsRecovered(t, s2, attempts, at)
+			tx, err := s2.BeginTxn(ctx, strata.TxnOptions{ID: "relay"})
+			require.NoError(t, err, at)
+			require.NoError(t, tx.AppendTo(ctx, "b", 0, strata.Record{Value: []byte("after")}), at)
+			require.NoError(t, tx.Commit(ctx), at)
+			v := viewTxns(t, s2, "b", 0)
+			require.Equal(t, "after", v.committed[len(v.committed)-1], at)
+			require.NoError(t, s2.Close())
+		}
+	}
+}
+
+// checkTxnsRecovered checks the partitions of a reopened store against
+// the transactions of the crashed run.
+func checkTxnsRecovered(t *testing.T, s *strata.Store, attempts []txnAttempt, at string) {
+	visible := map[string]bool{}
+	for _, tp := range txnCrashParts {
+		v := viewTxns(t, s, tp.Topic, tp.Partition)
+		require.Empty(t, v.open, "%s %v: a transaction left open", at, tp)
+		for _, val := range v.committed {
+			require.False(t, visible[val], "%s: %s twice", at, val)
+			visible[val] = true
+		}
+		p, err := s.PartitionOf(tp.Topic, tp.Partition)
+		require.NoError(t, err)
+		require.Equal(t, p.EndOffset(), p.LastStableOffset(), "%s %v", at, tp)
+	}
+	for i, a := range attempts {
+		n := 0
+		for _, val := range a.values {
+			if visible[val] {
+				n++
+			}
+		}
+		switch {
+		case a.state == "committed":
+			require.Equal(t, len(a.values), n, "%s: committed transaction %d not whole: %d of %d", at, i, n, len(a.values))
+		case a.state == "aborted":
+			require.Zero(t, n, "%s: aborted transaction %d visible", at, i)
+		default:
+			require.True(t, n == 0 || n == len(a.values), "%s: transaction %d (%s) partly visible: %d of %d", at, i, a.state, n, len(a.values))
+		}
+	}
+}

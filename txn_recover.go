@@ -1,0 +1,144 @@
+package strata
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/stratalog/strata/topic"
+	"github.com/stratalog/strata/txn"
+)
+
+// initTxns starts the transaction coordinator and, once the store has a
+// TransactionStateTopic, replays it: the last record of each transactional
+// id is its state. Then it finishes what a crash or a Close left: a
+// transaction decided (PrepareCommit, PrepareAbort) gets its markers and
+// its Complete record, one left Ongoing is aborted. After a crash (clean
+// false) it also ends the transactions the partitions hold open that no
+// record accounts for (see sweepTxns). It runs after initGroups, whose
+// replay left the offsets of open transactions pending.
+func (s *Store) initTxns(clean bool) error {
+	c := newTxnCoordinator(s)
+	s.txns = c
+	t, ok := (*s.topics.Load())[TransactionStateTopic]
+	if !ok {
+		if clean {
+			return nil
+		}
+		return c.sweep()
+	}
+	err := c.replay(t)
+	if errors.Is(err, ErrCorrupt) {
+		s.opts.Logger.Error("strata: "+TransactionStateTopic+" is damaged; recovering it and replaying it again", "err", err)
+		if t, err = s.reopenRecovered(t); err != nil {
+			return err
+		}
+		c.ids = map[string]*txnEntry{}
+		err = c.replay(t)
+		clean = false // the lost records' transactions are found by the sweep
+	}
+	if err != nil {
+		return err
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.ids)) {
+		e := c.ids[id]
+		var err error
+		switch e.meta.State {
+		case txn.Ongoing:
+			// Open when the store stopped: aborted, at a new epoch.
+			e.meta.ProducerEpoch = min(e.meta.ProducerEpoch+1, math.MaxInt16-1)
+			err = c.completeLocked(e, false)
+		case txn.PrepareCommit, txn.PrepareAbort:
+			err = c.finishLocked(e)
+		}
+		if err != nil {
+			return fmt.Errorf("strata: completing transaction %q: %w", id, err)
+		}
+	}
+	if clean {
+		return nil
+	}
+	return c.sweep()
+}
+
+// replay reads the records of TransactionStateTopic t into c, up to the
+// first damaged batch (ErrCorrupt).
+func (c *txnCoordinator) replay(t *topic.Topic) error {
+	p := t.Partitions()[0]
+	rd := p.NewReader(p.StartOffset())
+	defer rd.Close()
+	var r Record
+	for {
+		ok, err := rd.Next(&r)
+		if err != nil {
+			return fmt.Errorf("strata: replaying %s: %w", TransactionStateTopic, err)
+		}
+		if !ok {
+			return nil
+		}
+		id, m, deleted, err := txn.Decode(r.Key, r.Value)
+		switch {
+		case errors.Is(err, txn.ErrNotTxnRecord):
+			continue
+		case err != nil:
+			c.s.opts.Logger.Warn("strata: skipping a damaged transaction state record", "offset", r.Offset, "err", err)
+			continue
+		case deleted:
+			delete(c.ids, id)
+			continue
+		}
+		e := c.entry(id)
+		e.meta = m
+	}
+}
+
+// sweep ends the transactions that the partitions hold open and that no
+// state record accounts for, which a power loss can leave: the records a
+// transaction wrote survived, but the Ongoing record that listed their
+// partition did not, or its Complete record survived and a marker did not.
+// A producer's open transaction is committed if its transactional id's
+// state is CompleteCommit at the same producer id and epoch (each
+// transaction has an epoch of its own), and aborted otherwise, at an epoch
+// no older than the partition's; the id's epoch is raised past it.
+func (c *txnCoordinator) sweep() error {
+	owners := map[int64]*txnEntry{}
+	for _, e := range c.ids {
+		if e.meta.ProducerID >= 0 {
+			owners[e.meta.ProducerID] = e
+		}
+	}
+	var errs []error
+	for name, t := range *c.s.topics.Load() {
+		if name == TransactionStateTopic {
+			continue
+		}
+		for i, p := range t.Partitions() {
+			for _, info := range p.Producers() {
+				if info.TxnFirstOffset < 0 {
+					continue
+				}
+				e := owners[info.ID]
+				commit := e != nil && e.meta.State == txn.CompleteCommit && e.meta.ProducerEpoch == info.Epoch
+				epoch := info.Epoch
+				if e != nil && !commit {
+					epoch = max(epoch, e.meta.ProducerEpoch)
+					e.meta.ProducerEpoch = epoch
+				}
+				c.s.opts.Logger.Warn("strata: ending a transaction a crash left open in a partition", "topic", name, "partition", i,
+					"producer_id", info.ID, "epoch", epoch, "first_offset", info.TxnFirstOffset, "commit", commit)
+				var err error
+				if name == ConsumerOffsetsTopic {
+					err = c.endOffsets(info.ID, epoch, commit)
+				} else {
+					_, err = p.WriteMarker(info.ID, epoch, commit, 0)
+				}
+				if err != nil {
+					errs = append(errs, fmt.Errorf("strata: ending the transaction of producer %d in %s-%d: %w", info.ID, name, i, err))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,210 @@
+package strata_test
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/vfs"
+)
+
+// openTxnStore opens a store on an in-memory file system with topics a (2
+// partitions) and b (1).
+func openTxnStore(t *testing.T, fsys vfs.FS, policy strata.SyncPolicy) *strata.Store {
+	t.Helper()
+	s, err := strata.Open("data", &strata.Options{FS: fsys, Sync: policy, RetentionCheckInterval: -1, CleanerInterval: -1, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	for name, n := range map[string]int{"a": 2, "b": 1} {
+		if err := s.CreateTopic(name, strata.TopicConfig{Partitions: n}); err != nil {
+			require.ErrorIs(t, err, strata.ErrTopicExists)
+		}
+	}
+	return s
+}
+
+func vals(prefix string, n int) []strata.Record {
+	recs := make([]strata.Record, n)
+	for i := range recs {
+		recs[i].Value = fmt.Appendf(nil, "%s%d", prefix, i)
+	}
+	return recs
+}
+
+func strs(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%d", prefix, i)
+	}
+	return out
+}
+
+func TestTxnCommitAcrossPartitions(t *testing.T) {
+	s := openTxnStore(t, vfs.NewMem(), strata.SyncAlways)
+	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "relay"})
+	require.NoError(t, err)
+	require.Equal(t, "relay", tx.ID())
+	require.NoError(t, tx.AppendTo(ctx, "a", 0, vals("a0-", 3)...))
+	require.NoError(t, tx.AppendTo(ctx, "a", 1, vals("a1-", 2)...))
+	require.NoError(t, tx.AppendTo(ctx, "b", 0, vals("b0-", 1)...))
+
+	// Nothing is written before Commit.
+	for _, tp := range []strata.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 1}, {Topic: "b", Partition: 0}} {
+		end, err := s.ListOffsets(tp.Topic, tp.Partition, strata.Latest)
+		require.NoError(t, err)
+		require.Zero(t, end)
+	}
+	require.NoError(t, tx.Commit(ctx))
+	for _, c := range []struct {
+		topic string
+		part  int
+		want  []string
+	}{{"a", 0, strs("a0-", 3)}, {"a", 1, strs("a1-", 2)}, {"b", 0, strs("b0-", 1)}} {
+		v := viewTxns(t, s, c.topic, c.part)
+		require.Equal(t, c.want, v.committed, "%s-%d", c.topic, c.part)
+		require.Empty(t, v.open)
+		require.Equal(t, 1, v.markers)
+		p, err := s.PartitionOf(c.topic, c.part)
+		require.NoError(t, err)
+		require.Equal(t, p.EndOffset(), p.LastStableOffset())
+	}
+	require.ErrorIs(t, tx.Commit(ctx), strata.ErrTxnDone)
+	require.ErrorIs(t, tx.AppendTo(ctx, "a", 0, vals("x", 1)...), strata.ErrTxnDone)
+	require.ErrorIs(t, tx.Abort(ctx), strata.ErrTxnDone)
+}
+
+func TestTxnAbort(t *testing.T) {
+	s := openTxnStore(t, vfs.NewMem(), strata.SyncNever)
+	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+	require.NoError(t, err)
+	require.NoError(t, tx.AppendTo(ctx, "a", 0, vals("gone", 2)...))
+	require.NoError(t, tx.Abort(ctx))
+	// Held only in memory: an abort writes nothing.
+	p, err := s.PartitionOf("a", 0)
+	require.NoError(t, err)
+	require.Zero(t, p.EndOffset())
+
+	// Records written early (a full batch) are aborted with a marker.
+	tx, err = s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+	require.NoError(t, err)
+	big := make([]strata.Record, 600)
+	for i := range big {
+		big[i].Value = make([]byte, 2000)
+	}
+	require.NoError(t, tx.AppendTo(ctx, "a", 0, big...))
+	require.Positive(t, p.EndOffset(), "a full batch is written before Commit")
+	require.Less(t, p.LastStableOffset(), p.EndOffset())
+	require.NoError(t, tx.Abort(ctx))
+	v := viewTxns(t, s, "a", 0)
+	require.Empty(t, v.committed)
+	require.Empty(t, v.open)
+	require.NotEmpty(t, v.aborted)
+	require.Equal(t, p.EndOffset(), p.LastStableOffset())
+}
+
+func TestTxnEmptyCommitWritesNothing(t *testing.T) {
+	s := openTxnStore(t, vfs.NewMem(), strata.SyncAlways)
+	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit(ctx))
+	_, err = s.DescribeTopic(strata.TransactionStateTopic)
+	require.ErrorIs(t, err, strata.ErrUnknownTopic)
+}
+
+func TestBeginTxnFencesTheOpenOne(t *testing.T) {
+	s := openTxnStore(t, vfs.NewMem(), strata.SyncEvery(0))
+	old, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+	require.NoError(t, err)
+	require.NoError(t, old.AppendTo(ctx, "a", 0, vals("old", 1)...))
+	pid, epoch := old.ProducerID()
+
+	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+	require.NoError(t, err)
+	pid2, epoch2 := tx.ProducerID()
+	require.Equal(t, pid, pid2, "the id keeps its producer id")
+	require.Greater(t, epoch2, epoch)
+	require.ErrorIs(t, old.Commit(ctx), strata.ErrProducerFenced)
+	require.ErrorIs(t, old.AppendTo(ctx, "a", 0, vals("old", 1)...), strata.ErrProducerFenced)
+	require.NoError(t, tx.AppendTo(ctx, "a", 0, vals("new", 1)...))
+	require.NoError(t, tx.Commit(ctx))
+	require.Equal(t, []string{"new0"}, viewTxns(t, s, "a", 0).committed)
+
+	// Another id has another producer id.
+	other, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "y"})
+	require.NoError(t, err)
+	pid3, _ := other.ProducerID()
+	require.NotEqual(t, pid, pid3)
+}
+
+func TestTxnTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := openTxnStore(t, vfs.NewMem(), strata.SyncNever)
+		tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x", Timeout: time.Second})
+		require.NoError(t, err)
+		big := make([]strata.Record, 600)
+		for i := range big {
+			big[i].Value = make([]byte, 2000)
+		}
+		require.NoError(t, tx.AppendTo(ctx, "a", 0, big...))
+		p, err := s.PartitionOf("a", 0)
+		require.NoError(t, err)
+		require.Less(t, p.LastStableOffset(), p.EndOffset())
+		time.Sleep(time.Second + time.Millisecond)
+		synctest.Wait()
+		require.Equal(t, p.EndOffset(), p.LastStableOffset(), "the store aborted it")
+		require.ErrorIs(t, tx.Commit(ctx), strata.ErrTxnTimedOut)
+		require.Empty(t, viewTxns(t, s, "a", 0).committed)
+		require.NoError(t, s.Close())
+	})
+}
+
+func TestTxnOptionsChecked(t *testing.T) {
+	s := openTxnStore(t, vfs.NewMem(), strata.SyncNever)
+	for _, o := range []strata.TxnOptions{
+		{},
+		{ID: string(make([]byte, 1<<15))},
+		{ID: "x", Timeout: 15*time.Minute + time.Millisecond},
+		{ID: "x", Timeout: -time.Second},
+	} {
+		_, err := s.BeginTxn(ctx, o)
+		require.ErrorIs(t, err, strata.ErrInvalidConfig)
+	}
+	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x", Timeout: strata.MaxTxnTimeout})
+	require.NoError(t, err)
+	require.ErrorIs(t, tx.AppendTo(ctx, "a", 5, vals("v", 1)...), strata.ErrUnknownPartition)
+	require.ErrorIs(t, tx.AppendTo(ctx, "nope", 0, vals("v", 1)...), strata.ErrUnknownTopic)
+	require.ErrorIs(t, tx.AppendTo(ctx, strata.TransactionStateTopic, 0, vals("v", 1)...), strata.ErrReservedTopic)
+	require.ErrorIs(t, tx.AppendTo(ctx, "a", 0), strata.ErrNoRecords)
+	require.NoError(t, s.Close())
+	_, err = s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+	require.ErrorIs(t, err, strata.ErrClosed)
+	require.True(t, errors.Is(tx.Commit(ctx), strata.ErrClosed))
+}
+
+// TestTxnRecoveredAtOpen leaves transactions in every state a crash can
+// leave them in and checks what the next Open makes of them.
+func TestTxnOpenAbortsOngoing(t *testing.T) {
+	m := vfs.NewMem()
+	s := openTxnStore(t, m, strata.SyncAlways)
+	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+	require.NoError(t, err)
+	big := make([]strata.Record, 600)
+	for i := range big {
+		big[i].Value = make([]byte, 2000)
+	}
+	require.NoError(t, tx.AppendTo(ctx, "a", 0, big...))
+	require.NoError(t, s.Close())
+	s = openTxnStore(t, m, strata.SyncAlways)
+	p, err := s.PartitionOf("a", 0)
+	require.NoError(t, err)
+	require.Equal(t, p.EndOffset(), p.LastStableOffset())
+	v := viewTxns(t, s, "a", 0)
+	require.Empty(t, v.committed)
+	require.Len(t, v.aborted, 600)
+}
