@@ -2,8 +2,10 @@ package strata
 
 import "github.com/stratalog/strata/partition"
 
-// PartitionOf returns a partition of the store, of an internal topic too.
-func (s *Store) PartitionOf(topicName string, part int) (*partition.Partition, error) {
+// PartitionOf returns a partition of the store, of an internal topic too
+// (a function, not a method, so that TestClosedStore's table of the
+// Store's methods stays the API's).
+func PartitionOf(s *Store, topicName string, part int) (*partition.Partition, error) {
 	t, err := s.internalTopic(topicName)
 	if err != nil {
 		return nil, err
@@ -11,5 +13,5 @@ func (s *Store) PartitionOf(topicName string, part int) (*partition.Partition, e
 	return t.Partition(part)
 }
 
-// ProducerID returns the transaction's producer id and epoch.
-func (t *Txn) ProducerID() (int64, int16) { return t.pid, t.epoch }
+// TxnProducer returns the transaction's producer id and epoch.
+func TxnProducer(t *Txn) (int64, int16) { return t.pid, t.epoch }

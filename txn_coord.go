@@ -49,6 +49,21 @@ type txnEntry struct {
 	// id has one.
 	meta txn.Metadata
 	live *Txn // the open transaction, nil if none
+	// markers are those the id's last transaction wrote, which must be
+	// durable before the next one's first record is written.
+	markers []txnMarker
+	// committed is the producer id and epoch of the id's last transaction
+	// whose PrepareCommit or CompleteCommit record replay found; -1 if
+	// none. Open decides by it the transactions a crash left open in
+	// partitions.
+	committedPID   int64
+	committedEpoch int16
+}
+
+// txnMarker is a marker written to a partition, at an offset.
+type txnMarker struct {
+	p      *partition.Partition
+	offset int64
 }
 
 func newTxnCoordinator(s *Store) *txnCoordinator {
@@ -61,7 +76,7 @@ func (c *txnCoordinator) entry(id string) *txnEntry {
 	defer c.mu.Unlock()
 	e := c.ids[id]
 	if e == nil {
-		e = &txnEntry{id: id, sem: make(chan struct{}, 1), meta: txn.Metadata{ProducerID: -1, PreviousProducerID: -1, NextProducerID: -1}}
+		e = &txnEntry{id: id, sem: make(chan struct{}, 1), meta: txn.Metadata{ProducerID: -1, PreviousProducerID: -1, NextProducerID: -1}, committedPID: -1}
 		c.ids[id] = e
 	}
 	return e
@@ -123,7 +138,7 @@ func (c *txnCoordinator) begin(ctx context.Context, opts TxnOptions) (*Txn, erro
 		}
 	}
 	pid, epoch := e.meta.ProducerID, e.meta.ProducerEpoch+1
-	if pid < 0 || epoch >= math.MaxInt16 {
+	if pid < 0 || e.meta.ProducerEpoch >= math.MaxInt16-1 {
 		// A new id, or one whose epochs are used up: a new producer id,
 		// as Kafka's InitProducerId gives at epoch exhaustion.
 		id, err := c.s.newProducerID()
@@ -235,6 +250,9 @@ func (c *txnCoordinator) end(ctx context.Context, t *Txn, commit bool) error {
 // failLocked aborts the id's transaction after err stopped its commit
 // before the decision, and returns err.
 func (c *txnCoordinator) failLocked(e *txnEntry, err error) error {
+	if len(e.meta.Partitions) == 0 {
+		return err
+	}
 	if aerr := c.completeLocked(e, false); aerr != nil {
 		return errors.Join(err, aerr)
 	}
@@ -335,6 +353,9 @@ func (c *txnCoordinator) addPartitionsLocked(e *txnEntry, t *Txn, add []txn.Part
 	now := c.s.opts.Now()
 	if m.State != txn.Ongoing {
 		m.Start = t.start
+		if err := c.syncMarkersLocked(e); err != nil {
+			return err
+		}
 	}
 	m.State, m.LastUpdate = txn.Ongoing, now
 	if err := c.writeState(e.id, m, false); err != nil {
@@ -342,6 +363,27 @@ func (c *txnCoordinator) addPartitionsLocked(e *txnEntry, t *Txn, add []txn.Part
 	}
 	e.meta = m
 	return nil
+}
+
+// syncMarkersLocked makes the markers of the id's last transaction
+// durable, those a flush policy has not made durable yet (under
+// SyncAlways, WriteMarker did). It runs before the next transaction's
+// first record: once that record is durable, a marker a crash loses could
+// not be told from an abort (Open would abort the open transaction it
+// finds in the partition, at a newer epoch), and the Complete record may
+// be lost too. The caller holds e's sem.
+func (c *txnCoordinator) syncMarkersLocked(e *txnEntry) error {
+	err := forEach(len(e.markers), func(i int) error {
+		mk := e.markers[i]
+		if mk.p.SyncedOffset() > mk.offset {
+			return nil
+		}
+		return mk.p.Sync()
+	})
+	if err == nil {
+		e.markers = e.markers[:0]
+	}
+	return err
 }
 
 // appendBatches appends recs to p's partition as transactional batches of
@@ -432,7 +474,9 @@ func (c *txnCoordinator) completeLocked(e *txnEntry, commit bool) error {
 func (c *txnCoordinator) finishLocked(e *txnEntry) error {
 	m := e.meta
 	commit := m.State == txn.PrepareCommit
-	if err := c.writeMarkers(m, commit); err != nil {
+	markers, err := c.writeMarkers(m, commit)
+	e.markers = append(e.markers, markers...)
+	if err != nil {
 		if commit {
 			return fmt.Errorf("strata: transaction %q is committed, but not every marker was written; the next Open writes them: %w", e.id, err)
 		}
@@ -456,20 +500,37 @@ func (c *txnCoordinator) finishLocked(e *txnEntry) error {
 // writeMarkers writes the COMMIT (commit set) or ABORT marker of m's
 // producer to each of m's partitions: in __consumer_offsets through the
 // group coordinator, which applies it to the offsets the transaction
-// committed.
-func (c *txnCoordinator) writeMarkers(m txn.Metadata, commit bool) error {
-	return forEach(len(m.Partitions), func(i int) error {
+// committed. It returns the markers written.
+func (c *txnCoordinator) writeMarkers(m txn.Metadata, commit bool) ([]txnMarker, error) {
+	out := make([]txnMarker, len(m.Partitions))
+	err := forEach(len(m.Partitions), func(i int) error {
 		tp := m.Partitions[i]
-		if tp.Topic == ConsumerOffsetsTopic {
-			return c.endOffsets(m.ProducerID, m.ProducerEpoch, commit)
-		}
 		p, err := c.partition(tp)
 		if err != nil || p == nil {
 			return err
 		}
-		_, err = p.WriteMarker(m.ProducerID, m.ProducerEpoch, commit, 0)
+		var off int64
+		if tp.Topic == ConsumerOffsetsTopic {
+			off, err = c.endOffsets(p, m.ProducerID, m.ProducerEpoch, commit)
+		} else {
+			off, err = p.WriteMarker(m.ProducerID, m.ProducerEpoch, commit, 0)
+		}
+		if errors.Is(err, ErrProducerFenced) {
+			// The partition holds a later epoch of the producer: it
+			// has this transaction's marker already (the next
+			// transaction of an id writes only once every marker of
+			// the last one is durable), which a crash kept while it
+			// lost the Complete record.
+			c.s.opts.Logger.Info("strata: a transaction's partition is past it already", "topic", tp.Topic, "partition", tp.Partition,
+				"producer_id", m.ProducerID, "epoch", m.ProducerEpoch, "err", err)
+			return nil
+		}
+		if err == nil {
+			out[i] = txnMarker{p: p, offset: off}
+		}
 		return err
 	})
+	return slices.DeleteFunc(out, func(mk txnMarker) bool { return mk.p == nil }), err
 }
 
 // writeState appends the id's record m to TransactionStateTopic (creating
@@ -520,9 +581,12 @@ func (s *Store) txnLogSync() SyncPolicy {
 	case partition.SyncModeNever:
 		return SyncNever
 	case partition.SyncModeEvery:
-		return s.opts.Sync
+		if s.opts.Sync.Interval > 0 {
+			return s.opts.Sync
+		}
 	}
-	return SyncEvery(0)
+	// Not SyncEvery(0), which is the zero policy: "the store's".
+	return SyncEvery(partition.DefaultSyncInterval)
 }
 
 // forEach calls fn for 0 to n-1, several at a time when n > 1, and returns

@@ -22,7 +22,7 @@ type txnView struct {
 // viewTxns reads every batch of a partition into a txnView.
 func viewTxns(t *testing.T, s *strata.Store, topicName string, part int) txnView {
 	t.Helper()
-	p, err := s.PartitionOf(topicName, part)
+	p, err := strata.PartitionOf(s, topicName, part)
 	require.NoError(t, err)
 	var (
 		v       txnView

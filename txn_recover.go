@@ -42,6 +42,13 @@ func (s *Store) initTxns(clean bool) error {
 	if err != nil {
 		return err
 	}
+	if !clean {
+		// First, so that the markers below (at newer epochs) cannot end
+		// an older transaction whose own marker a crash lost.
+		if err := c.sweep(); err != nil {
+			return err
+		}
+	}
 	for _, id := range slices.Sorted(maps.Keys(c.ids)) {
 		e := c.ids[id]
 		var err error
@@ -57,10 +64,7 @@ func (s *Store) initTxns(clean bool) error {
 			return fmt.Errorf("strata: completing transaction %q: %w", id, err)
 		}
 	}
-	if clean {
-		return nil
-	}
-	return c.sweep()
+	return nil
 }
 
 // replay reads the records of TransactionStateTopic t into c, up to the
@@ -91,24 +95,39 @@ func (c *txnCoordinator) replay(t *topic.Topic) error {
 		}
 		e := c.entry(id)
 		e.meta = m
+		if m.State == txn.PrepareCommit || m.State == txn.CompleteCommit {
+			e.committedPID, e.committedEpoch = m.ProducerID, m.ProducerEpoch
+		}
 	}
 }
 
-// sweep ends the transactions that the partitions hold open and that no
-// state record accounts for, which a power loss can leave: the records a
-// transaction wrote survived, but the Ongoing record that listed their
-// partition did not, or its Complete record survived and a marker did not.
-// A producer's open transaction is committed if its transactional id's
-// state is CompleteCommit at the same producer id and epoch (each
-// transaction has an epoch of its own), and aborted otherwise, at an epoch
-// no older than the partition's; the id's epoch is raised past it.
+// sweep ends the transactions that the partitions hold open after a
+// crash, before the state records are acted on: a power loss can keep
+// the records a transaction wrote and lose the Ongoing record that listed
+// their partition, or keep a later record of the id and lose a marker. A
+// producer's open transaction is committed if its transactional id's last
+// PrepareCommit or CompleteCommit record is at the same producer id and
+// epoch (each transaction has an epoch of its own, and a transaction is
+// decided once its PrepareCommit is durable), and aborted otherwise, at an
+// epoch no older than the partition's; the id's epoch is raised past it.
 func (c *txnCoordinator) sweep() error {
 	owners := map[int64]*txnEntry{}
 	for _, e := range c.ids {
 		if e.meta.ProducerID >= 0 {
 			owners[e.meta.ProducerID] = e
 		}
+		if e.committedPID >= 0 {
+			owners[e.committedPID] = e
+		}
 	}
+	// The ids' epochs are raised once every decision is taken, on the
+	// states as the records left them.
+	raise := map[*txnEntry]int16{}
+	defer func() {
+		for e, epoch := range raise {
+			e.meta.ProducerEpoch = max(e.meta.ProducerEpoch, epoch)
+		}
+	}()
 	var errs []error
 	for name, t := range *c.s.topics.Load() {
 		if name == TransactionStateTopic {
@@ -120,19 +139,25 @@ func (c *txnCoordinator) sweep() error {
 					continue
 				}
 				e := owners[info.ID]
-				commit := e != nil && e.meta.State == txn.CompleteCommit && e.meta.ProducerEpoch == info.Epoch
+				commit := e != nil && e.committedPID == info.ID && e.committedEpoch == info.Epoch
 				epoch := info.Epoch
 				if e != nil && !commit {
 					epoch = max(epoch, e.meta.ProducerEpoch)
-					e.meta.ProducerEpoch = epoch
+					raise[e] = max(raise[e], epoch)
 				}
 				c.s.opts.Logger.Warn("strata: ending a transaction a crash left open in a partition", "topic", name, "partition", i,
 					"producer_id", info.ID, "epoch", epoch, "first_offset", info.TxnFirstOffset, "commit", commit)
-				var err error
+				var (
+					off int64
+					err error
+				)
 				if name == ConsumerOffsetsTopic {
-					err = c.endOffsets(info.ID, epoch, commit)
+					off, err = c.endOffsets(p, info.ID, epoch, commit)
 				} else {
-					_, err = p.WriteMarker(info.ID, epoch, commit, 0)
+					off, err = p.WriteMarker(info.ID, epoch, commit, 0)
+				}
+				if err == nil && e != nil {
+					e.markers = append(e.markers, txnMarker{p: p, offset: off})
 				}
 				if err != nil {
 					errs = append(errs, fmt.Errorf("strata: ending the transaction of producer %d in %s-%d: %w", info.ID, name, i, err))

@@ -70,7 +70,7 @@ func TestTxnCommitAcrossPartitions(t *testing.T) {
 		require.Equal(t, c.want, v.committed, "%s-%d", c.topic, c.part)
 		require.Empty(t, v.open)
 		require.Equal(t, 1, v.markers)
-		p, err := s.PartitionOf(c.topic, c.part)
+		p, err := strata.PartitionOf(s, c.topic, c.part)
 		require.NoError(t, err)
 		require.Equal(t, p.EndOffset(), p.LastStableOffset())
 	}
@@ -86,7 +86,7 @@ func TestTxnAbort(t *testing.T) {
 	require.NoError(t, tx.AppendTo(ctx, "a", 0, vals("gone", 2)...))
 	require.NoError(t, tx.Abort(ctx))
 	// Held only in memory: an abort writes nothing.
-	p, err := s.PartitionOf("a", 0)
+	p, err := strata.PartitionOf(s, "a", 0)
 	require.NoError(t, err)
 	require.Zero(t, p.EndOffset())
 
@@ -122,11 +122,11 @@ func TestBeginTxnFencesTheOpenOne(t *testing.T) {
 	old, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
 	require.NoError(t, err)
 	require.NoError(t, old.AppendTo(ctx, "a", 0, vals("old", 1)...))
-	pid, epoch := old.ProducerID()
+	pid, epoch := strata.TxnProducer(old)
 
 	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
 	require.NoError(t, err)
-	pid2, epoch2 := tx.ProducerID()
+	pid2, epoch2 := strata.TxnProducer(tx)
 	require.Equal(t, pid, pid2, "the id keeps its producer id")
 	require.Greater(t, epoch2, epoch)
 	require.ErrorIs(t, old.Commit(ctx), strata.ErrProducerFenced)
@@ -138,7 +138,7 @@ func TestBeginTxnFencesTheOpenOne(t *testing.T) {
 	// Another id has another producer id.
 	other, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "y"})
 	require.NoError(t, err)
-	pid3, _ := other.ProducerID()
+	pid3, _ := strata.TxnProducer(other)
 	require.NotEqual(t, pid, pid3)
 }
 
@@ -152,7 +152,7 @@ func TestTxnTimeout(t *testing.T) {
 			big[i].Value = make([]byte, 2000)
 		}
 		require.NoError(t, tx.AppendTo(ctx, "a", 0, big...))
-		p, err := s.PartitionOf("a", 0)
+		p, err := strata.PartitionOf(s, "a", 0)
 		require.NoError(t, err)
 		require.Less(t, p.LastStableOffset(), p.EndOffset())
 		time.Sleep(time.Second + time.Millisecond)
@@ -201,7 +201,7 @@ func TestTxnOpenAbortsOngoing(t *testing.T) {
 	require.NoError(t, tx.AppendTo(ctx, "a", 0, big...))
 	require.NoError(t, s.Close())
 	s = openTxnStore(t, m, strata.SyncAlways)
-	p, err := s.PartitionOf("a", 0)
+	p, err := strata.PartitionOf(s, "a", 0)
 	require.NoError(t, err)
 	require.Equal(t, p.EndOffset(), p.LastStableOffset())
 	v := viewTxns(t, s, "a", 0)
