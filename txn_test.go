@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -207,4 +209,96 @@ func TestTxnOpenAbortsOngoing(t *testing.T) {
 	v := viewTxns(t, s, "a", 0)
 	require.Empty(t, v.committed)
 	require.Len(t, v.aborted, 600)
+}
+
+// TestTxnConcurrent commits transactions of several ids from several
+// goroutines at once to the same partitions, while others begin
+// transactions of one shared id and fence each other: every transaction
+// that committed is visible whole, no fenced one is.
+func TestTxnConcurrent(t *testing.T) {
+	s := openTxnStore(t, vfs.NewMem(), strata.SyncAlways)
+	const goroutines, rounds = 4, 20
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		committed = map[string]bool{}
+		fenced    = map[string]bool{}
+	)
+	for g := range goroutines {
+		for _, shared := range []bool{false, true} {
+			wg.Go(func() {
+				id := fmt.Sprintf("own-%d", g)
+				if shared {
+					id = "shared"
+				}
+				for i := range rounds {
+					v := fmt.Sprintf("%s.%d.%d.%v", id, g, i, shared)
+					tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: id})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					err = errors.Join(tx.AppendTo(ctx, "a", i%2, strata.Record{Value: []byte(v)}), tx.AppendTo(ctx, "b", 0, strata.Record{Value: []byte(v)}))
+					if err == nil {
+						err = tx.Commit(ctx)
+					}
+					mu.Lock()
+					switch {
+					case err == nil:
+						committed[v] = true
+					case errors.Is(err, strata.ErrProducerFenced):
+						fenced[v] = true
+					default:
+						t.Error(err)
+					}
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	seen := map[string]int{}
+	for _, tp := range []strata.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 1}, {Topic: "b", Partition: 0}} {
+		v := viewTxns(t, s, tp.Topic, tp.Partition)
+		require.Empty(t, v.open)
+		for _, val := range v.committed {
+			seen[val]++
+		}
+	}
+	for v := range committed {
+		require.Equal(t, 2, seen[v], "%s: in both of its partitions", v)
+	}
+	for v := range fenced {
+		require.Zero(t, seen[v], "%s was fenced", v)
+	}
+	require.Len(t, seen, len(committed))
+	require.Equal(t, goroutines*rounds*2, len(committed)+len(fenced))
+}
+
+// TestTxnEpochsRunOut begins transactions of one id until its epochs run
+// out: the id then gets a new producer id, at epoch 0, as Kafka's
+// InitProducerId does.
+func TestTxnEpochsRunOut(t *testing.T) {
+	s := openTxnStore(t, vfs.NewMem(), strata.SyncNever)
+	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+	require.NoError(t, err)
+	pid, epoch := strata.TxnProducer(tx)
+	require.Zero(t, epoch)
+	// Kafka's last epoch is MaxInt16 - 1 (isProducerEpochExhausted).
+	for want := 1; want <= math.MaxInt16; want++ {
+		require.NoError(t, tx.Abort(ctx))
+		tx, err = s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+		require.NoError(t, err)
+		p, e := strata.TxnProducer(tx)
+		if want == math.MaxInt16 {
+			require.NotEqual(t, pid, p)
+			require.Zero(t, e)
+			break
+		}
+		require.Equal(t, pid, p)
+		require.Equal(t, int16(want), e)
+	}
+	require.NoError(t, tx.AppendTo(ctx, "a", 0, vals("v", 1)...))
+	require.NoError(t, tx.Commit(ctx))
+	require.Equal(t, []string{"v0"}, viewTxns(t, s, "a", 0).committed)
 }
