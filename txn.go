@@ -92,11 +92,30 @@ type Txn struct {
 // txnPart is what a transaction holds for one partition: the records not
 // written yet, and the sequence number of the next batch.
 type txnPart struct {
-	t     *topic.Topic
-	part  int
-	a     *arena
-	bytes int   // of the records in a, roughly as encoded
+	t    *topic.Topic
+	part int
+	// held are the records not written yet, a batch's worth per arena:
+	// the last one fills, the others are full.
+	held  []*arena
+	bytes int   // of the records in the last arena, roughly as encoded
 	seq   int32 // the next batch's base sequence
+}
+
+// records is how many records p holds.
+func (p *txnPart) records() int {
+	n := 0
+	for _, a := range p.held {
+		n += len(a.recs)
+	}
+	return n
+}
+
+// free recycles the arenas of p.
+func (p *txnPart) free() {
+	for _, a := range p.held {
+		a.free()
+	}
+	p.held = nil
 }
 
 // BeginTxn opens a transaction of opts.ID. The id gets a producer id the
@@ -234,15 +253,17 @@ func (t *Txn) add(ctx context.Context, tp *topic.Topic, parts []int, records []R
 			if t.mu.parts == nil {
 				t.mu.parts = map[TopicPartition]*txnPart{}
 			}
-			p = &txnPart{t: tp, part: parts[i], a: newArena(0)}
+			p = &txnPart{t: tp, part: parts[i], held: []*arena{newArena(0)}}
 			t.mu.parts[key] = p
 			t.mu.order = append(t.mu.order, key)
 		}
 		size := recordSize(&records[i])
 		if p.bytes > 0 && p.bytes+size > limit {
+			p.held = append(p.held, newArena(0))
+			p.bytes = 0
 			full = append(full, key)
 		}
-		p.a.add(&records[i], nil)
+		p.held[len(p.held)-1].add(&records[i], nil)
 		p.bytes += size
 	}
 	t.mu.Unlock()

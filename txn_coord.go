@@ -194,7 +194,7 @@ func (t *Txn) finish(reason error) {
 	defer t.mu.Unlock()
 	t.mu.err = reason
 	for _, p := range t.mu.parts {
-		p.a.free()
+		p.free()
 	}
 	t.mu.parts, t.mu.order, t.mu.offsets = nil, nil, nil
 }
@@ -225,7 +225,7 @@ func (c *txnCoordinator) end(ctx context.Context, t *Txn, commit bool) error {
 	e.live = nil
 	defer func() {
 		for _, p := range parts {
-			p.a.free()
+			p.free()
 		}
 	}()
 	if !commit {
@@ -272,28 +272,29 @@ func (c *txnCoordinator) flushEarly(ctx context.Context, t *Txn, keys []TopicPar
 		t.mu.Unlock()
 		return err
 	}
+	// The full arenas go; the last one, filling, stays.
 	parts := make(map[TopicPartition]*txnPart, len(keys))
 	var order []TopicPartition
 	for _, k := range keys {
 		p := t.mu.parts[k]
-		if p == nil || p.bytes == 0 || parts[k] != nil {
+		if p == nil || len(p.held) < 2 || parts[k] != nil {
 			continue
 		}
-		taken := *p
-		parts[k] = &taken
+		last := len(p.held) - 1
+		parts[k] = &txnPart{t: p.t, part: p.part, held: p.held[:last], seq: p.seq}
+		p.held = []*arena{p.held[last]}
 		order = append(order, k)
-		p.a, p.bytes = newArena(0), 0
 	}
 	t.mu.Unlock()
 	err := c.writeLocked(e, t, parts, order, nil)
+	t.mu.Lock()
 	for k, p := range parts {
-		p.a.free()
-		t.mu.Lock()
+		p.free()
 		if q := t.mu.parts[k]; q != nil {
 			q.seq = p.seq
 		}
-		t.mu.Unlock()
 	}
+	t.mu.Unlock()
 	if err != nil {
 		if aerr := c.abortLocked(e, t, fmt.Errorf("strata: transaction %q aborted: %w", e.id, err)); aerr != nil {
 			err = errors.Join(err, aerr)
@@ -309,7 +310,7 @@ func (c *txnCoordinator) flushEarly(ctx context.Context, t *Txn, keys []TopicPar
 func (c *txnCoordinator) writeLocked(e *txnEntry, t *Txn, parts map[TopicPartition]*txnPart, order []TopicPartition, offsets map[string]map[TopicPartition]OffsetAndMetadata) error {
 	var add []txn.Partition
 	for _, k := range order {
-		if parts[k].a != nil && len(parts[k].a.recs) > 0 {
+		if parts[k].records() > 0 {
 			add = append(add, txn.Partition{Topic: k.Topic, Partition: int32(k.Partition)})
 		}
 	}
@@ -321,10 +322,15 @@ func (c *txnCoordinator) writeLocked(e *txnEntry, t *Txn, parts map[TopicPartiti
 	}
 	err := forEach(len(order), func(i int) error {
 		p := parts[order[i]]
-		if len(p.a.recs) == 0 {
-			return nil
+		for _, a := range p.held {
+			if len(a.recs) == 0 {
+				continue
+			}
+			if err := c.appendBatches(t, p, a.recs); err != nil {
+				return err
+			}
 		}
-		return c.appendBatches(t, p, p.a.recs)
+		return nil
 	})
 	if err != nil {
 		return err
