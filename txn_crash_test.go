@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -170,6 +171,8 @@ func checkTxnsRecovered(t *testing.T, s *strata.Store, attempts []txnAttempt, at
 	for _, tp := range txnCrashParts {
 		v := viewTxns(t, s, tp.Topic, tp.Partition)
 		require.Empty(t, v.open, "%s %v: a transaction left open", at, tp)
+		want := slices.Sorted(slices.Values(v.committed))
+		require.Equal(t, want, readCommitted(t, s, tp.Topic, tp.Partition), "%s %v: what a ReadCommitted reader reads", at, tp)
 		for _, val := range v.committed {
 			require.False(t, visible[val], "%s: %s twice", at, val)
 			visible[val] = true

@@ -1,12 +1,14 @@
 package strata_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/stratalog/strata"
 	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/partition"
 )
 
 // txnView is what a partition holds, read batch by batch as a
@@ -68,4 +70,28 @@ func viewTxns(t *testing.T, s *strata.Store, topicName string, part int) txnView
 		v.open = append(v.open, vals...)
 	}
 	return v
+}
+
+// readCommitted reads a partition with a ReadCommitted reader, to the last
+// stable offset, and returns the values, sorted.
+func readCommitted(t *testing.T, s *strata.Store, topicName string, part int) []string {
+	t.Helper()
+	p, err := strata.PartitionOf(s, topicName, part)
+	require.NoError(t, err)
+	rd := p.NewReaderIsolation(p.StartOffset(), partition.ReadCommitted)
+	defer rd.Close()
+	var (
+		out []string
+		r   log.Record
+	)
+	for {
+		ok, err := rd.Next(&r)
+		require.NoError(t, err)
+		if !ok {
+			break
+		}
+		out = append(out, string(r.Value))
+	}
+	slices.Sort(out)
+	return out
 }
