@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -303,4 +305,81 @@ func TestTxnEpochsRunOut(t *testing.T) {
 	require.NoError(t, tx.AppendTo(ctx, "a", 0, vals("v", 1)...))
 	require.NoError(t, tx.Commit(ctx))
 	require.Equal(t, []string{"v0"}, viewTxns(t, s, "a", 0).committed)
+}
+
+// dieAfterTxnSyncs fails every file operation after the n-th fsync of
+// __transaction_state's log (from the first one for n = 0).
+func dieAfterTxnSyncs(n int64) vfs.Injector {
+	var syncs atomic.Int64
+	var dead atomic.Bool
+	return func(op vfs.Op, path string) error {
+		if dead.Load() {
+			return vfs.ErrInjected
+		}
+		if op != vfs.OpSync || !strings.Contains(path, strata.TransactionStateTopic) {
+			return nil
+		}
+		switch k := syncs.Add(1); {
+		case k > n:
+			dead.Store(true)
+			return vfs.ErrInjected
+		case k == n:
+			dead.Store(true)
+		}
+		return nil
+	}
+}
+
+// TestTxnDecidedThenCrashed crashes the machine right after a commit's
+// decision is durable, before any marker: Commit says the transaction is
+// committed, and the next Open writes its markers.
+func TestTxnDecidedThenCrashed(t *testing.T) {
+	m := vfs.NewMem()
+	s := openTxnStore(t, m, strata.SyncAlways)
+	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+	require.NoError(t, err)
+	require.NoError(t, tx.AppendTo(ctx, "a", 0, vals("a", 2)...))
+	require.NoError(t, tx.AppendTo(ctx, "b", 0, vals("b", 1)...))
+	m.SetInjector(dieAfterTxnSyncs(1))
+	err = tx.Commit(ctx)
+	require.ErrorIs(t, err, vfs.ErrInjected)
+	require.Contains(t, err.Error(), "is committed")
+	after := m.Crash()
+	_ = s.Close()
+
+	s = openTxnStore(t, after, strata.SyncAlways)
+	require.Equal(t, strs("a", 2), readCommitted(t, s, "a", 0))
+	require.Equal(t, strs("b", 1), readCommitted(t, s, "b", 0))
+}
+
+// TestTxnCrashedBeforeDecision crashes the machine at the decision's
+// fsync: the records are durable, the decision is not, and the next Open
+// aborts the transaction.
+func TestTxnCrashedBeforeDecision(t *testing.T) {
+	m := vfs.NewMem()
+	s := openTxnStore(t, m, strata.SyncAlways)
+	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+	require.NoError(t, err)
+	require.NoError(t, tx.AppendTo(ctx, "a", 0, vals("a", 2)...))
+	require.NoError(t, tx.AppendTo(ctx, "b", 0, vals("b", 1)...))
+	m.SetInjector(dieAfterTxnSyncs(0))
+	err = tx.Commit(ctx)
+	require.ErrorIs(t, err, vfs.ErrInjected)
+	require.Contains(t, err.Error(), "could not be committed")
+	after := m.Crash()
+	_ = s.Close()
+
+	s = openTxnStore(t, after, strata.SyncAlways)
+	for _, tp := range []strata.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "b", Partition: 0}} {
+		require.Empty(t, readCommitted(t, s, tp.Topic, tp.Partition))
+		v := viewTxns(t, s, tp.Topic, tp.Partition)
+		require.NotEmpty(t, v.aborted, "%v: the records were durable, and are aborted", tp)
+		require.Empty(t, v.open)
+	}
+	// The id goes on, at a newer epoch.
+	tx, err = s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+	require.NoError(t, err)
+	require.NoError(t, tx.AppendTo(ctx, "a", 0, vals("c", 1)...))
+	require.NoError(t, tx.Commit(ctx))
+	require.Equal(t, strs("c", 1), readCommitted(t, s, "a", 0))
 }
