@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stratalog/strata/partition"
@@ -38,8 +39,9 @@ type TxnOptions struct {
 	// bytes. Transactions of one id follow each other: BeginTxn with the id
 	// of a transaction still open aborts that one and fences it. Required.
 	ID string
-	// Timeout is how long the transaction may stay open: after it the
-	// store aborts it, and its calls return ErrTxnTimedOut. Default 60 s
+	// Timeout is how long the transaction may stay open, on the
+	// process's clock (a timer, not Options.Now): after it the store
+	// aborts it, and its calls return ErrTxnTimedOut. Default 60 s
 	// (DefaultTxnTimeout, Kafka's transaction.timeout.ms); at most 15
 	// minutes (MaxTxnTimeout, Kafka's transaction.max.timeout.ms).
 	Timeout time.Duration
@@ -79,6 +81,7 @@ type Txn struct {
 	timeout time.Duration
 	start   time.Time // by the store's clock, for the record
 	expiry  *time.Timer
+	batches atomic.Int32 // written to the partitions
 
 	mu struct {
 		sync.Mutex
@@ -191,13 +194,14 @@ func (t *Txn) AppendTo(ctx context.Context, topicName string, part int, records 
 // Commit commits the transaction: it writes the records still held, makes
 // them durable (as the topics' flush policies say: see the README's
 // "Transactions"), writes the decision (PrepareCommit) to
-// __transaction_state durably, then a COMMIT marker to every partition
-// the transaction wrote to, then CompleteCommit. Once Commit returns nil
-// the transaction is committed, also across a crash. An error before the
-// decision aborts the transaction; an error after it says so: the
-// decision stands, and the next Open writes the missing markers. A
-// transaction that wrote nothing writes nothing. ctx is checked before
-// anything is written.
+// __transaction_state durably, then a COMMIT marker to every partition the
+// transaction wrote to, then CompleteCommit. A transaction of one batch in
+// one partition needs no durable decision: its marker, durable with the
+// batch, decides. Once Commit returns nil the transaction is committed,
+// also across a crash. An error before the decision aborts the
+// transaction; an error after it says so: the decision stands, and the
+// next Open writes the missing markers. A transaction that wrote nothing
+// writes nothing. ctx is checked before anything is written.
 func (t *Txn) Commit(ctx context.Context) (err error) {
 	defer wrapErr(&err)
 	return t.s.txns.end(orBackground(ctx), t, true)

@@ -208,10 +208,8 @@ func (c *txnCoordinator) end(ctx context.Context, t *Txn, commit bool) error {
 	defer e.unlock()
 	t.mu.Lock()
 	err := t.openLocked()
-	if err == nil && ctx.Err() != nil {
+	if err == nil {
 		err = ctx.Err()
-		t.mu.Unlock()
-		return err
 	}
 	if err != nil {
 		t.mu.Unlock()
@@ -237,14 +235,48 @@ func (c *txnCoordinator) end(ctx context.Context, t *Txn, commit bool) error {
 	if err := c.writeLocked(e, t, parts, order, offsets); err != nil {
 		return c.failLocked(e, err)
 	}
-	if len(e.meta.Partitions) == 0 {
+	switch {
+	case len(e.meta.Partitions) == 0:
 		return nil // nothing written: nothing to commit
+	case len(e.meta.Partitions) == 1 && t.batches.Load() == 1:
+		return c.commitOnePhaseLocked(e)
 	}
 	// The decision may be durable only once what it commits is.
 	if err := c.syncParts(e.meta.Partitions); err != nil {
 		return c.failLocked(e, err)
 	}
 	return c.completeLocked(e, true)
+}
+
+// commitOnePhaseLocked commits the id's transaction that wrote one batch
+// to one partition. Its outcome needs no durable decision: the batch is
+// there whole or not at all, and its COMMIT marker, made durable with it
+// (one fsync of the partition, none of TransactionStateTopic), commits it.
+// A crash before the marker is durable leaves the transaction open in the
+// partition, and the next Open commits it if the PrepareCommit record
+// survived, and aborts it otherwise: all or nothing either way. The caller
+// holds e's sem.
+func (c *txnCoordinator) commitOnePhaseLocked(e *txnEntry) error {
+	m := e.meta
+	m.State, m.LastUpdate = txn.PrepareCommit, c.s.opts.Now()
+	if err := c.writeState(e.id, m, false); err != nil {
+		return c.failLocked(e, err)
+	}
+	e.meta = m
+	markers, err := c.writeMarkers(m, true)
+	e.markers = append(e.markers, markers...)
+	if err == nil {
+		err = c.syncParts(m.Partitions)
+	}
+	if err != nil {
+		return fmt.Errorf("strata: transaction %q may be committed or not; the next Open commits it whole or aborts it: %w", e.id, err)
+	}
+	m.State, m.LastUpdate, m.Partitions = txn.CompleteCommit, c.s.opts.Now(), nil
+	if err := c.writeState(e.id, m, false); err != nil {
+		return fmt.Errorf("strata: transaction %q is committed, but its completion was not recorded: %w", e.id, err)
+	}
+	e.meta = m
+	return nil
 }
 
 // failLocked aborts the id's transaction after err stopped its commit
@@ -413,6 +445,7 @@ func (c *txnCoordinator) appendBatches(t *Txn, p *txnPart, recs []Record) error 
 		return err
 	}
 	p.seq = seqAfter(p.seq, len(recs))
+	t.batches.Add(1)
 	return nil
 }
 

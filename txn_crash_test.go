@@ -33,8 +33,9 @@ type txnAttempt struct {
 	state  string
 }
 
-// txnCrashWorkload runs transactions over txnCrashParts (most of them
-// over all three), one id, every third aborted, until a call fails. Under SyncEvery the fake clock passes
+// txnCrashWorkload runs transactions over txnCrashParts (some over one of
+// them, committed in one phase, others over two or three), one id, every
+// third aborted, until a call fails. Under SyncEvery the fake clock passes
 // the sync interval between some of them, so that the background fsyncs
 // fall at the same points on every run.
 func txnCrashWorkload(t *testing.T, s *strata.Store, everySync bool) []txnAttempt {
@@ -49,7 +50,10 @@ func txnCrashWorkload(t *testing.T, s *strata.Store, everySync bool) []txnAttemp
 			return out
 		}
 		for j, tp := range txnCrashParts {
-			if (i+j)%4 == 3 {
+			switch {
+			case i%4 == 0 && j != (i/4)%3:
+				continue // a transaction of one partition
+			case i%4 != 0 && (i+j)%4 == 3:
 				continue // not every transaction writes to every partition
 			}
 			var recs []strata.Record
