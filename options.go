@@ -47,6 +47,13 @@ type Options struct {
 	// log.retention.check.interval.ms); negative turns the background pass
 	// off (EnforceRetention still works).
 	RetentionCheckInterval time.Duration
+	// TransactionalIDExpiration is how long a transactional id keeps its
+	// state (its producer id and epoch) after its last transaction ended:
+	// retention (EnforceRetention, and its background pass) forgets an id
+	// idle for longer, with a tombstone in __transaction_state, and its
+	// next BeginTxn starts it afresh with a new producer id. Default 7 days
+	// (Kafka's transactional.id.expiration.ms); negative: never.
+	TransactionalIDExpiration time.Duration
 	// FS is the file system the store keeps its files on. Default (nil)
 	// vfs.OS, the operating system's. A *vfs.Mem (vfs.NewMem()) keeps the
 	// store in memory, for tests: the dir given to Open is then a path
@@ -80,6 +87,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.CleanerInterval == 0 {
 		out.CleanerInterval = DefaultCleanerInterval
+	}
+	if out.TransactionalIDExpiration == 0 {
+		out.TransactionalIDExpiration = DefaultTransactionalIDExpiration
 	}
 	return out
 }

@@ -15,9 +15,11 @@ const DefaultRetentionCheckInterval = 5 * time.Minute
 // clock, Options.Now) and returns how many segments it deleted: per
 // partition, whole segments only, oldest first, those wholly below the start
 // offset, those beyond RetentionBytes, and those whose newest record is older
-// than Retention (see package retention). The store also does this every
-// Options.RetentionCheckInterval. Readers of a deleted segment finish
-// undisturbed; its files go when the last of them lets go.
+// than Retention (see package retention). It also forgets the
+// transactional ids idle for longer than Options.TransactionalIDExpiration.
+// The store also does this every Options.RetentionCheckInterval. Readers
+// of a deleted segment finish undisturbed; its files go when the last of
+// them lets go.
 func (s *Store) EnforceRetention(ctx context.Context) (_ int, err error) {
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
@@ -35,6 +37,7 @@ func (s *Store) EnforceRetention(ctx context.Context) (_ int, err error) {
 		total += n
 		errs = append(errs, err)
 	}
+	errs = append(errs, s.txns.expireIDs(now))
 	return total, errors.Join(errs...)
 }
 

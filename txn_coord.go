@@ -58,6 +58,9 @@ type txnEntry struct {
 	// partitions.
 	committedPID   int64
 	committedEpoch int16
+	// gone is set when the id expired and the entry left the map: whoever
+	// waited for sem takes the map's entry instead.
+	gone bool
 }
 
 // txnMarker is a marker written to a partition, at an offset.
@@ -123,6 +126,13 @@ func (c *txnCoordinator) begin(ctx context.Context, opts TxnOptions) (*Txn, erro
 	e := c.entry(opts.ID)
 	if err := e.lock(ctx); err != nil {
 		return nil, err
+	}
+	for e.gone {
+		e.unlock()
+		e = c.entry(opts.ID)
+		if err := e.lock(ctx); err != nil {
+			return nil, err
+		}
 	}
 	defer e.unlock()
 	if c.isClosed() {

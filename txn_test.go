@@ -383,3 +383,46 @@ func TestTxnCrashedBeforeDecision(t *testing.T) {
 	require.NoError(t, tx.Commit(ctx))
 	require.Equal(t, strs("c", 1), readCommitted(t, s, "a", 0))
 }
+
+// TestTxnIDExpires lets a transactional id stay idle past
+// TransactionalIDExpiration: retention forgets it (a tombstone, also after
+// a restart), and its next transaction has a new producer id, while an id
+// used since keeps its own.
+func TestTxnIDExpires(t *testing.T) {
+	var now atomic.Int64
+	now.Store(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	m := vfs.NewMem()
+	opts := &strata.Options{FS: m, Sync: strata.SyncNever, RetentionCheckInterval: -1, CleanerInterval: -1,
+		Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return time.Unix(0, now.Load()) }}
+	open := func() *strata.Store {
+		s, err := strata.Open("data", opts)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	s := open()
+	require.NoError(t, s.CreateTopic("a", strata.TopicConfig{}))
+	commit := func(s *strata.Store, id string) (int64, int16) {
+		tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: id})
+		require.NoError(t, err)
+		require.NoError(t, tx.AppendTo(ctx, "a", 0, vals(id, 1)...))
+		require.NoError(t, tx.Commit(ctx))
+		return strata.TxnProducer(tx)
+	}
+	oldPID, _ := commit(s, "old")
+	keptPID, _ := commit(s, "kept")
+	now.Add(int64(6 * 24 * time.Hour))
+	commit(s, "kept")
+	now.Add(int64(2 * 24 * time.Hour))
+	_, err := s.EnforceRetention(ctx)
+	require.NoError(t, err)
+
+	require.NoError(t, s.Close())
+	s = open()
+	pid, epoch := commit(s, "old")
+	require.NotEqual(t, oldPID, pid, "an expired id starts afresh")
+	require.Zero(t, epoch)
+	pid, epoch = commit(s, "kept")
+	require.Equal(t, keptPID, pid)
+	require.Equal(t, int16(2), epoch)
+}
