@@ -52,7 +52,7 @@ var rootMatches = []struct{ lower, root error }{
 
 // layerPrefixes are the package names the module's error messages start
 // with.
-var layerPrefixes = []string{"strata", "partition", "topic", "group", "segment", "index", "log", "compaction", "retention", "vfs"}
+var layerPrefixes = []string{"strata", "partition", "topic", "group", "txn", "segment", "index", "log", "compaction", "retention", "vfs"}
 
 // storeErr returns err as the store's API reports it (see storeError). A
 // context's own error, and nil, are returned as they are.

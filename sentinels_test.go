@@ -20,6 +20,7 @@ import (
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/segment"
 	"github.com/stratalog/strata/topic"
+	"github.com/stratalog/strata/txn"
 	"github.com/stratalog/strata/vfs"
 )
 
@@ -88,6 +89,8 @@ var lowerSentinels = map[string]lowerSentinel{
 	"topic.ErrInvalidID":                {topic.ErrInvalidID, nil, "ids are parsed from the store's own files, whose damage is ErrCorrupt"},
 	"topic.ErrInvalidName":              {topic.ErrInvalidName, strata.ErrInvalidTopic, ""},
 	"topic.ErrNoPartition":              {topic.ErrNoPartition, strata.ErrUnknownPartition, ""},
+	"txn.ErrBadRecord":                  {txn.ErrBadRecord, nil, "Open skips a damaged transaction state record, with a warning"},
+	"txn.ErrNotTxnRecord":               {txn.ErrNotTxnRecord, nil, "Open skips records of other types in __transaction_state"},
 	"vfs.ErrCrashed":                    {vfs.ErrCrashed, nil, "a Mem crashed by a test"},
 	"vfs.ErrFault":                      {vfs.ErrFault, nil, "an I/O error, returned as it is (as EIO would be)"},
 	"vfs.ErrInjected":                   {vfs.ErrInjected, nil, "a failure a test injected"},
@@ -99,7 +102,7 @@ var lowerSentinels = map[string]lowerSentinel{
 // no user needs to import those packages to match an error, and that the
 // table lists every exported Err variable of them.
 func TestEveryLowerSentinelHasARootOne(t *testing.T) {
-	for _, dir := range []string{"compaction", "group", "index", "log", "partition", "segment", "topic", "vfs"} {
+	for _, dir := range []string{"compaction", "group", "index", "log", "partition", "segment", "topic", "txn", "vfs"} {
 		for _, name := range exportedErrVars(t, dir) {
 			_, ok := lowerSentinels[dir+"."+name]
 			require.True(t, ok, "%s.%s is missing from lowerSentinels", dir, name)
