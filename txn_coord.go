@@ -147,6 +147,22 @@ func (c *txnCoordinator) begin(ctx context.Context, opts TxnOptions) (*Txn, erro
 			return nil, err
 		}
 	}
+	// A failure can have left the last transaction unfinished (a marker
+	// that could not be written): it is finished first, as Kafka's
+	// coordinator retries its markers until they are written.
+	switch e.meta.State {
+	case txn.PrepareCommit, txn.PrepareAbort:
+		if err := c.finishLocked(e); err != nil {
+			return nil, err
+		}
+	case txn.Ongoing:
+		if e.meta.ProducerEpoch < math.MaxInt16-1 {
+			e.meta.ProducerEpoch++
+		}
+		if err := c.completeLocked(e, false); err != nil {
+			return nil, err
+		}
+	}
 	pid, epoch := e.meta.ProducerID, e.meta.ProducerEpoch+1
 	if pid < 0 || e.meta.ProducerEpoch >= math.MaxInt16-1 {
 		// A new id, or one whose epochs are used up: a new producer id,

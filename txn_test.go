@@ -426,3 +426,38 @@ func TestTxnIDExpires(t *testing.T) {
 	require.Equal(t, keptPID, pid)
 	require.Equal(t, int16(2), epoch)
 }
+
+// TestTxnMarkerFailureFinishedByNextBegin fails the write of one of a
+// commit's markers: Commit says the transaction is committed, the
+// partition holds it open, and the id's next BeginTxn writes the marker
+// before anything else, as Kafka's coordinator retries its markers.
+func TestTxnMarkerFailureFinishedByNextBegin(t *testing.T) {
+	m := vfs.NewMem()
+	s := openTxnStore(t, m, strata.SyncNever)
+	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+	require.NoError(t, err)
+	require.NoError(t, tx.AppendTo(ctx, "a", 0, vals("a", 1)...))
+	require.NoError(t, tx.AppendTo(ctx, "b", 0, vals("b", 1)...))
+	var writes atomic.Int64
+	m.SetInjector(func(op vfs.Op, path string) error {
+		if (op == vfs.OpWrite || op == vfs.OpWriteMap) && strings.HasSuffix(path, "b-0/00000000000000000000.log") && writes.Add(1) == 2 {
+			return vfs.ErrInjected // the marker, after the records
+		}
+		return nil
+	})
+	err = tx.Commit(ctx)
+	require.ErrorIs(t, err, vfs.ErrInjected)
+	require.Contains(t, err.Error(), "is committed")
+	b, err := strata.PartitionOf(s, "b", 0)
+	require.NoError(t, err)
+	require.Less(t, b.LastStableOffset(), b.EndOffset(), "b-0 holds the transaction open")
+	require.Equal(t, strs("a", 1), readCommitted(t, s, "a", 0))
+
+	tx, err = s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+	require.NoError(t, err)
+	require.Equal(t, b.EndOffset(), b.LastStableOffset())
+	require.Equal(t, strs("b", 1), readCommitted(t, s, "b", 0))
+	require.NoError(t, tx.AppendTo(ctx, "b", 0, vals("c", 1)...))
+	require.NoError(t, tx.Commit(ctx))
+	require.Equal(t, []string{"b0", "c0"}, readCommitted(t, s, "b", 0))
+}
