@@ -470,14 +470,14 @@ func (c *txnCoordinator) appendBatches(t *Txn, p *txnPart, recs []Record) error 
 	if err != nil {
 		return err
 	}
-	p.seq = seqAfter(p.seq, len(recs))
+	p.seq = txnSeq(p.seq, len(recs))
 	t.batches.Add(1)
 	return nil
 }
 
-// seqAfter is the sequence number n records after seq, wrapping from
+// txnSeq is the sequence number n records after seq, wrapping from
 // MaxInt32 to 0 as Kafka's do.
-func seqAfter(seq int32, n int) int32 {
+func txnSeq(seq int32, n int) int32 {
 	return int32((int64(seq) + int64(n)) % (math.MaxInt32 + 1))
 }
 
