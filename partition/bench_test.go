@@ -435,11 +435,34 @@ func randomReadRecords(p *Partition, records int64) func(b *testing.B) {
 // BenchmarkOpen opens a partition of 1 M records of 100 B: after a clean
 // shutdown (the files are trusted), and after a crash (the active segment,
 // ~100 MB, is recovered), beside reading the same bytes and computing their
-// CRC-32C.
+// CRC-32C; and, after a clean shutdown, the same partition with 1000
+// producers' batches at its end (their state read from the snapshot Close
+// wrote).
 func BenchmarkOpen(b *testing.B) {
 	const records = 1_000_000
 	dir := b.TempDir()
 	fillPartition(b, dir, records)
+	withProducers := b.TempDir()
+	fillPartition(b, withProducers, records)
+	p, err := Open(vfs.OS, withProducers, benchConfig(SyncNever), true)
+	require.NoError(b, err)
+	for id := range 1000 {
+		_, _, err := p.AppendProduced(benchRecords(1), ProducerBatch{ID: int64(id)}, log.None, 0)
+		require.NoError(b, err)
+	}
+	require.NoError(b, p.Close())
+	b.Run("impl=partition-producers=1000/clean=true/records=1M", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p, err := Open(vfs.OS, withProducers, benchConfig(SyncNever), true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			require.NoError(b, p.Close())
+			b.StartTimer()
+		}
+	})
 	for _, clean := range []bool{true, false} {
 		b.Run(fmt.Sprintf("impl=partition/clean=%v/records=1M", clean), func(b *testing.B) {
 			b.ReportAllocs()

@@ -401,9 +401,16 @@ func TestEmptyProducerBatch(t *testing.T) {
 	ts := time.UnixMilli(1_700_000_000_000)
 	dir := filepath.Join(t.TempDir(), "orders-0")
 	k := kafkadir.New(dir)
-	k.Append(kafkadir.Batch(0, 2, nil, kafkadir.Opts{ProducerID: 3, ProducerEpoch: 1, BaseSequence: 7, Transactional: true}))
+	// As compaction leaves it: the header's fields, its max timestamp
+	// included, and no record.
+	empty, err := log.EncodeBatchWithHeader(nil, log.BatchHeader{
+		PartitionLeaderEpoch: -1, Attributes: log.AttrTransactional, LastOffsetDelta: 2,
+		BaseTimestamp: -1, MaxTimestamp: ts.UnixMilli(), ProducerID: 3, ProducerEpoch: 1, BaseSequence: 7,
+	}, nil)
+	require.NoError(t, err)
+	k.Append(empty)
 	k.Append(kafkadir.Batch(3, 3, kafkadir.Records(3, 1, ts), kafkadir.Opts{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}))
-	_, err := k.Write(kafkadir.Files{})
+	_, err = k.Write(kafkadir.Files{})
 	require.NoError(t, err)
 	p, err := Open(vfs.OS, dir, small(newClock()), false)
 	require.NoError(t, err)
