@@ -104,6 +104,7 @@ func (o *Options) withDefaults() Options {
 type Coordinator struct {
 	log  OffsetLog
 	opts Options
+	txn  txnState
 
 	mu struct {
 		sync.RWMutex
@@ -130,6 +131,10 @@ type groupState struct {
 	name string
 
 	offsets map[TopicPartition]OffsetAndMetadata
+	// pending holds, per producer id, the offsets committed in its
+	// transaction that has not ended yet.
+	pending map[int64]map[TopicPartition]*txnOffset
+	txnSeq  uint64 // the seq of the last pending offset added
 
 	members    map[string]*member
 	issued     int // members ever joined; member ids are name-1 … name-issued

@@ -17,6 +17,29 @@
 // Kafka's own (below), so the bytes can be read by Kafka's tools.
 // [OffsetReset] and [Lag] are auto.offset.reset and consumer lag.
 //
+// # Transactional commits
+//
+// A consume-transform-produce loop commits its consumed offsets inside
+// the transaction that writes its results ([Coordinator.CommitTxn]), as
+// Kafka's TxnOffsetCommit does: the commits go to the log as one
+// transactional batch of the transaction's producer id
+// ([TxnOffsetLog.AppendTxn]) and stay pending — Committed does not return
+// them, and [Coordinator.PendingTxn] says they are there — until the
+// transaction ends. [Coordinator.EndTxn] writes the producer's COMMIT or
+// ABORT marker to the log and then makes the pending offsets the group's
+// committed offsets, or drops them. A pending offset that commits takes
+// effect unless the partition's offset was set after it was written (by a
+// commit, or by another transaction that committed a later one): as in
+// Kafka (GroupMetadata.completePendingTxnOffsetCommit), the record the log
+// holds last wins. Deleting a partition's offsets drops its pending ones
+// too.
+//
+// A store replays a transactional batch with [Coordinator.ReplayTxn] and
+// a marker with [Coordinator.CompleteTxn], in log order, so a replay ends
+// with the offsets and pending offsets the live Coordinator had; the
+// offsets of a transaction without a marker stay pending, for the
+// transaction's coordinator to end once it has recovered.
+//
 // # The __consumer_offsets format
 //
 // Kafka keeps committed offsets in the compacted topic __consumer_offsets,
@@ -165,8 +188,8 @@
 //
 // The Coordinator keeps membership in memory only, as Kafka's coordinator
 // does when it starts: after a restart every consumer joins again. It has
-// no static membership (group.instance.id), no offset expiry
-// (offsets.retention.minutes) and no transactional commits. Metadata is
+// no static membership (group.instance.id) and no offset expiry
+// (offsets.retention.minutes). Metadata is
 // limited in bytes, where Kafka counts UTF-16 units. The Coordinator
 // starts no goroutines: it checks session and rebalance deadlines against
 // Options.Now whenever it is called, so a group's dead members are evicted

@@ -45,4 +45,10 @@ var (
 	// it has no committed offset, or the committed offset is out of range,
 	// and its reset policy is [ResetNone].
 	ErrNoOffset = errors.New("group: no valid offset and reset policy is none")
+	// ErrInvalidProducer means a transactional commit names a negative
+	// producer id or epoch.
+	ErrInvalidProducer = errors.New("group: invalid producer id or epoch")
+	// ErrTxnUnsupported means a transactional commit or end was asked of a
+	// Coordinator whose OffsetLog is not a TxnOffsetLog.
+	ErrTxnUnsupported = errors.New("group: offset log does not take transactional commits")
 )

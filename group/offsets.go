@@ -100,11 +100,38 @@ type MemberRef struct {
 // Commit blocks while the OffsetLog appends; other calls on the same group
 // wait for it.
 func (c *Coordinator) Commit(group string, ref MemberRef, offsets map[TopicPartition]OffsetAndMetadata) error {
-	if err := checkGroup(group); err != nil {
+	commits, err := c.commitsOf(group, offsets, ref == MemberRef{})
+	if err != nil {
 		return err
 	}
-	simple := ref == MemberRef{}
-	// The log, and with it a replay, sees the batch in partition order.
+	g := c.lockGroup(group, true)
+	defer g.mu.Unlock()
+	if err := g.checkCommitterLocked(ref, commits, false); err != nil {
+		return err
+	}
+	if len(commits) == 0 {
+		return nil
+	}
+	c.stampLocked(commits)
+	if c.log != nil {
+		if err := c.log.Append(commits); err != nil {
+			return fmt.Errorf("group: committing %d offsets of group %q: %w", len(commits), group, err)
+		}
+	}
+	for _, cm := range commits {
+		g.setOffsetLocked(cm.TopicPartition(), cm.OffsetAndMetadata())
+	}
+	return nil
+}
+
+// commitsOf checks the offsets a commit to group carries and returns them
+// as commits, in partition order (the order the log, and with it a replay,
+// sees them in), with their topics' ids. exists says whether the
+// partitions must exist (Options.Partitions).
+func (c *Coordinator) commitsOf(group string, offsets map[TopicPartition]OffsetAndMetadata, exists bool) ([]Commit, error) {
+	if err := checkGroup(group); err != nil {
+		return nil, err
+	}
 	parts := make([]TopicPartition, 0, len(offsets))
 	for tp := range offsets {
 		parts = append(parts, tp)
@@ -115,13 +142,13 @@ func (c *Coordinator) Commit(group string, ref MemberRef, offsets map[TopicParti
 		om := offsets[tp]
 		switch {
 		case om.Offset < 0:
-			return fmt.Errorf("group: commit of offset %d for %s by group %q: %w", om.Offset, tp, group, ErrInvalidOffset)
+			return nil, fmt.Errorf("group: commit of offset %d for %s by group %q: %w", om.Offset, tp, group, ErrInvalidOffset)
 		case len(om.Metadata) > c.opts.MetadataMaxBytes:
-			return fmt.Errorf("group: commit for %s by group %q has %d bytes of metadata, over the limit of %d: %w",
+			return nil, fmt.Errorf("group: commit for %s by group %q has %d bytes of metadata, over the limit of %d: %w",
 				tp, group, len(om.Metadata), c.opts.MetadataMaxBytes, ErrMetadataTooLarge)
 		}
-		if err := c.checkPartition(tp, simple); err != nil {
-			return err
+		if err := c.checkPartition(tp, exists); err != nil {
+			return nil, err
 		}
 		if om.TopicID == ([16]byte{}) {
 			om.TopicID = c.topicID(tp.Topic)
@@ -129,15 +156,12 @@ func (c *Coordinator) Commit(group string, ref MemberRef, offsets map[TopicParti
 		commits = append(commits, Commit{Group: group, Topic: tp.Topic, Partition: tp.Partition,
 			Offset: om.Offset, Metadata: om.Metadata, CommitTime: om.CommitTime, TopicID: om.TopicID})
 	}
+	return commits, nil
+}
 
-	g := c.lockGroup(group, true)
-	defer g.mu.Unlock()
-	if err := g.checkCommitterLocked(ref, commits); err != nil {
-		return err
-	}
-	if len(commits) == 0 {
-		return nil
-	}
+// stampLocked gives the commits without a CommitTime the clock's, and
+// truncates every CommitTime to milliseconds.
+func (c *Coordinator) stampLocked(commits []Commit) {
 	now := toMillis(c.opts.Now())
 	for i := range commits {
 		if commits[i].CommitTime.IsZero() {
@@ -146,15 +170,6 @@ func (c *Coordinator) Commit(group string, ref MemberRef, offsets map[TopicParti
 			commits[i].CommitTime = toMillis(commits[i].CommitTime)
 		}
 	}
-	if c.log != nil {
-		if err := c.log.Append(commits); err != nil {
-			return fmt.Errorf("group: committing %d offsets of group %q: %w", len(commits), group, err)
-		}
-	}
-	for _, cm := range commits {
-		g.offsets[cm.TopicPartition()] = cm.OffsetAndMetadata()
-	}
-	return nil
 }
 
 // toMillis truncates t to whole milliseconds, in UTC, as the record
@@ -162,13 +177,14 @@ func (c *Coordinator) Commit(group string, ref MemberRef, offsets map[TopicParti
 func toMillis(t time.Time) time.Time { return time.UnixMilli(t.UnixMilli()).UTC() }
 
 // checkCommitterLocked checks that ref may commit the partitions of
-// commits in g.
-func (g *groupState) checkCommitterLocked(ref MemberRef, commits []Commit) error {
+// commits in g. A zero ref is refused while g has members, unless
+// withMembers is set.
+func (g *groupState) checkCommitterLocked(ref MemberRef, commits []Commit, withMembers bool) error {
 	if ref.MemberID == "" {
 		switch {
 		case ref.Generation != 0:
 			return fmt.Errorf("group: commit with generation %d and no member id to group %q: %w", ref.Generation, g.name, ErrUnknownMember)
-		case len(g.members) > 0:
+		case len(g.members) > 0 && !withMembers:
 			return fmt.Errorf("group: simple commit to group %q, which has %d members: %w", g.name, len(g.members), ErrGroupActive)
 		}
 		return nil
@@ -207,9 +223,9 @@ func (c *Coordinator) Replay(commits ...Commit) {
 			g.mu.Lock()
 		}
 		if cm.Deleted {
-			delete(g.offsets, cm.TopicPartition())
+			g.deleteOffsetLocked(cm.TopicPartition())
 		} else {
-			g.offsets[cm.TopicPartition()] = cm.OffsetAndMetadata()
+			g.setOffsetLocked(cm.TopicPartition(), cm.OffsetAndMetadata())
 		}
 	}
 	if g != nil {
@@ -273,12 +289,9 @@ func (c *Coordinator) DeleteStaleOffsets() (int, error) {
 	var errs []error
 	for _, g := range c.all() {
 		g.mu.Lock()
-		var parts []TopicPartition
-		for tp, om := range g.offsets {
-			if (c.opts.Partitions != nil && tp.Partition >= c.partitions(tp.Topic)) || !c.current(tp.Topic, om) {
-				parts = append(parts, tp)
-			}
-		}
+		parts := g.partsLocked(func(tp TopicPartition, om OffsetAndMetadata) bool {
+			return (c.opts.Partitions != nil && tp.Partition >= c.partitions(tp.Topic)) || !c.current(tp.Topic, om)
+		})
 		err := c.deleteGroupLocked(g, parts)
 		if err == nil {
 			n += len(parts)
@@ -291,8 +304,9 @@ func (c *Coordinator) DeleteStaleOffsets() (int, error) {
 
 // DeleteOffsets deletes group's committed offsets for parts, or all of
 // them when parts is empty, appending a tombstone for each offset that
-// exists to the OffsetLog as one batch before it disappears. Partitions
-// without an offset are ignored.
+// exists (committed, or pending in a transaction, which it drops) to the
+// OffsetLog as one batch before it disappears. Partitions without an
+// offset are ignored.
 //
 // Deleting all offsets needs a group without members; deleting some needs
 // that no member subscribes to their topics (Kafka's OffsetDelete rule).
@@ -311,10 +325,10 @@ func (c *Coordinator) DeleteOffsets(group string, parts ...TopicPartition) error
 		if len(g.members) > 0 {
 			return fmt.Errorf("group: deleting the offsets of group %q, which has %d members: %w", group, len(g.members), ErrGroupActive)
 		}
-		parts = slices.Collect(maps.Keys(g.offsets))
+		parts = g.partsLocked(func(TopicPartition, OffsetAndMetadata) bool { return true })
 	}
 	for _, tp := range parts {
-		if _, ok := g.offsets[tp]; !ok {
+		if !g.hasLocked(tp) {
 			continue
 		}
 		for _, m := range g.members {
@@ -341,25 +355,23 @@ func (c *Coordinator) DeleteTopic(topic string, id [16]byte) error {
 	for _, g := range c.all() {
 		g.mu.Lock()
 		c.expireGroupLocked(g)
-		var parts []TopicPartition
-		for tp, om := range g.offsets {
-			if tp.Topic == topic && (id == [16]byte{} || om.TopicID == id || om.TopicID == [16]byte{}) {
-				parts = append(parts, tp)
-			}
-		}
+		parts := g.partsLocked(func(tp TopicPartition, om OffsetAndMetadata) bool {
+			return tp.Topic == topic && (id == [16]byte{} || om.TopicID == id || om.TopicID == [16]byte{})
+		})
 		errs = append(errs, c.deleteGroupLocked(g, parts))
 		g.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }
 
-// deleteGroupLocked writes tombstones for the offsets of parts that g has,
-// then forgets them. The caller holds g.mu.
+// deleteGroupLocked writes tombstones for the offsets of parts that g has
+// (committed, or pending in a transaction), then forgets them. The caller
+// holds g.mu.
 func (c *Coordinator) deleteGroupLocked(g *groupState, parts []TopicPartition) error {
 	group := g.name
 	var tombstones []Commit
 	for _, tp := range parts {
-		if _, ok := g.offsets[tp]; ok {
+		if g.hasLocked(tp) {
 			tombstones = append(tombstones, Commit{Group: group, Topic: tp.Topic, Partition: tp.Partition, Deleted: true})
 		}
 	}
@@ -374,7 +386,7 @@ func (c *Coordinator) deleteGroupLocked(g *groupState, parts []TopicPartition) e
 		}
 	}
 	for _, t := range tombstones {
-		delete(g.offsets, t.TopicPartition())
+		g.deleteOffsetLocked(t.TopicPartition())
 	}
 	return nil
 }
