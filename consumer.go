@@ -57,11 +57,20 @@ type ConsumerOptions struct {
 	// the group again (its heartbeat), when ctx allows. Default 100 ms;
 	// negative is ErrInvalidConfig.
 	PollWait time.Duration
+	// Isolation is what the consumer reads of transactions: ReadCommitted
+	// reads up to the last stable offset and skips aborted records
+	// (Kafka's isolation.level=read_committed), and starts a partition
+	// newly assigned only once no transaction has offsets of the group
+	// pending for it (Kafka's require_stable), so that it does not read
+	// again what a transaction about to commit has consumed. Default: the
+	// store's Options.Isolation.
+	Isolation Isolation
 }
 
 // withDefaults fills in the defaults of the zero fields, and refuses,
 // with ErrInvalidConfig, a negative MaxPollRecords, CloseTimeout or
-// PollWait and an AutoOffsetReset that is none of the three.
+// PollWait, an AutoOffsetReset that is none of the three and an unknown
+// Isolation.
 func (o ConsumerOptions) withDefaults() (ConsumerOptions, error) {
 	switch {
 	case o.AutoOffsetReset < ResetLatest || o.AutoOffsetReset > ResetNone:
@@ -72,6 +81,9 @@ func (o ConsumerOptions) withDefaults() (ConsumerOptions, error) {
 		return o, fmt.Errorf("CloseTimeout %v is negative (0 means the default, 30s): %w", o.CloseTimeout, ErrInvalidConfig)
 	case o.PollWait < 0:
 		return o, fmt.Errorf("PollWait %v is negative (0 means the default, 100ms): %w", o.PollWait, ErrInvalidConfig)
+	}
+	if err := checkIsolation(o.Isolation); err != nil {
+		return o, err
 	}
 	if o.MaxPollRecords == 0 {
 		o.MaxPollRecords = 500
@@ -149,6 +161,7 @@ func (s *Store) Consumer(groupName string, topics []string, opts ConsumerOptions
 	if err != nil {
 		return nil, fmt.Errorf("strata: consumer of group %q: %w", groupName, err)
 	}
+	opts.Isolation = s.isolation(opts.Isolation)
 	ref, err := s.groups.Join(groupName, topics)
 	if err != nil {
 		return nil, fmt.Errorf("strata: joining group %q: %w", groupName, err)
@@ -324,6 +337,8 @@ func (c *Consumer) sync(ctx context.Context) error {
 		}
 		c.mu.Lock()
 		switch {
+		case errors.Is(err, errUnstableOffset):
+			c.pending[tp] = true // a later Poll starts it, once the transaction ends
 		case err != nil:
 			c.pending[tp] = true
 			posErr = err
@@ -381,15 +396,32 @@ func (c *Consumer) onLost(ctx context.Context, parts []TopicPartition) {
 	}
 }
 
+// errUnstableOffset means a partition's committed offset cannot be used
+// yet: a transaction has an offset of the group pending for it (Kafka's
+// UNSTABLE_OFFSET_COMMIT).
+var errUnstableOffset = errors.New("strata: a transaction has an offset pending for the partition")
+
 // startPosition is where reading tp starts: the committed offset, or
-// AutoOffsetReset's choice; and the id of the topic that holds it.
+// AutoOffsetReset's choice (the end being the last stable offset under
+// ReadCommitted); and the id of the topic that holds it. Under
+// ReadCommitted it is errUnstableOffset while a transaction has an offset
+// of the group pending for tp.
 func (c *Consumer) startPosition(tp TopicPartition) (int64, TopicID, error) {
 	t, p, err := c.s.topicPartition(tp.Topic, tp.Partition)
 	if err != nil {
 		return 0, TopicID{}, err
 	}
+	if c.opts.Isolation == ReadCommitted && c.s.groups.PendingTxn(c.group, tp.Topic, tp.Partition) {
+		return 0, TopicID{}, errUnstableOffset
+	}
 	om, ok := c.s.groups.Committed(c.group, tp.Topic, tp.Partition)
-	pos, err := c.opts.AutoOffsetReset.Position(tp, om.Offset, ok, p.StartOffset(), p.HighWatermark())
+	start, hw := p.StartOffset(), p.HighWatermark()
+	if ok && om.Offset >= start && om.Offset <= hw {
+		// A commit up to the high watermark stands, whatever the level:
+		// a read_committed read from past the last stable offset waits.
+		return om.Offset, t.ID(), nil
+	}
+	pos, err := c.opts.AutoOffsetReset.Position(tp, om.Offset, ok, start, readEnd(p, c.opts.Isolation))
 	if err != nil {
 		return 0, TopicID{}, fmt.Errorf("strata: group %q: %w", c.group, err)
 	}
@@ -432,7 +464,7 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 		reached := pos
 		if err == nil {
 			// The records go straight into out, with room made for them once.
-			out, reached, err = appendRecords(out, p, pos, c.opts.MaxPollRecords-n, func(r Record) Message {
+			out, reached, err = appendRecords(out, p, c.opts.Isolation, pos, c.opts.MaxPollRecords-n, func(r Record) Message {
 				return Message{Topic: tp.Topic, Partition: tp.Partition, Record: r}
 			})
 		}
@@ -441,7 +473,7 @@ func (c *Consumer) fetch(ctx context.Context) ([]Message, error) {
 		}
 		if errors.Is(err, ErrOffsetOutOfRange) {
 			// Retention moved the start past our position: reset.
-			np, rerr := c.opts.AutoOffsetReset.Position(tp, pos, false, p.StartOffset(), p.HighWatermark())
+			np, rerr := c.opts.AutoOffsetReset.Position(tp, pos, false, p.StartOffset(), readEnd(p, c.opts.Isolation))
 			if rerr != nil {
 				failed = errors.Join(failed, fmt.Errorf("strata: group %q: %w", c.group, rerr))
 				continue
@@ -507,7 +539,7 @@ func (c *Consumer) wait(ctx context.Context) error {
 			continue
 		}
 		wg.Go(func() {
-			if p.Wait(wctx, w.pos) == nil {
+			if waitEnd(wctx, p, c.opts.Isolation, w.pos) == nil {
 				select {
 				case woke <- struct{}{}:
 				default:

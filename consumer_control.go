@@ -28,20 +28,22 @@ func (c *Consumer) Seek(tp TopicPartition, offset int64) (err error) {
 // does, to the offset spec names: Earliest (the start offset), Latest (the
 // end: only records appended from now on), or AtTime(t), the first record
 // whose timestamp is at or after t, as ListOffsets finds it; the end when
-// no record is that late. A partition the consumer does not own is
-// ErrNotOwner, the zero OffsetSpec ErrInvalidConfig.
+// no record is that late. The offsets are those of the consumer's
+// Isolation: under ReadCommitted, Latest is the last stable offset. A
+// partition the consumer does not own is ErrNotOwner, the zero OffsetSpec
+// ErrInvalidConfig.
 func (c *Consumer) SeekTo(tp TopicPartition, spec OffsetSpec) (err error) {
 	defer wrapErr(&err)
 	return c.seek(tp, func(start, end int64) (int64, error) {
 		if spec.kind == specNone {
 			return 0, fmt.Errorf("strata: seek of %s: %s: %w", tp, errZeroSpec, ErrInvalidConfig)
 		}
-		off, err := c.s.ListOffsets(tp.Topic, tp.Partition, spec)
+		off, err := c.s.listOffsets(c.opts.Isolation, tp.Topic, tp.Partition, spec)
+		if err == nil && off < 0 { // AtTime: no record is that late
+			off, err = c.s.listOffsets(c.opts.Isolation, tp.Topic, tp.Partition, Latest)
+		}
 		if err != nil {
 			return 0, err
-		}
-		if off < 0 { // AtTime: no record is that late
-			off = end
 		}
 		return min(max(off, start), end), nil
 	})

@@ -1,5 +1,12 @@
 package strata
 
+import (
+	"fmt"
+
+	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/partition"
+)
+
 // Get returns the record at offset of a partition, its key, value and
 // headers copied into memory of its own: the caller may keep it. It never
 // blocks and allocates one buffer for the record's bytes (and, for a record
@@ -18,8 +25,11 @@ package strata
 // ErrNoRecord (Scan from it to reach the next record); damage on disk is
 // ErrCorrupt, with the file and position; an unknown topic or partition is
 // ErrUnknownTopic or ErrUnknownPartition; after Close, ErrClosed.
+//
+// Under ReadCommitted the range ends at the last stable offset, and a
+// record of an aborted transaction is ErrNoRecord.
 func (s *Store) Get(topicName string, part int, offset int64) (Record, error) {
-	return s.GetInto(topicName, part, offset, nil)
+	return s.getInto(0, topicName, part, offset, nil)
 }
 
 // GetInto is Get that copies the record's key, value and header values
@@ -31,13 +41,59 @@ func (s *Store) Get(topicName string, part int, offset int64) (Record, error) {
 // uncompressed one) and a lookup of a record without headers allocates
 // nothing. Errors are Get's.
 func (s *Store) GetInto(topicName string, part int, offset int64, dst []byte) (Record, error) {
+	return s.getInto(0, topicName, part, offset, dst)
+}
+
+// getInto is GetInto at isolation level iso (zero for the store's).
+func (s *Store) getInto(iso Isolation, topicName string, part int, offset int64, dst []byte) (_ Record, err error) {
+	defer wrapErr(&err)
 	p, err := s.partition(topicName, part)
 	if err != nil {
-		return Record{}, storeErr(err)
+		return Record{}, err
+	}
+	if err := s.checkIsolation(iso); err != nil {
+		return Record{}, err
+	}
+	committed := s.isolation(iso) == ReadCommitted
+	var end int64
+	if committed {
+		end = lastStable(p)
+		if start := p.StartOffset(); offset < start || offset >= end {
+			return Record{}, fmt.Errorf("strata: offset %d of %s-%d out of range [%d, %d) (read_committed: the end is the last stable offset): %w",
+				offset, topicName, part, start, end, ErrOffsetOutOfRange)
+		}
 	}
 	var r Record
 	if _, err := p.ReadRecord(offset, &r, dst); err != nil {
-		return Record{}, storeErr(err)
+		return Record{}, err
+	}
+	if committed {
+		aborted, err := abortedAt(p, offset)
+		if err != nil {
+			return Record{}, err
+		}
+		if aborted {
+			return Record{}, fmt.Errorf("strata: offset %d of %s-%d holds a record of an aborted transaction: %w", offset, topicName, part, ErrNoRecord)
+		}
 	}
 	return r, nil
+}
+
+// abortedAt reports whether the record at offset of p belongs to an
+// aborted transaction.
+func abortedAt(p *partition.Partition, offset int64) (bool, error) {
+	f := newAbortFilter(p, ReadCommitted, offset, offset+1)
+	if f == nil {
+		return false, nil
+	}
+	// The batch's producer decides: read its header.
+	b, err := p.ReadBatches(nil, offset, 1)
+	if err != nil || len(b) == 0 {
+		return false, err
+	}
+	h, err := log.ReadHeader(b)
+	if err != nil {
+		return false, err
+	}
+	return f.skips(h), nil
 }

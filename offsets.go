@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stratalog/strata/group"
+	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/topic"
 )
 
@@ -55,33 +56,16 @@ var offsetsTopicConfig = TopicConfig{
 }
 
 // offsetLog appends commits to the internal topic, one batch per call:
-// they are as durable as the store's flush policy makes appends.
+// they are as durable as the store's flush policy makes appends. It is the
+// coordinator's group.TxnOffsetLog.
 type offsetLog struct{ s *Store }
 
 func (l offsetLog) Append(commits []group.Commit) error {
-	recs := make([]Record, len(commits))
-	for i, c := range commits {
-		recs[i].Key, recs[i].Value = group.EncodeCommit(c)
-	}
-	t, err := l.s.internalTopic(ConsumerOffsetsTopic)
-	if errors.Is(err, ErrUnknownTopic) {
-		// The first commit of the store creates the topic, so that a store
-		// without groups (a test's, say) opens without it.
-		err = l.s.createTopic(ConsumerOffsetsTopic, offsetsTopicConfig)
-		if err == nil {
-			t, err = l.s.internalTopic(ConsumerOffsetsTopic)
-		} else if errors.Is(err, ErrTopicExists) {
-			// Created meanwhile, or refused (directories of it with no
-			// topics.json to list them): then the refusal says why.
-			if t2, err2 := l.s.internalTopic(ConsumerOffsetsTopic); err2 == nil {
-				t, err = t2, nil
-			}
-		}
-	}
+	p, err := l.s.offsetsPartition()
 	if err != nil {
 		return err
 	}
-	_, err = l.s.appendTo(t, 0, recs)
+	_, err = p.Append(commitRecords(commits))
 	return err
 }
 
@@ -112,6 +96,7 @@ func (s *Store) initGroups() error {
 		s.opts.Logger.Error("strata: recovered "+ConsumerOffsetsTopic+": commits after the damage are lost; groups resume from their last commit before it",
 			"end_before", before, "end_after", t.Partitions()[0].EndOffset())
 		s.groups = s.newCoordinator()
+		s.offsetSeqs.reset()
 		err = s.replayOffsets(t)
 	}
 	if err != nil {
@@ -151,33 +136,6 @@ func (s *Store) newCoordinator() *group.Coordinator {
 			return [16]byte{}
 		},
 	})
-}
-
-// replayOffsets replays the commits of the offsets topic t into the
-// coordinator, up to the first damaged batch (ErrCorrupt).
-func (s *Store) replayOffsets(t *topic.Topic) error {
-	p := t.Partitions()[0]
-	rd := p.NewReader(p.StartOffset())
-	defer rd.Close()
-	var r Record
-	for {
-		ok, err := rd.Next(&r)
-		if err != nil {
-			return fmt.Errorf("strata: replaying %s: %w", ConsumerOffsetsTopic, err)
-		}
-		if !ok {
-			return nil
-		}
-		c, err := group.DecodeCommit(r.Key, r.Value)
-		switch {
-		case errors.Is(err, group.ErrNotOffsetCommit):
-			continue
-		case err != nil:
-			s.opts.Logger.Warn("strata: skipping a damaged commit record", "offset", r.Offset, "err", err)
-			continue
-		}
-		s.groups.Replay(c)
-	}
 }
 
 // reopenRecovered closes t and opens it again with every segment recovered
@@ -261,7 +219,16 @@ type PartitionLag struct {
 // has not committed yet and how old the oldest of them is: the two signals
 // to watch on a consumer group. An empty or overlong group id is
 // ErrInvalidGroup.
-func (s *Store) Lag(ctx context.Context, groupName, topicName string) (_ []PartitionLag, err error) {
+//
+// Under ReadCommitted, EndOffset is the last stable offset (what the
+// group's read_committed consumers can reach) and OldestUnconsumed skips
+// the records of aborted transactions.
+func (s *Store) Lag(ctx context.Context, groupName, topicName string) ([]PartitionLag, error) {
+	return s.lag(ctx, 0, groupName, topicName)
+}
+
+// lag is Lag at isolation level iso (zero for the store's).
+func (s *Store) lag(ctx context.Context, iso Isolation, groupName, topicName string) (_ []PartitionLag, err error) {
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	t, err := s.topic(topicName)
@@ -271,9 +238,13 @@ func (s *Store) Lag(ctx context.Context, groupName, topicName string) (_ []Parti
 	if err := group.ValidateGroupID(groupName); err != nil {
 		return nil, err
 	}
+	if err := s.checkIsolation(iso); err != nil {
+		return nil, err
+	}
+	iso = s.isolation(iso)
 	out := make([]PartitionLag, 0, t.NumPartitions())
 	for i, p := range t.Partitions() {
-		pl := PartitionLag{Partition: i, EndOffset: p.HighWatermark(), Committed: -1}
+		pl := PartitionLag{Partition: i, EndOffset: readEnd(p, iso), Committed: -1}
 		from := p.StartOffset()
 		if om, ok := s.groups.Committed(groupName, topicName, i); ok {
 			pl.Committed = om.Offset
@@ -284,17 +255,33 @@ func (s *Store) Lag(ctx context.Context, groupName, topicName string) (_ []Parti
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			// The oldest unconsumed record, read in place.
-			rd := p.NewReader(from)
-			var r Record
-			if ok, err := rd.Next(&r); err == nil && ok {
-				pl.OldestUnconsumed = r.Timestamp
-			}
-			rd.Close()
+			pl.OldestUnconsumed = oldestFrom(p, iso, from, pl.EndOffset)
 		}
 		out = append(out, pl)
 	}
 	return out, nil
+}
+
+// oldestFrom returns the timestamp of the first record of p at or after
+// from and below end that a read at iso sees, zero if none.
+func oldestFrom(p *partition.Partition, iso Isolation, from, end int64) time.Time {
+	if iso == ReadCommitted {
+		for r, err := range committedRecords(context.Background(), p, from, end, false) {
+			if err == nil {
+				return r.Timestamp
+			}
+			break
+		}
+		return time.Time{}
+	}
+	// Read in place.
+	rd := p.NewReader(from)
+	defer rd.Close()
+	var r Record
+	if ok, err := rd.Next(&r); err == nil && ok {
+		return r.Timestamp
+	}
+	return time.Time{}
 }
 
 // DeleteGroupOffsets deletes a group's committed offsets — tombstones in

@@ -66,6 +66,11 @@ type Options struct {
 	// from opening one directory, which corrupts it. Crash tests use
 	// vfs.Mem's Crash to see what a power cut would leave.
 	FS vfs.FS
+	// Isolation is the isolation level of the store's reads (Read, Fetch,
+	// Records, Scan, Get, GetInto, ListOffsets, Lag) and of its consumers
+	// that do not set their own: ReadUncommitted (the default, as Kafka's
+	// isolation.level) or ReadCommitted. View reads at another level.
+	Isolation Isolation
 }
 
 func (o *Options) withDefaults() Options {
@@ -90,6 +95,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.TransactionalIDExpiration == 0 {
 		out.TransactionalIDExpiration = DefaultTransactionalIDExpiration
+	}
+	if out.Isolation == 0 {
+		out.Isolation = ReadUncommitted
 	}
 	return out
 }

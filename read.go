@@ -23,7 +23,16 @@ const readBytes = 1 << 20
 // before a damaged batch without an error; the read that starts at the
 // damaged batch fails (ErrCorrupt, with the file and position). A max
 // below 1 is ErrInvalidConfig.
-func (s *Store) Read(ctx context.Context, topicName string, part int, offset int64, max int) (_ []Record, err error) {
+//
+// Under ReadCommitted (Options.Isolation, or a View) a read ends at the
+// last stable offset and skips the records of aborted transactions; an
+// offset from the last stable offset to the end offset reads nothing.
+func (s *Store) Read(ctx context.Context, topicName string, part int, offset int64, max int) ([]Record, error) {
+	return s.read(ctx, 0, topicName, part, offset, max)
+}
+
+// read is Read at isolation level iso (zero for the store's).
+func (s *Store) read(ctx context.Context, iso Isolation, topicName string, part int, offset int64, max int) (_ []Record, err error) {
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	p, err := s.partition(topicName, part)
@@ -33,18 +42,27 @@ func (s *Store) Read(ctx context.Context, topicName string, part int, offset int
 	if err := checkMax("read", topicName, part, max); err != nil {
 		return nil, err
 	}
+	if err := s.checkIsolation(iso); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return readRecords(p, offset, max)
+	return readRecords(p, s.isolation(iso), offset, max)
 }
 
 // Fetch is Read that waits, as Kafka's fetch.max.wait.ms does: when there
 // is nothing at offset yet, it waits up to maxWait (or until ctx ends) for
 // records to arrive, and returns what is there then (possibly nothing).
 // A maxWait of 0 or less does not wait: Fetch is then Read. A max below 1
-// is ErrInvalidConfig, as for Read.
-func (s *Store) Fetch(ctx context.Context, topicName string, part int, offset int64, max int, maxWait time.Duration) (_ []Record, err error) {
+// is ErrInvalidConfig, as for Read. Under ReadCommitted it waits for the
+// last stable offset to pass offset.
+func (s *Store) Fetch(ctx context.Context, topicName string, part int, offset int64, max int, maxWait time.Duration) ([]Record, error) {
+	return s.fetch(ctx, 0, topicName, part, offset, max, maxWait)
+}
+
+// fetch is Fetch at isolation level iso (zero for the store's).
+func (s *Store) fetch(ctx context.Context, iso Isolation, topicName string, part int, offset int64, max int, maxWait time.Duration) (_ []Record, err error) {
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	p, err := s.partition(topicName, part)
@@ -54,10 +72,14 @@ func (s *Store) Fetch(ctx context.Context, topicName string, part int, offset in
 	if err := checkMax("fetch", topicName, part, max); err != nil {
 		return nil, err
 	}
+	if err := s.checkIsolation(iso); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	recs, reached, err := appendRecords(nil, p, offset, max, asRecord)
+	iso = s.isolation(iso)
+	recs, reached, err := appendRecords(nil, p, iso, offset, max, asRecord)
 	if err != nil || len(recs) > 0 || maxWait <= 0 {
 		return recs, err
 	}
@@ -65,7 +87,7 @@ func (s *Store) Fetch(ctx context.Context, topicName string, part int, offset in
 	defer cancel()
 	// Wait past what the read stepped over (control batches, gaps), so
 	// that a marker at offset does not make every Fetch return at once.
-	if err := p.Wait(wctx, reached); err != nil {
+	if err := waitEnd(wctx, p, iso, reached); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -74,7 +96,7 @@ func (s *Store) Fetch(ctx context.Context, topicName string, part int, offset in
 		}
 		return nil, nil // waited maxWait: nothing new
 	}
-	return readRecords(p, reached, max) // what lies before reached holds no record
+	return readRecords(p, iso, reached, max) // what lies before reached holds no record
 }
 
 // checkMax refuses a read (verb) of fewer than one record.
@@ -85,8 +107,8 @@ func checkMax(verb, topicName string, part int, max int) error {
 	return nil
 }
 
-func readRecords(p *partition.Partition, offset int64, limit int) ([]Record, error) {
-	recs, _, err := appendRecords(nil, p, offset, limit, asRecord)
+func readRecords(p *partition.Partition, iso Isolation, offset int64, limit int) ([]Record, error) {
+	recs, _, err := appendRecords(nil, p, iso, offset, limit, asRecord)
 	return recs, err
 }
 
@@ -94,7 +116,7 @@ func readRecords(p *partition.Partition, offset int64, limit int) ([]Record, err
 func asRecord(r Record) Record { return r }
 
 // appendRecords appends to dst, each made by wrap, up to limit records of p
-// from offset on, as many as readers see now, and returns the offset the
+// from offset on, as many as readers at iso see now, and returns the offset the
 // read reached: after the last record appended, or further, past what it
 // stepped over after it (control batches, offsets compaction removed)
 // when it read everything readers see. That is where the next read
@@ -102,7 +124,7 @@ func asRecord(r Record) Record { return r }
 // offset. An error after it appended records (damage further on) ends the
 // read without an error: the records before the damage are returned, and
 // the next read, which starts at the damage, reports it.
-func appendRecords[T any](dst []T, p *partition.Partition, offset int64, limit int, wrap func(Record) T) ([]T, int64, error) {
+func appendRecords[T any](dst []T, p *partition.Partition, iso Isolation, offset int64, limit int, wrap func(Record) T) ([]T, int64, error) {
 	n, want := len(dst), len(dst)+limit
 	// failed ends the read at an error: none if records came before it.
 	failed := func(err error) ([]T, int64, error) {
@@ -115,10 +137,16 @@ func appendRecords[T any](dst []T, p *partition.Partition, offset int64, limit i
 	// small Read copies little; a short answer just means another round.
 	chunk := min(readBytes, max(16<<10, limit*256))
 	for len(dst) < want {
+		// The end before the read: every batch below it is stable, and the
+		// markers of the aborted transactions below it are written.
+		end := readEnd(p, iso)
 		// A fresh buffer each time: the records returned alias it.
 		batches, err := p.ReadBatches(nil, offset, chunk)
 		if err != nil {
 			return failed(err)
+		}
+		if iso == ReadCommitted {
+			batches = cutAt(batches, end)
 		}
 		if len(batches) == 0 {
 			break
@@ -128,7 +156,7 @@ func appendRecords[T any](dst []T, p *partition.Partition, offset int64, limit i
 		// doubling.
 		next := lastNext(batches)
 		dst = slices.Grow(dst, int(max(0, min(int64(want-len(dst)), next-offset))))
-		for r, err := range recordsOf(batches, p.MaxDecompressed()) {
+		for r, err := range recordsOf(batches, p.MaxDecompressed(), newAbortFilter(p, iso, offset, next)) {
 			if err != nil {
 				return failed(err)
 			}
@@ -150,13 +178,26 @@ func appendRecords[T any](dst []T, p *partition.Partition, offset int64, limit i
 // tails it: at the end it waits for new records until ctx ends or the store
 // closes. It yields a final error and stops (ctx.Err(), ErrOffsetOutOfRange,
 // ErrClosed). A yielded record's bytes are valid only until the loop body
-// returns; copy what you keep.
+// returns; copy what you keep. Under ReadCommitted it yields the records
+// below the last stable offset, without those of aborted transactions, and
+// waits for the last stable offset to move.
 func (s *Store) Records(ctx context.Context, topicName string, part int, offset int64) iter.Seq2[Record, error] {
+	return s.records(ctx, 0, topicName, part, offset)
+}
+
+// records is Records at isolation level iso (zero for the store's).
+func (s *Store) records(ctx context.Context, iso Isolation, topicName string, part int, offset int64) iter.Seq2[Record, error] {
 	ctx = orBackground(ctx)
 	p, err := s.partition(topicName, part)
+	if err == nil {
+		err = s.checkIsolation(iso)
+	}
 	if err != nil {
 		err = storeErr(err)
 		return func(yield func(Record, error) bool) { yield(Record{}, err) }
+	}
+	if s.isolation(iso) == ReadCommitted {
+		return committedRecords(ctx, p, offset, -1, true)
 	}
 	return func(yield func(Record, error) bool) {
 		r := p.NewReader(offset)
@@ -215,22 +256,37 @@ const errZeroSpec = "the zero OffsetSpec names no offset (use Earliest, Latest o
 // ListOffsets looks up an offset of a partition: Earliest, Latest, or
 // AtTime(t). For AtTime, -1 means no record is that late (Kafka's answer).
 // The zero OffsetSpec is ErrInvalidConfig.
-func (s *Store) ListOffsets(topicName string, part int, spec OffsetSpec) (_ int64, err error) {
+//
+// Under ReadCommitted, as Kafka's ListOffsets with isolation_level 1 (its
+// consumers' read_committed end), Latest is the last stable offset, and
+// AtTime finds only offsets below it (-1 otherwise).
+func (s *Store) ListOffsets(topicName string, part int, spec OffsetSpec) (int64, error) {
+	return s.listOffsets(0, topicName, part, spec)
+}
+
+// listOffsets is ListOffsets at isolation level iso (zero for the
+// store's).
+func (s *Store) listOffsets(iso Isolation, topicName string, part int, spec OffsetSpec) (_ int64, err error) {
 	defer wrapErr(&err)
 	p, err := s.partition(topicName, part)
 	if err != nil {
 		return 0, err
 	}
+	if err := s.checkIsolation(iso); err != nil {
+		return 0, err
+	}
+	iso = s.isolation(iso)
 	switch spec.kind {
 	case specEarliest:
 		return p.StartOffset(), nil
 	case specLatest:
-		return p.HighWatermark(), nil
+		return readEnd(p, iso), nil
 	case specNone:
 		return 0, fmt.Errorf("strata: offset of %s-%d: %s: %w", topicName, part, errZeroSpec, ErrInvalidConfig)
 	}
+	end := readEnd(p, iso)
 	off, _, found, err := p.OffsetForTimestamp(spec.ts)
-	if err != nil || !found {
+	if err != nil || !found || off >= end {
 		return -1, err
 	}
 	return off, nil

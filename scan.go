@@ -1,6 +1,9 @@
 package strata
 
-import "iter"
+import (
+	"context"
+	"iter"
+)
 
 // Scan returns an iterator over a partition's records from offset up to
 // the end offset as of the call (ListOffsets' Latest then): it reads what
@@ -20,11 +23,27 @@ import "iter"
 // the start offset past the scan as it reads), ErrCorrupt at a damaged
 // batch (after the intact records before it), ErrClosed once the store is
 // closed, and ErrUnknownTopic or ErrUnknownPartition.
+//
+// Under ReadCommitted the end is the last stable offset as of the call
+// (ListOffsets' Latest at that level), the records of aborted transactions
+// are skipped, and the bytes are a copy the iterator reuses (valid, again,
+// until the loop body returns).
 func (s *Store) Scan(topicName string, part int, offset int64) iter.Seq2[Record, error] {
+	return s.scan(0, topicName, part, offset)
+}
+
+// scan is Scan at isolation level iso (zero for the store's).
+func (s *Store) scan(iso Isolation, topicName string, part int, offset int64) iter.Seq2[Record, error] {
 	p, err := s.partition(topicName, part)
+	if err == nil {
+		err = s.checkIsolation(iso)
+	}
 	if err != nil {
 		err = storeErr(err)
 		return func(yield func(Record, error) bool) { yield(Record{}, err) }
+	}
+	if s.isolation(iso) == ReadCommitted {
+		return committedRecords(context.Background(), p, offset, lastStable(p), false)
 	}
 	end := p.HighWatermark()
 	return func(yield func(Record, error) bool) {

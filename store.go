@@ -52,6 +52,9 @@ type Store struct {
 	// clean says whether Open found the clean-shutdown marker. Set by
 	// Open only.
 	clean bool
+	// offsetSeqs is the next sequence of each transaction's producer in
+	// __consumer_offsets.
+	offsetSeqs producerSeqs
 
 	pids producerIDs // the producer ids handed out (newProducerID)
 
@@ -86,6 +89,9 @@ func openStore(dir string, opts *Options) (*Store, error) {
 	fsys := o.FS
 	if err := o.Sync.Validate(); err != nil {
 		return nil, err
+	}
+	if err := checkIsolation(o.Isolation); err != nil {
+		return nil, fmt.Errorf("strata: Options.Isolation: %w", err)
 	}
 	if dir == "" {
 		return nil, fmt.Errorf("strata: no directory given: %w", ErrInvalidConfig)

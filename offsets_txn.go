@@ -1,0 +1,237 @@
+package strata
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/stratalog/strata/group"
+	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/partition"
+	"github.com/stratalog/strata/topic"
+)
+
+// offsetsPartition returns the partition of the internal offsets topic,
+// creating the topic at the store's first commit, so that a store without
+// groups (a test's, say) opens without it.
+func (s *Store) offsetsPartition() (*partition.Partition, error) {
+	t, err := s.internalTopic(ConsumerOffsetsTopic)
+	if errors.Is(err, ErrUnknownTopic) {
+		err = s.createTopic(ConsumerOffsetsTopic, offsetsTopicConfig)
+		if err == nil {
+			t, err = s.internalTopic(ConsumerOffsetsTopic)
+		} else if errors.Is(err, ErrTopicExists) {
+			// Created meanwhile, or refused (directories of it with no
+			// topics.json to list them): then the refusal says why.
+			if t2, err2 := s.internalTopic(ConsumerOffsetsTopic); err2 == nil {
+				t, err = t2, nil
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return t.Partition(0)
+}
+
+// commitTxnOffsets commits offsets for a group inside the transaction of
+// producer pid at epoch: each offset is checked as Commit checks it (in
+// the partition's [start, end], stamped with its topic's id), and the
+// group coordinator holds them pending until endTxnOffsets. A member ref
+// fences a zombie consumer (KIP-447); the zero ref commits for the group
+// whatever its members.
+func (s *Store) commitTxnOffsets(groupName string, ref group.MemberRef, pid int64, epoch int16, offsets map[TopicPartition]OffsetAndMetadata) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	checked := make(map[TopicPartition]OffsetAndMetadata, len(offsets))
+	for tp, om := range offsets {
+		id, err := s.checkCommit(tp.Topic, tp.Partition, om.Offset)
+		if err != nil {
+			return err
+		}
+		if om.CommitTime.IsZero() {
+			om.CommitTime = s.opts.Now()
+		}
+		om.TopicID = id
+		checked[tp] = om
+	}
+	return s.groups.CommitTxn(groupName, ref, pid, epoch, checked)
+}
+
+// endTxnOffsets ends producer pid's transaction in the groups' offsets:
+// its COMMIT or ABORT marker is appended to __consumer_offsets, then the
+// offsets it committed become the groups' committed offsets, or are
+// dropped. A transaction that committed offsets calls it with its other
+// markers; after a restart, once Open has replayed the offsets (initGroups).
+func (s *Store) endTxnOffsets(pid int64, epoch int16, commit bool) error {
+	return s.groups.EndTxn(pid, epoch, commit)
+}
+
+// commitRecords returns the __consumer_offsets records of commits.
+func commitRecords(commits []group.Commit) []Record {
+	recs := make([]Record, len(commits))
+	for i, c := range commits {
+		recs[i].Key, recs[i].Value = group.EncodeCommit(c)
+	}
+	return recs
+}
+
+// AppendTxn appends commits to the offsets topic as one transactional
+// batch of producer pid at epoch, with the producer's next sequence in the
+// partition, as Kafka's group coordinator writes a TxnOffsetCommit.
+func (l offsetLog) AppendTxn(pid int64, epoch int16, commits []group.Commit) error {
+	p, err := l.s.offsetsPartition()
+	if err != nil {
+		return err
+	}
+	return l.s.offsetSeqs.append(pid, epoch, len(commits), func(seq int32) error {
+		_, err := appendTxnBatch(p, commitRecords(commits), pid, epoch, seq, l.s.opts.Now().UnixMilli())
+		return err
+	})
+}
+
+// AppendMarker appends producer pid's COMMIT or ABORT marker, at epoch, to
+// the offsets topic.
+func (l offsetLog) AppendMarker(pid int64, epoch int16, commit bool) error {
+	p, err := l.s.offsetsPartition()
+	if err != nil {
+		return err
+	}
+	_, err = writeMarker(p, pid, epoch, commit, l.s.opts.Now().UnixMilli())
+	return err
+}
+
+// producerSeqs holds, per producer id, the sequence its next
+// transactional batch in __consumer_offsets starts at, and the epoch it
+// was written at: a new epoch starts at 0, as the partition's producer
+// state wants.
+type producerSeqs struct {
+	mu sync.Mutex
+	m  map[int64]producerSeq
+}
+
+type producerSeq struct {
+	epoch int16
+	next  int32
+}
+
+// append calls write with producer pid's next sequence at epoch, and, if
+// it succeeds, moves the sequence past n records. The group coordinator
+// serializes the calls of one producer.
+func (ps *producerSeqs) append(pid int64, epoch int16, n int, write func(seq int32) error) error {
+	ps.mu.Lock()
+	cur, ok := ps.m[pid]
+	ps.mu.Unlock()
+	seq := int32(0)
+	if ok && cur.epoch == epoch {
+		seq = cur.next
+	}
+	if err := write(seq); err != nil {
+		return err
+	}
+	ps.saw(pid, epoch, seq, int32(n-1))
+	return nil
+}
+
+// saw notes a batch of producer pid at epoch from sequence seq, of
+// lastDelta+1 offsets.
+func (ps *producerSeqs) saw(pid int64, epoch int16, seq, lastDelta int32) {
+	next := seq + lastDelta + 1
+	if next < 0 { // past MaxInt32, the sequence wraps to 0 (Kafka's)
+		next -= -1 << 31
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.m == nil {
+		ps.m = map[int64]producerSeq{}
+	}
+	ps.m[pid] = producerSeq{epoch: epoch, next: next}
+}
+
+// reset forgets every producer's sequence.
+func (ps *producerSeqs) reset() {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.m = nil
+}
+
+// replayOffsets replays the commits of the offsets topic t into the
+// coordinator, up to the first damaged batch (ErrCorrupt): plain commits
+// at once, those of a transactional batch as pending in its producer's
+// transaction, and the producers' COMMIT and ABORT markers, as Kafka's
+// GroupMetadataManager loads the partition.
+func (s *Store) replayOffsets(t *topic.Topic) error {
+	p := t.Partitions()[0]
+	var buf []byte
+	var d log.Decoder
+	d.Limit = p.MaxDecompressed()
+	for off := p.StartOffset(); ; {
+		var err error
+		if buf, err = p.ReadBatches(buf, off, readBytes); err != nil {
+			return fmt.Errorf("strata: replaying %s: %w", ConsumerOffsetsTopic, err)
+		}
+		if len(buf) == 0 {
+			return nil
+		}
+		it := log.NewBatchIter(buf)
+		for it.Next() {
+			h := it.Header()
+			if err := s.replayBatch(&d, it.Batch(), h, off); err != nil {
+				return fmt.Errorf("strata: replaying %s: %w", ConsumerOffsetsTopic, err)
+			}
+			off = max(off, h.NextOffset())
+		}
+		if err := it.Err(); err != nil {
+			return fmt.Errorf("strata: replaying %s: %w", ConsumerOffsetsTopic, err)
+		}
+	}
+}
+
+// replayBatch replays the records of one batch of the offsets topic from
+// offset from on.
+func (s *Store) replayBatch(d *log.Decoder, batch []byte, h log.BatchHeader, from int64) error {
+	ri, err := d.Iter(batch, h)
+	if err != nil {
+		return err
+	}
+	var commits []group.Commit
+	var r Record
+	for ri.Next(&r) {
+		if r.Offset < from {
+			continue
+		}
+		if h.IsControl() {
+			// A transaction's marker; the other control records are not
+			// a topic's.
+			switch typ, err := log.ParseControlKey(r.Key); {
+			case err != nil:
+				s.opts.Logger.Warn("strata: skipping a damaged control record", "offset", r.Offset, "err", err)
+			case typ == log.ControlCommit || typ == log.ControlAbort:
+				s.groups.CompleteTxn(h.ProducerID, typ == log.ControlCommit)
+			}
+			continue
+		}
+		c, err := group.DecodeCommit(r.Key, r.Value)
+		switch {
+		case errors.Is(err, group.ErrNotOffsetCommit):
+			continue
+		case err != nil:
+			s.opts.Logger.Warn("strata: skipping a damaged commit record", "offset", r.Offset, "err", err)
+			continue
+		}
+		commits = append(commits, c)
+	}
+	if err := ri.Err(); err != nil {
+		return err
+	}
+	switch {
+	case h.IsControl():
+	case h.IsTransactional():
+		s.offsetSeqs.saw(h.ProducerID, h.ProducerEpoch, h.BaseSequence, h.LastOffsetDelta)
+		s.groups.ReplayTxn(h.ProducerID, commits...)
+	default:
+		s.groups.Replay(commits...)
+	}
+	return nil
+}
