@@ -119,7 +119,9 @@ func from(offs []int64, off int64) []int64 {
 // readPaths reads a partition from an offset through each read path of a
 // View, up to what it sees now.
 var readPaths = map[string]func(v strata.View, off int64) ([]strata.Record, error){
-	"Read": func(v strata.View, off int64) ([]strata.Record, error) { return v.Read(context.Background(), "t", 0, off, 100) },
+	"Read": func(v strata.View, off int64) ([]strata.Record, error) {
+		return v.Read(context.Background(), "t", 0, off, 100)
+	},
 	"Read by one": func(v strata.View, off int64) ([]strata.Record, error) {
 		var out []strata.Record
 		for {
