@@ -145,8 +145,11 @@ func appendRecords[T any](dst []T, p *partition.Partition, iso Isolation, offset
 		if err != nil {
 			return failed(err)
 		}
+		cut := false
 		if iso == ReadCommitted {
+			all := len(batches)
 			batches = cutAt(batches, end)
+			cut = len(batches) < all
 		}
 		if len(batches) == 0 {
 			break
@@ -170,6 +173,9 @@ func appendRecords[T any](dst []T, p *partition.Partition, iso Isolation, offset
 			}
 		}
 		offset = max(offset, next)
+		if cut {
+			break // what follows is at or past the end
+		}
 	}
 	return dst, offset, nil
 }
