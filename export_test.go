@@ -33,7 +33,7 @@ func (s *Store) AppendTxnBatch(topicName string, part int, pid int64, epoch int1
 	if err != nil {
 		return 0, err
 	}
-	return appendTxnBatch(p, recs, pid, epoch, seq, s.opts.Now().UnixMilli())
+	return appendTxnBatch(p, recs, pid, epoch, seq)
 }
 
 // WriteMarker appends producer pid's COMMIT or ABORT marker to a
@@ -43,5 +43,5 @@ func (s *Store) WriteMarker(topicName string, part int, pid int64, epoch int16, 
 	if err != nil {
 		return 0, err
 	}
-	return writeMarker(p, pid, epoch, commit, s.opts.Now().UnixMilli())
+	return writeMarker(p, pid, epoch, commit)
 }

@@ -57,7 +57,7 @@ func (s *Store) getInto(iso Isolation, topicName string, part int, offset int64,
 	committed := s.isolation(iso) == ReadCommitted
 	var end int64
 	if committed {
-		end = lastStable(p)
+		end = readEnd(p, ReadCommitted)
 		if start := p.StartOffset(); offset < start || offset >= end {
 			return Record{}, fmt.Errorf("strata: offset %d of %s-%d out of range [%d, %d) (read_committed: the end is the last stable offset): %w",
 				offset, topicName, part, start, end, ErrOffsetOutOfRange)
@@ -82,11 +82,10 @@ func (s *Store) getInto(iso Isolation, topicName string, part int, offset int64,
 // abortedAt reports whether the record at offset of p belongs to an
 // aborted transaction.
 func abortedAt(p *partition.Partition, offset int64) (bool, error) {
-	f := newAbortFilter(p, ReadCommitted, offset, offset+1)
-	if f == nil {
-		return false, nil
+	if len(p.AbortedTxns(offset, offset+1)) == 0 {
+		return false, nil // the cheap answer, and the usual one
 	}
-	// The batch's producer decides: read its header.
+	// An aborted transaction spans offset: the batch's producer decides.
 	b, err := p.ReadBatches(nil, offset, 1)
 	if err != nil || len(b) == 0 {
 		return false, err
@@ -95,5 +94,5 @@ func abortedAt(p *partition.Partition, offset int64) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return f.skips(h), nil
+	return p.InAbortedTxn(h), nil
 }

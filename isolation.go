@@ -3,7 +3,6 @@ package strata
 import (
 	"context"
 	"fmt"
-	"iter"
 
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/partition"
@@ -65,69 +64,39 @@ func (s *Store) isolation(i Isolation) Isolation {
 	return i
 }
 
+// level returns the partition package's level of i, which isolation
+// resolved.
+func (i Isolation) level() partition.Isolation {
+	if i == ReadCommitted {
+		return partition.ReadCommitted
+	}
+	return partition.ReadUncommitted
+}
+
 // readEnd is the end of what a read at iso sees of p: the last stable
 // offset under ReadCommitted, else the high watermark.
 func readEnd(p *partition.Partition, iso Isolation) int64 {
+	hw := p.HighWatermark()
 	if iso == ReadCommitted {
-		return lastStable(p)
+		return min(hw, p.LastStableOffset())
 	}
-	return p.HighWatermark()
+	return hw
 }
 
 // waitEnd blocks until a read at iso sees offset of p (readEnd > offset),
-// ctx ends or p closes. The last stable offset moves only when something
-// is appended (a marker), so it waits for the high watermark to move from
-// where it was before the last stable offset was looked at.
+// ctx ends or p closes.
 func waitEnd(ctx context.Context, p *partition.Partition, iso Isolation, offset int64) error {
+	return p.WaitIsolation(ctx, offset, iso.level())
+}
+
+// txnFilter returns the filter of the batches of aborted transactions for
+// a read of p at iso that shows it batches in rising offset order: nil,
+// which skips nothing, under ReadUncommitted.
+func txnFilter(p *partition.Partition, iso Isolation) *partition.TxnFilter {
 	if iso != ReadCommitted {
-		return p.Wait(ctx, offset)
-	}
-	for {
-		hw := p.HighWatermark()
-		if lastStable(p) > offset {
-			return nil
-		}
-		if err := p.Wait(ctx, max(hw, offset)); err != nil {
-			return err
-		}
-	}
-}
-
-// abortFilter tells the batches of aborted transactions, for a read of a
-// partition's [from, upto).
-type abortFilter struct {
-	aborted []abortedTxn
-}
-
-// newAbortFilter returns the filter of p's batches in [from, upto) at
-// iso: nil, which skips nothing, under ReadUncommitted or where no
-// aborted transaction overlaps.
-func newAbortFilter(p *partition.Partition, iso Isolation, from, upto int64) *abortFilter {
-	if iso != ReadCommitted || from >= upto {
 		return nil
 	}
-	aborted := abortedTxns(p, from, upto)
-	if len(aborted) == 0 {
-		return nil
-	}
-	return &abortFilter{aborted: aborted}
-}
-
-// skips reports whether the batch of h belongs to an aborted transaction:
-// a transactional batch of a producer written from the first offset of
-// one of its aborted transactions up to the ABORT marker that ended it.
-// (A producer has at most one transaction open in a partition, so every
-// transactional batch of it in that range is that transaction's.)
-func (f *abortFilter) skips(h log.BatchHeader) bool {
-	if f == nil || !h.IsTransactional() || h.IsControl() {
-		return false
-	}
-	for _, t := range f.aborted {
-		if t.ProducerID == h.ProducerID && t.FirstOffset <= h.BaseOffset && h.BaseOffset < t.LastOffset {
-			return true
-		}
-	}
-	return false
+	return p.NewTxnFilter()
 }
 
 // cutAt returns the leading batches of back-to-back batches whose base
@@ -150,53 +119,4 @@ func (s *Store) checkIsolation(i Isolation) error {
 		return fmt.Errorf("strata: %w", err)
 	}
 	return nil
-}
-
-// committedRecords iterates p's records from offset on at ReadCommitted,
-// up to stop (exclusive; -1 for no bound). At the end of what it sees it
-// stops, or, with tail set, waits for the last stable offset to move, until
-// ctx ends or p closes. It yields a final error as Store.Records does. The
-// records alias a buffer it reuses: they are valid until the loop body
-// returns.
-func committedRecords(ctx context.Context, p *partition.Partition, offset, stop int64, tail bool) iter.Seq2[Record, error] {
-	return func(yield func(Record, error) bool) {
-		var buf []byte
-		for {
-			end := lastStable(p)
-			if stop >= 0 {
-				end = min(end, stop)
-			}
-			var err error
-			if buf, err = p.ReadBatches(buf, offset, readBytes); err != nil {
-				yield(Record{}, storeErr(err))
-				return
-			}
-			batches := cutAt(buf, end)
-			if len(batches) == 0 {
-				if !tail || (stop >= 0 && offset >= stop) {
-					return
-				}
-				if err := waitEnd(ctx, p, ReadCommitted, offset); err != nil {
-					yield(Record{}, storeErr(err))
-					return
-				}
-				continue
-			}
-			next := lastNext(batches)
-			for r, err := range recordsOf(batches, p.MaxDecompressed(), newAbortFilter(p, ReadCommitted, offset, next)) {
-				if err != nil {
-					yield(Record{}, storeErr(err))
-					return
-				}
-				if r.Offset < offset {
-					continue
-				}
-				if !yield(r, nil) {
-					return
-				}
-				offset = r.Offset + 1
-			}
-			offset = max(offset, next)
-		}
-	}
 }

@@ -96,7 +96,6 @@ func (s *Store) initGroups() error {
 		s.opts.Logger.Error("strata: recovered "+ConsumerOffsetsTopic+": commits after the damage are lost; groups resume from their last commit before it",
 			"end_before", before, "end_after", t.Partitions()[0].EndOffset())
 		s.groups = s.newCoordinator()
-		s.offsetSeqs.reset()
 		err = s.replayOffsets(t)
 	}
 	if err != nil {
@@ -265,20 +264,11 @@ func (s *Store) lag(ctx context.Context, iso Isolation, groupName, topicName str
 // oldestFrom returns the timestamp of the first record of p at or after
 // from and below end that a read at iso sees, zero if none.
 func oldestFrom(p *partition.Partition, iso Isolation, from, end int64) time.Time {
-	if iso == ReadCommitted {
-		for r, err := range committedRecords(context.Background(), p, from, end, false) {
-			if err == nil {
-				return r.Timestamp
-			}
-			break
-		}
-		return time.Time{}
-	}
 	// Read in place.
-	rd := p.NewReader(from)
+	rd := p.NewReaderIsolation(from, iso.level())
 	defer rd.Close()
 	var r Record
-	if ok, err := rd.Next(&r); err == nil && ok {
+	if ok, err := rd.Next(&r); err == nil && ok && r.Offset < end {
 		return r.Timestamp
 	}
 	return time.Time{}

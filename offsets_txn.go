@@ -3,6 +3,7 @@ package strata
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/stratalog/strata/group"
@@ -85,8 +86,8 @@ func (l offsetLog) AppendTxn(pid int64, epoch int16, commits []group.Commit) err
 	if err != nil {
 		return err
 	}
-	return l.s.offsetSeqs.append(pid, epoch, len(commits), func(seq int32) error {
-		_, err := appendTxnBatch(p, commitRecords(commits), pid, epoch, seq, l.s.opts.Now().UnixMilli())
+	return l.s.offsetSeqs.append(p, pid, epoch, len(commits), func(seq int32) error {
+		_, err := appendTxnBatch(p, commitRecords(commits), pid, epoch, seq)
 		return err
 	})
 }
@@ -98,14 +99,15 @@ func (l offsetLog) AppendMarker(pid int64, epoch int16, commit bool) error {
 	if err != nil {
 		return err
 	}
-	_, err = writeMarker(p, pid, epoch, commit, l.s.opts.Now().UnixMilli())
+	_, err = writeMarker(p, pid, epoch, commit)
 	return err
 }
 
 // producerSeqs holds, per producer id, the sequence its next
 // transactional batch in __consumer_offsets starts at, and the epoch it
-// was written at: a new epoch starts at 0, as the partition's producer
-// state wants.
+// was written at (a new epoch starts at 0). A producer it has not seen
+// since Open starts where the partition's producer state says its last
+// batch ended.
 type producerSeqs struct {
 	mu sync.Mutex
 	m  map[int64]producerSeq
@@ -116,13 +118,20 @@ type producerSeq struct {
 	next  int32
 }
 
-// append calls write with producer pid's next sequence at epoch, and, if
-// it succeeds, moves the sequence past n records. The group coordinator
-// serializes the calls of one producer.
-func (ps *producerSeqs) append(pid int64, epoch int16, n int, write func(seq int32) error) error {
+// append calls write with producer pid's next sequence at epoch in p, and,
+// if it succeeds, moves the sequence past n records. The group
+// coordinator serializes the calls of one producer.
+func (ps *producerSeqs) append(p *partition.Partition, pid int64, epoch int16, n int, write func(seq int32) error) error {
 	ps.mu.Lock()
 	cur, ok := ps.m[pid]
 	ps.mu.Unlock()
+	if !ok {
+		for _, info := range p.Producers() {
+			if info.ID == pid && info.LastSequence >= 0 {
+				cur, ok = producerSeq{epoch: info.Epoch, next: seqAfter(info.LastSequence, 0)}, true
+			}
+		}
+	}
 	seq := int32(0)
 	if ok && cur.epoch == epoch {
 		seq = cur.next
@@ -130,30 +139,23 @@ func (ps *producerSeqs) append(pid int64, epoch int16, n int, write func(seq int
 	if err := write(seq); err != nil {
 		return err
 	}
-	ps.saw(pid, epoch, seq, int32(n-1))
-	return nil
-}
-
-// saw notes a batch of producer pid at epoch from sequence seq, of
-// lastDelta+1 offsets.
-func (ps *producerSeqs) saw(pid int64, epoch int16, seq, lastDelta int32) {
-	next := seq + lastDelta + 1
-	if next < 0 { // past MaxInt32, the sequence wraps to 0 (Kafka's)
-		next -= -1 << 31
-	}
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.m == nil {
 		ps.m = map[int64]producerSeq{}
 	}
-	ps.m[pid] = producerSeq{epoch: epoch, next: next}
+	ps.m[pid] = producerSeq{epoch: epoch, next: seqAfter(seq, int32(n-1))}
+	return nil
 }
 
-// reset forgets every producer's sequence.
-func (ps *producerSeqs) reset() {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	ps.m = nil
+// seqAfter returns the sequence after the batch from seq whose last record
+// is delta further: it wraps from MaxInt32 to 0, as Kafka's sequences do.
+func seqAfter(seq, delta int32) int32 {
+	next := int64(seq) + int64(delta) + 1
+	if next > math.MaxInt32 {
+		next -= math.MaxInt32 + 1
+	}
+	return int32(next)
 }
 
 // replayOffsets replays the commits of the offsets topic t into the
@@ -228,7 +230,6 @@ func (s *Store) replayBatch(d *log.Decoder, batch []byte, h log.BatchHeader, fro
 	switch {
 	case h.IsControl():
 	case h.IsTransactional():
-		s.offsetSeqs.saw(h.ProducerID, h.ProducerEpoch, h.BaseSequence, h.LastOffsetDelta)
 		s.groups.ReplayTxn(h.ProducerID, commits...)
 	default:
 		s.groups.Replay(commits...)

@@ -136,6 +136,7 @@ func appendRecords[T any](dst []T, p *partition.Partition, iso Isolation, offset
 	// Ask for about what limit records of a few hundred bytes take, so a
 	// small Read copies little; a short answer just means another round.
 	chunk := min(readBytes, max(16<<10, limit*256))
+	f := txnFilter(p, iso)
 	for len(dst) < want {
 		// The end before the read: every batch below it is stable, and the
 		// markers of the aborted transactions below it are written.
@@ -159,7 +160,7 @@ func appendRecords[T any](dst []T, p *partition.Partition, iso Isolation, offset
 		// doubling.
 		next := lastNext(batches)
 		dst = slices.Grow(dst, int(max(0, min(int64(want-len(dst)), next-offset))))
-		for r, err := range recordsOf(batches, p.MaxDecompressed(), newAbortFilter(p, iso, offset, next)) {
+		for r, err := range recordsOf(batches, p.MaxDecompressed(), f) {
 			if err != nil {
 				return failed(err)
 			}
@@ -202,11 +203,9 @@ func (s *Store) records(ctx context.Context, iso Isolation, topicName string, pa
 		err = storeErr(err)
 		return func(yield func(Record, error) bool) { yield(Record{}, err) }
 	}
-	if s.isolation(iso) == ReadCommitted {
-		return committedRecords(ctx, p, offset, -1, true)
-	}
+	iso = s.isolation(iso)
 	return func(yield func(Record, error) bool) {
-		r := p.NewReader(offset)
+		r := p.NewReaderIsolation(offset, iso.level())
 		defer r.Close()
 		var rec Record
 		for {

@@ -1,9 +1,6 @@
 package strata
 
-import (
-	"context"
-	"iter"
-)
+import "iter"
 
 // Scan returns an iterator over a partition's records from offset up to
 // the end offset as of the call (ListOffsets' Latest then): it reads what
@@ -25,9 +22,8 @@ import (
 // closed, and ErrUnknownTopic or ErrUnknownPartition.
 //
 // Under ReadCommitted the end is the last stable offset as of the call
-// (ListOffsets' Latest at that level), the records of aborted transactions
-// are skipped, and the bytes are a copy the iterator reuses (valid, again,
-// until the loop body returns).
+// (ListOffsets' Latest at that level), and the records of aborted
+// transactions are skipped.
 func (s *Store) Scan(topicName string, part int, offset int64) iter.Seq2[Record, error] {
 	return s.scan(0, topicName, part, offset)
 }
@@ -42,12 +38,10 @@ func (s *Store) scan(iso Isolation, topicName string, part int, offset int64) it
 		err = storeErr(err)
 		return func(yield func(Record, error) bool) { yield(Record{}, err) }
 	}
-	if s.isolation(iso) == ReadCommitted {
-		return committedRecords(context.Background(), p, offset, lastStable(p), false)
-	}
-	end := p.HighWatermark()
+	iso = s.isolation(iso)
+	end := readEnd(p, iso)
 	return func(yield func(Record, error) bool) {
-		r := p.NewReader(offset)
+		r := p.NewReaderIsolation(offset, iso.level())
 		defer r.Close()
 		var rec Record
 		for {
