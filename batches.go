@@ -47,12 +47,3 @@ func recordsOf(batches []byte, limit int, f *partition.TxnFilter) iter.Seq2[Reco
 		}
 	}
 }
-
-// lastNext returns the offset after the last of back-to-back batches.
-func lastNext(batches []byte) int64 {
-	next := int64(-1)
-	for it := log.NewBatchIter(batches); it.Next(); {
-		next = it.Header().NextOffset()
-	}
-	return next
-}

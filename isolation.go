@@ -99,17 +99,21 @@ func txnFilter(p *partition.Partition, iso Isolation) *partition.TxnFilter {
 	return p.NewTxnFilter()
 }
 
-// cutAt returns the leading batches of back-to-back batches whose base
-// offset is below end: what a read that ends at end may return.
-func cutAt(batches []byte, end int64) []byte {
-	n := 0
+// cutAt looks at back-to-back batches for those whose base offset is at
+// or past end, which a read that ends at end leaves out: it returns the
+// offset after the last batch before them (-1 if none) and how many bytes
+// they take at the end of batches. Damage ends the look: the bytes from
+// it are kept, for the read to report.
+func cutAt(batches []byte, end int64) (next int64, cut int) {
+	next = -1
 	for it := log.NewBatchIter(batches); it.Next(); {
-		if it.Header().BaseOffset >= end {
-			return batches[:n]
+		h := it.Header()
+		if h.BaseOffset >= end {
+			return next, len(batches) - it.Pos()
 		}
-		n += len(it.Batch())
+		next = h.NextOffset()
 	}
-	return batches // all of them, or up to damage that the read reports
+	return next, 0
 }
 
 // checkIsolation refuses, with ErrInvalidConfig, a level that is none of

@@ -138,27 +138,26 @@ func appendRecords[T any](dst []T, p *partition.Partition, iso Isolation, offset
 	chunk := min(readBytes, max(16<<10, limit*256))
 	f := txnFilter(p, iso)
 	for len(dst) < want {
-		// The end before the read: every batch below it is stable, and the
-		// markers of the aborted transactions below it are written.
-		end := readEnd(p, iso)
+		// A read_committed read ends at the last stable offset as of before
+		// the read: every batch below it is stable, and the aborted
+		// transactions below it are in the index.
+		end := int64(math.MaxInt64)
+		if iso == ReadCommitted {
+			end = readEnd(p, iso)
+		}
 		// A fresh buffer each time: the records returned alias it.
 		batches, err := p.ReadBatches(nil, offset, chunk)
 		if err != nil {
 			return failed(err)
 		}
-		cut := false
-		if iso == ReadCommitted {
-			all := len(batches)
-			batches = cutAt(batches, end)
-			cut = len(batches) < all
-		}
+		next, cut := cutAt(batches, end)
+		batches = batches[:len(batches)-cut]
 		if len(batches) == 0 {
 			break
 		}
 		// Room for every offset the batches hold from offset on (fewer
 		// records where compaction left gaps), rather than growing by
 		// doubling.
-		next := lastNext(batches)
 		dst = slices.Grow(dst, int(max(0, min(int64(want-len(dst)), next-offset))))
 		for r, err := range recordsOf(batches, p.MaxDecompressed(), f) {
 			if err != nil {
@@ -174,7 +173,7 @@ func appendRecords[T any](dst []T, p *partition.Partition, iso Isolation, offset
 			}
 		}
 		offset = max(offset, next)
-		if cut {
+		if cut > 0 {
 			break // what follows is at or past the end
 		}
 	}
