@@ -36,8 +36,8 @@ func BenchmarkStoreReadIsolation(b *testing.B) {
 				_, err = s.AppendTo(context.Background(), "t", 0, recs...)
 			} else {
 				pid := int64(i % 50)
-				if _, err = s.AppendTxnBatch("t", 0, pid, 0, int32(i/50*per), recs); err == nil {
-					_, err = s.WriteMarker("t", 0, pid, 0, i%10 != 0)
+				if _, err = strata.AppendTxnBatch(s, "t", 0, pid, 0, int32(i/50*per), recs); err == nil {
+					_, err = strata.WriteMarker(s, "t", 0, pid, 0, i%10 != 0)
 				}
 			}
 			if err != nil {

@@ -79,6 +79,23 @@ func TestClosedStore(t *testing.T) {
 		"Groups": func(t *testing.T) { s.Groups() },
 		"Topics": func(t *testing.T) { require.Equal(t, []string{"c", "t"}, s.Topics()) },
 		"Stats":  func(t *testing.T) { s.Stats() },
+		// A View's reads are the store's.
+		"View": func(t *testing.T) {
+			v := s.View(strata.ReadCommitted)
+			for name, err := range map[string]error{
+				"Read":        second(v.Read(ctx, "t", 0, 0, 1)),
+				"Fetch":       second(v.Fetch(ctx, "t", 0, 0, 1, 0)),
+				"Get":         second(v.Get("t", 0, 0)),
+				"GetInto":     second(v.GetInto("t", 0, 0, nil)),
+				"ListOffsets": second(v.ListOffsets("t", 0, strata.Latest)),
+				"Lag":         second(v.Lag(ctx, "g", "t")),
+				"Scan":        first(v.Scan("t", 0, 0)),
+				"Records":     first(v.Records(ctx, "t", 0, 0)),
+			} {
+				require.ErrorIs(t, err, strata.ErrClosed, name)
+				requireOnePrefix(t, err.Error())
+			}
+		},
 	}
 	// The same calls with bad input: the closed store is reported first.
 	bad := map[string]func() error{
@@ -207,3 +224,6 @@ func requireCovers(t *testing.T, typ reflect.Type, tables ...any) {
 	}
 	require.Empty(t, listed, "%s has no such methods", typ)
 }
+
+// second returns the error of a call's two results.
+func second[T any](_ T, err error) error { return err }

@@ -33,11 +33,11 @@ func examplePayments(opts *strata.Options) (s *strata.Store, done func()) {
 		}
 	}
 	must(s.AppendTo(ctx, "payments", 0, value("created")))
-	must(s.AppendTxnBatch("payments", 0, 1, 0, 0, []strata.Record{value("paid")}))
-	must(s.WriteMarker("payments", 0, 1, 0, true))
-	must(s.AppendTxnBatch("payments", 0, 2, 0, 0, []strata.Record{value("draft")}))
-	must(s.WriteMarker("payments", 0, 2, 0, false))
-	must(s.AppendTxnBatch("payments", 0, 3, 0, 0, []strata.Record{value("pending")}))
+	must(strata.AppendTxnBatch(s, "payments", 0, 1, 0, 0, []strata.Record{value("paid")}))
+	must(strata.WriteMarker(s, "payments", 0, 1, 0, true))
+	must(strata.AppendTxnBatch(s, "payments", 0, 2, 0, 0, []strata.Record{value("draft")}))
+	must(strata.WriteMarker(s, "payments", 0, 2, 0, false))
+	must(strata.AppendTxnBatch(s, "payments", 0, 3, 0, 0, []strata.Record{value("pending")}))
 	must(s.AppendTo(ctx, "payments", 0, value("later")))
 	return s, done
 }
@@ -126,7 +126,7 @@ func ExampleView_Records() {
 		if r.Offset == 1 {
 			// The open transaction commits: its record, and what
 			// follows it, become visible.
-			if _, err := s.WriteMarker("payments", 0, 3, 0, true); err != nil {
+			if _, err := strata.WriteMarker(s, "payments", 0, 3, 0, true); err != nil {
 				panic(err)
 			}
 		}

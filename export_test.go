@@ -9,26 +9,27 @@ func (p *Producer) EncodedAhead() int64 { return p.encodedAhead.Load() }
 // StoreErr is storeErr, for the test of the message rewriting.
 func StoreErr(err error) error { return storeErr(err) }
 
-// CommitTxnOffsets is commitTxnOffsets, for the tests of transactional
-// offset commits before the transaction API uses it.
-func (s *Store) CommitTxnOffsets(groupName string, pid int64, epoch int16, offsets map[TopicPartition]OffsetAndMetadata) error {
+// CommitTxnOffsets is s.commitTxnOffsets, without a member ref. These are
+// functions, not methods, so that TestClosedStore's table of the Store's
+// methods stays the API's.
+func CommitTxnOffsets(s *Store, groupName string, pid int64, epoch int16, offsets map[TopicPartition]OffsetAndMetadata) error {
 	return storeErr(s.commitTxnOffsets(groupName, group.MemberRef{}, pid, epoch, offsets))
 }
 
-// EndTxnOffsets is endTxnOffsets.
-func (s *Store) EndTxnOffsets(pid int64, epoch int16, commit bool) error {
+// EndTxnOffsets is s.endTxnOffsets.
+func EndTxnOffsets(s *Store, pid int64, epoch int16, commit bool) error {
 	return storeErr(s.endTxnOffsets(pid, epoch, commit))
 }
 
 // PendingTxnOffset reports whether a transaction has an offset of the group
 // pending for the partition.
-func (s *Store) PendingTxnOffset(groupName, topicName string, part int) bool {
+func PendingTxnOffset(s *Store, groupName, topicName string, part int) bool {
 	return s.groups.PendingTxn(groupName, topicName, part)
 }
 
 // AppendTxnBatch appends recs to a partition as one transactional batch of
 // producer pid at epoch from sequence seq, stamped with the store's clock.
-func (s *Store) AppendTxnBatch(topicName string, part int, pid int64, epoch int16, seq int32, recs []Record) (int64, error) {
+func AppendTxnBatch(s *Store, topicName string, part int, pid int64, epoch int16, seq int32, recs []Record) (int64, error) {
 	p, err := s.partition(topicName, part)
 	if err != nil {
 		return 0, err
@@ -38,7 +39,7 @@ func (s *Store) AppendTxnBatch(topicName string, part int, pid int64, epoch int1
 
 // WriteMarker appends producer pid's COMMIT or ABORT marker to a
 // partition.
-func (s *Store) WriteMarker(topicName string, part int, pid int64, epoch int16, commit bool) (int64, error) {
+func WriteMarker(s *Store, topicName string, part int, pid int64, epoch int16, commit bool) (int64, error) {
 	p, err := s.partition(topicName, part)
 	if err != nil {
 		return 0, err

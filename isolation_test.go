@@ -55,12 +55,12 @@ func txnPartition(t *testing.T, opts *strata.Options) *strata.Store {
 		for _, off := range offs {
 			recs = append(recs, txnRecord(off))
 		}
-		got, err := s.AppendTxnBatch("t", 0, pid, 0, 0, recs)
+		got, err := strata.AppendTxnBatch(s, "t", 0, pid, 0, 0, recs)
 		require.NoError(t, err)
 		require.Equal(t, offs[0], got)
 	}
 	marker := func(pid int64, commit bool, off int64) {
-		got, err := s.WriteMarker("t", 0, pid, 0, commit)
+		got, err := strata.WriteMarker(s, "t", 0, pid, 0, commit)
 		require.NoError(t, err)
 		require.Equal(t, off, got)
 	}
@@ -206,7 +206,7 @@ func TestIsolationReadPaths(t *testing.T) {
 
 	// Once producer 3 commits, ReadCommitted sees its records and what
 	// follows them.
-	_, err = s.WriteMarker("t", 0, 3, 0, true)
+	_, err = strata.WriteMarker(s, "t", 0, 3, 0, true)
 	require.NoError(t, err)
 	for name, read := range readPaths {
 		recs, err := read(s.View(strata.ReadCommitted), 0)
@@ -317,7 +317,7 @@ func TestIsolationRecordsTails(t *testing.T) {
 		switch r.Offset {
 		case 9:
 			// Producer 3 aborts: records 10 and 11 go, 12 follows.
-			_, err := s.WriteMarker("t", 0, 3, 0, false)
+			_, err := strata.WriteMarker(s, "t", 0, 3, 0, false)
 			require.NoError(t, err)
 		case 12:
 			_, err := s.AppendTo(ctx, "t", 0, txnRecord(14))
@@ -345,7 +345,7 @@ func TestIsolationFetchWaits(t *testing.T) {
 		}()
 		synctest.Wait()
 		require.Empty(t, done, "Fetch returned before the transaction ended")
-		_, err := s.WriteMarker("t", 0, 3, 0, false)
+		_, err := strata.WriteMarker(s, "t", 0, 3, 0, false)
 		require.NoError(t, err)
 		require.Equal(t, []int64{12}, offsetsOf(t, <-done), "the aborted records are skipped")
 	})
@@ -414,7 +414,7 @@ func TestIsolationConsumer(t *testing.T) {
 	require.NoError(t, c.Commit(context.Background()))
 	om, _ = s.Committed("latest", "t", 0)
 	require.EqualValues(t, 10, om.Offset, "SeekTo finds offsets below the last stable offset only")
-	_, err = s.WriteMarker("t", 0, 3, 0, true)
+	_, err = strata.WriteMarker(s, "t", 0, 3, 0, true)
 	require.NoError(t, err)
 	require.Equal(t, []int64{10, 11, 12}, pollOffsets(t, c))
 
@@ -432,7 +432,7 @@ func TestIsolationConsumer(t *testing.T) {
 func TestIsolationConsumerWaitsForPendingOffsets(t *testing.T) {
 	s := txnPartition(t, nil)
 	require.NoError(t, s.Commit("g", "t", 0, 2, ""))
-	require.NoError(t, s.CommitTxnOffsets("g", 9, 0, map[strata.TopicPartition]strata.OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 6}}))
+	require.NoError(t, strata.CommitTxnOffsets(s, "g", 9, 0, map[strata.TopicPartition]strata.OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 6}}))
 
 	c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{Isolation: strata.ReadCommitted})
 	require.NoError(t, err)
@@ -443,12 +443,12 @@ func TestIsolationConsumerWaitsForPendingOffsets(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled, "no error for the partition it waits on")
 	require.Empty(t, c.Assignment(), "not started while the offset is pending")
 
-	require.NoError(t, s.EndTxnOffsets(9, 0, true))
+	require.NoError(t, strata.EndTxnOffsets(s, 9, 0, true))
 	require.Equal(t, []int64{6, 9}, pollOffsets(t, c), "starts at the offset the transaction committed")
 
 	// A read_uncommitted consumer does not wait (Kafka's consumer sends
 	// require_stable only under read_committed).
-	require.NoError(t, s.CommitTxnOffsets("h", 9, 0, map[strata.TopicPartition]strata.OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 6}}))
+	require.NoError(t, strata.CommitTxnOffsets(s, "h", 9, 0, map[strata.TopicPartition]strata.OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 6}}))
 	u, err := s.Consumer("h", []string{"t"}, strata.ConsumerOptions{AutoOffsetReset: strata.ResetEarliest})
 	require.NoError(t, err)
 	defer u.Close()

@@ -50,16 +50,16 @@ func TestTxnOffsetsReplay(t *testing.T) {
 					require.NoError(t, err)
 				}
 				require.NoError(t, s.Commit("g", "t", 0, 1, ""))
-				require.NoError(t, s.CommitTxnOffsets("g", 5, 0, txnOffsets(4, 4)))
-				require.NoError(t, s.CommitTxnOffsets("g", 5, 0, txnOffsets(6, 7)), "a second commit of the transaction")
+				require.NoError(t, strata.CommitTxnOffsets(s, "g", 5, 0, txnOffsets(4, 4)))
+				require.NoError(t, strata.CommitTxnOffsets(s, "g", 5, 0, txnOffsets(6, 7)), "a second commit of the transaction")
 				require.Equal(t, [2]int64{1, -1}, committedPair(s, "g"), "pending")
 				want := [2]int64{1, -1}
 				switch end {
 				case "commit":
-					require.NoError(t, s.EndTxnOffsets(5, 0, true))
+					require.NoError(t, strata.EndTxnOffsets(s, 5, 0, true))
 					want = [2]int64{6, 7}
 				case "abort":
-					require.NoError(t, s.EndTxnOffsets(5, 0, false))
+					require.NoError(t, strata.EndTxnOffsets(s, 5, 0, false))
 				}
 				require.Equal(t, want, committedPair(s, "g"))
 
@@ -74,17 +74,17 @@ func TestTxnOffsetsReplay(t *testing.T) {
 				require.NoError(t, err)
 				defer s.Close()
 				require.Equal(t, want, committedPair(s, "g"), "after the reopen")
-				require.Equal(t, end == "open", s.PendingTxnOffset("g", "t", 0))
-				require.Equal(t, end == "open", s.PendingTxnOffset("g", "t", 1))
+				require.Equal(t, end == "open", strata.PendingTxnOffset(s, "g", "t", 0))
+				require.Equal(t, end == "open", strata.PendingTxnOffset(s, "g", "t", 1))
 
 				// The producer goes on after the restart: its transaction
 				// ends, and a next one commits.
 				if end == "open" {
-					require.NoError(t, s.EndTxnOffsets(5, 0, true))
+					require.NoError(t, strata.EndTxnOffsets(s, 5, 0, true))
 					require.Equal(t, [2]int64{6, 7}, committedPair(s, "g"))
 				}
-				require.NoError(t, s.CommitTxnOffsets("g", 5, 0, txnOffsets(8, 9)))
-				require.NoError(t, s.EndTxnOffsets(5, 0, true))
+				require.NoError(t, strata.CommitTxnOffsets(s, "g", 5, 0, txnOffsets(8, 9)))
+				require.NoError(t, strata.EndTxnOffsets(s, 5, 0, true))
 				require.Equal(t, [2]int64{8, 9}, committedPair(s, "g"))
 			})
 		}
@@ -117,10 +117,10 @@ func TestTxnOffsetsCrashAtEveryOperation(t *testing.T) {
 	// the next one had committed its offsets.
 	workload := func(s *strata.Store) (ended int64, pending bool) {
 		for i := int64(1); i <= 8; i++ {
-			if s.CommitTxnOffsets("g", 3, 0, txnOffsets(i, i)) != nil {
+			if strata.CommitTxnOffsets(s, "g", 3, 0, txnOffsets(i, i)) != nil {
 				return ended, false
 			}
-			if s.EndTxnOffsets(3, 0, i%2 == 0) != nil {
+			if strata.EndTxnOffsets(s, 3, 0, i%2 == 0) != nil {
 				return ended, true
 			}
 			ended = i
@@ -166,7 +166,7 @@ func TestTxnOffsetsCrashAtEveryOperation(t *testing.T) {
 		// (its marker was written, then a later write failed).
 		ok := got == committedAfter(ended) || (pending && got == committedAfter(ended+1))
 		require.True(t, ok, "k=%d: committed %v after transaction %d ended (next pending: %v)", k, got, ended, pending)
-		if s2.PendingTxnOffset("g", "t", 0) != s2.PendingTxnOffset("g", "t", 1) {
+		if strata.PendingTxnOffset(s2, "g", "t", 0) != strata.PendingTxnOffset(s2, "g", "t", 1) {
 			t.Fatalf("k=%d: a transaction's offsets half pending", k)
 		}
 		require.NoError(t, s2.Close())
