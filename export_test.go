@@ -18,7 +18,8 @@ func CommitTxnOffsets(s *Store, groupName string, pid int64, epoch int16, offset
 
 // EndTxnOffsets is s.endTxnOffsets.
 func EndTxnOffsets(s *Store, pid int64, epoch int16, commit bool) error {
-	return storeErr(s.endTxnOffsets(pid, epoch, commit))
+	_, err := s.endTxnOffsets(pid, epoch, commit)
+	return storeErr(err)
 }
 
 // PendingTxnOffset reports whether a transaction has an offset of the group

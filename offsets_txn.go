@@ -63,9 +63,10 @@ func (s *Store) commitTxnOffsets(groupName string, ref group.MemberRef, pid int6
 // endTxnOffsets ends producer pid's transaction in the groups' offsets:
 // its COMMIT or ABORT marker is appended to __consumer_offsets, then the
 // offsets it committed become the groups' committed offsets, or are
-// dropped. A transaction that committed offsets calls it with its other
-// markers; after a restart, once Open has replayed the offsets (initGroups).
-func (s *Store) endTxnOffsets(pid int64, epoch int16, commit bool) error {
+// dropped. It returns the marker's offset. A transaction that committed
+// offsets calls it with its other markers; after a restart, once Open has
+// replayed the offsets (initGroups).
+func (s *Store) endTxnOffsets(pid int64, epoch int16, commit bool) (int64, error) {
 	return s.groups.EndTxn(pid, epoch, commit)
 }
 
@@ -93,14 +94,13 @@ func (l offsetLog) AppendTxn(pid int64, epoch int16, commits []group.Commit) err
 }
 
 // AppendMarker appends producer pid's COMMIT or ABORT marker, at epoch, to
-// the offsets topic.
-func (l offsetLog) AppendMarker(pid int64, epoch int16, commit bool) error {
+// the offsets topic, and returns its offset.
+func (l offsetLog) AppendMarker(pid int64, epoch int16, commit bool) (int64, error) {
 	p, err := l.s.offsetsPartition()
 	if err != nil {
-		return err
+		return -1, err
 	}
-	_, err = writeMarker(p, pid, epoch, commit)
-	return err
+	return writeMarker(p, pid, epoch, commit)
 }
 
 // producerSeqs holds, per producer id, the sequence its next

@@ -12,8 +12,9 @@ import (
 // commits and end marker, as Kafka's group coordinator writes them to
 // __consumer_offsets: the commits as one transactional batch of the
 // transaction's producer id and epoch, the end as that producer's COMMIT
-// or ABORT control batch. A Coordinator whose log is a TxnOffsetLog takes
-// transactional commits ([Coordinator.CommitTxn]).
+// or ABORT control batch, whose offset in the log AppendMarker returns. A
+// Coordinator whose log is a TxnOffsetLog takes transactional commits
+// ([Coordinator.CommitTxn]).
 //
 // Both methods follow Append's rules: all or nothing, as durable as any
 // append once they return, called with group locks held (they must not
@@ -23,7 +24,7 @@ import (
 type TxnOffsetLog interface {
 	OffsetLog
 	AppendTxn(producerID int64, epoch int16, commits []Commit) error
-	AppendMarker(producerID int64, epoch int16, commit bool) error
+	AppendMarker(producerID int64, epoch int16, commit bool) (offset int64, err error)
 }
 
 // txnOffset is an offset committed in a transaction that has not ended:
@@ -139,7 +140,8 @@ func (c *Coordinator) CommitTxn(group string, ref MemberRef, producerID int64, e
 // EndTxn ends producer producerID's transaction in the groups' offsets:
 // it appends the producer's marker to the log ([TxnOffsetLog.AppendMarker],
 // COMMIT if commit is set, else ABORT), then makes the offsets the
-// transaction committed the groups' committed offsets, or drops them. A
+// transaction committed the groups' committed offsets, or drops them. It
+// returns the marker's offset in the log (-1 without a log). A
 // transaction's coordinator calls it, as it writes its other markers,
 // once the outcome is decided; the marker is written even when no offset
 // is pending (after a restart whose replay found none, the marker still
@@ -148,24 +150,26 @@ func (c *Coordinator) CommitTxn(group string, ref MemberRef, producerID int64, e
 // On a log error nothing changes: the offsets stay pending, and EndTxn
 // can be called again. A negative producer id or epoch is
 // [ErrInvalidProducer].
-func (c *Coordinator) EndTxn(producerID int64, epoch int16, commit bool) error {
+func (c *Coordinator) EndTxn(producerID int64, epoch int16, commit bool) (int64, error) {
 	if err := checkProducer(producerID, epoch); err != nil {
-		return err
+		return -1, err
 	}
 	tlog, ok := c.log.(TxnOffsetLog)
 	if !ok && c.log != nil {
-		return fmt.Errorf("group: ending the transaction of producer %d: %w", producerID, ErrTxnUnsupported)
+		return -1, fmt.Errorf("group: ending the transaction of producer %d: %w", producerID, ErrTxnUnsupported)
 	}
 	stripe := c.txn.stripe(producerID)
 	stripe.Lock()
 	defer stripe.Unlock()
+	offset := int64(-1)
 	if tlog != nil {
-		if err := tlog.AppendMarker(producerID, epoch, commit); err != nil {
-			return fmt.Errorf("group: ending the transaction of producer %d: %w", producerID, err)
+		var err error
+		if offset, err = tlog.AppendMarker(producerID, epoch, commit); err != nil {
+			return -1, fmt.Errorf("group: ending the transaction of producer %d: %w", producerID, err)
 		}
 	}
 	c.completeTxn(producerID, commit)
-	return nil
+	return offset, nil
 }
 
 // CompleteTxn applies producer producerID's COMMIT (commit set) or ABORT

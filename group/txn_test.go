@@ -48,8 +48,11 @@ func (l *txnLog) AppendTxn(pid int64, _ int16, commits []Commit) error {
 }
 
 // AppendMarker implements TxnOffsetLog.
-func (l *txnLog) AppendMarker(pid int64, _ int16, commit bool) error {
-	return l.add(txnEntry{marker: true, pid: pid, commit: commit})
+func (l *txnLog) AppendMarker(pid int64, _ int16, commit bool) (int64, error) {
+	l.mu.Lock()
+	offset := int64(len(l.entries))
+	l.mu.Unlock()
+	return offset, l.add(txnEntry{marker: true, pid: pid, commit: commit})
 }
 
 // replay replays the log into a new Coordinator, as a store does at open.
@@ -106,7 +109,7 @@ func TestCommitTxnPendingUntilEnd(t *testing.T) {
 			// The same transaction commits partition 0 again: the later one
 			// is pending.
 			require.NoError(t, c.CommitTxn("g", MemberRef{}, 7, 0, one(0, 11)))
-			require.NoError(t, c.EndTxn(7, 0, commit))
+			require.NoError(t, endErr(c.EndTxn(7, 0, commit)))
 			require.False(t, c.PendingTxn("g", "t", 0))
 			require.False(t, c.PendingTxn("g", "t", 1))
 			if commit {
@@ -139,28 +142,28 @@ func TestCommitTxnLaterWins(t *testing.T) {
 		want int64
 	}{
 		{"commit before the transaction", func(c *Coordinator) error {
-			return firstErr(c.Commit("g", MemberRef{}, one(0, 50)), c.CommitTxn("g", MemberRef{}, 1, 0, one(0, 100)), c.EndTxn(1, 0, true))
+			return firstErr(c.Commit("g", MemberRef{}, one(0, 50)), c.CommitTxn("g", MemberRef{}, 1, 0, one(0, 100)), endErr(c.EndTxn(1, 0, true)))
 		}, 100},
 		{"commit after the transaction's offset", func(c *Coordinator) error {
-			return firstErr(c.CommitTxn("g", MemberRef{}, 1, 0, one(0, 100)), c.Commit("g", MemberRef{}, one(0, 50)), c.EndTxn(1, 0, true))
+			return firstErr(c.CommitTxn("g", MemberRef{}, 1, 0, one(0, 100)), c.Commit("g", MemberRef{}, one(0, 50)), endErr(c.EndTxn(1, 0, true)))
 		}, 50},
 		{"a later transaction commits first", func(c *Coordinator) error {
 			return firstErr(c.CommitTxn("g", MemberRef{}, 1, 0, one(0, 10)), c.CommitTxn("g", MemberRef{}, 2, 0, one(0, 20)),
-				c.EndTxn(2, 0, true), c.EndTxn(1, 0, true))
+				endErr(c.EndTxn(2, 0, true)), endErr(c.EndTxn(1, 0, true)))
 		}, 20},
 		{"an earlier transaction commits first", func(c *Coordinator) error {
 			return firstErr(c.CommitTxn("g", MemberRef{}, 1, 0, one(0, 10)), c.CommitTxn("g", MemberRef{}, 2, 0, one(0, 20)),
-				c.EndTxn(1, 0, true), c.EndTxn(2, 0, true))
+				endErr(c.EndTxn(1, 0, true)), endErr(c.EndTxn(2, 0, true)))
 		}, 20},
 		{"a later transaction aborts", func(c *Coordinator) error {
 			return firstErr(c.CommitTxn("g", MemberRef{}, 1, 0, one(0, 10)), c.CommitTxn("g", MemberRef{}, 2, 0, one(0, 20)),
-				c.EndTxn(2, 0, false), c.EndTxn(1, 0, true))
+				endErr(c.EndTxn(2, 0, false)), endErr(c.EndTxn(1, 0, true)))
 		}, 10},
 		{"a deletion drops the pending offset", func(c *Coordinator) error {
-			return firstErr(c.CommitTxn("g", MemberRef{}, 1, 0, one(0, 10)), c.DeleteOffsets("g"), c.EndTxn(1, 0, true))
+			return firstErr(c.CommitTxn("g", MemberRef{}, 1, 0, one(0, 10)), c.DeleteOffsets("g"), endErr(c.EndTxn(1, 0, true)))
 		}, -1},
 		{"a deletion before the transaction's offset", func(c *Coordinator) error {
-			return firstErr(c.Commit("g", MemberRef{}, one(0, 5)), c.DeleteOffsets("g"), c.CommitTxn("g", MemberRef{}, 1, 0, one(0, 10)), c.EndTxn(1, 0, true))
+			return firstErr(c.Commit("g", MemberRef{}, one(0, 5)), c.DeleteOffsets("g"), c.CommitTxn("g", MemberRef{}, 1, 0, one(0, 10)), endErr(c.EndTxn(1, 0, true)))
 		}, 10},
 	}
 	for _, tt := range tests {
@@ -172,6 +175,9 @@ func TestCommitTxnLaterWins(t *testing.T) {
 		})
 	}
 }
+
+// endErr returns the error of an EndTxn.
+func endErr(_ int64, err error) error { return err }
 
 // firstErr returns the first non-nil error of errs.
 func firstErr(errs ...error) error {
@@ -201,7 +207,7 @@ func TestCommitTxnMembers(t *testing.T) {
 	require.ErrorIs(t, c.CommitTxn("g", stale, 1, 0, one(2, 3)), ErrFenced)
 	require.ErrorIs(t, c.CommitTxn("g", MemberRef{MemberID: "g-99", Generation: 1}, 1, 0, one(2, 3)), ErrUnknownMember)
 	require.False(t, c.PendingTxn("g", "t", 2), "a refused commit leaves nothing pending")
-	require.NoError(t, c.EndTxn(1, 0, true))
+	require.NoError(t, endErr(c.EndTxn(1, 0, true)))
 	require.EqualValues(t, 1, offsetOf(c, "g", 0))
 	require.EqualValues(t, 2, offsetOf(c, "g", 1))
 	require.EqualValues(t, -1, offsetOf(c, "g", 2))
@@ -216,14 +222,14 @@ func TestCommitTxnBadInput(t *testing.T) {
 	}{
 		{"negative producer id", func() error { return c.CommitTxn("g", MemberRef{}, -1, 0, one(0, 1)) }, ErrInvalidProducer},
 		{"negative epoch", func() error { return c.CommitTxn("g", MemberRef{}, 1, -1, one(0, 1)) }, ErrInvalidProducer},
-		{"end: negative producer id", func() error { return c.EndTxn(-1, 0, true) }, ErrInvalidProducer},
+		{"end: negative producer id", func() error { return endErr(c.EndTxn(-1, 0, true)) }, ErrInvalidProducer},
 		{"negative offset", func() error { return c.CommitTxn("g", MemberRef{}, 1, 0, one(0, -1)) }, ErrInvalidOffset},
 		{"unknown partition", func() error { return c.CommitTxn("g", MemberRef{}, 1, 0, one(4, 1)) }, ErrUnknownPartition},
 		{"empty group", func() error { return c.CommitTxn("", MemberRef{}, 1, 0, one(0, 1)) }, ErrInvalidGroup},
 		{"plain offset log", func() error {
 			return NewCoordinator(&memLog{}, nil).CommitTxn("g", MemberRef{}, 1, 0, one(0, 1))
 		}, ErrTxnUnsupported},
-		{"plain offset log: end", func() error { return NewCoordinator(&memLog{}, nil).EndTxn(1, 0, true) }, ErrTxnUnsupported},
+		{"plain offset log: end", func() error { return endErr(NewCoordinator(&memLog{}, nil).EndTxn(1, 0, true)) }, ErrTxnUnsupported},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -243,11 +249,11 @@ func TestCommitTxnLogErrors(t *testing.T) {
 	l.fail = nil
 	require.NoError(t, c.CommitTxn("g", MemberRef{}, 1, 0, one(0, 10)))
 	l.fail = errDisk
-	require.ErrorIs(t, c.EndTxn(1, 0, true), errDisk)
+	require.ErrorIs(t, endErr(c.EndTxn(1, 0, true)), errDisk)
 	require.True(t, c.PendingTxn("g", "t", 0), "a failed marker ends nothing")
 	require.EqualValues(t, -1, offsetOf(c, "g", 0))
 	l.fail = nil
-	require.NoError(t, c.EndTxn(1, 0, true), "the end is retried")
+	require.NoError(t, endErr(c.EndTxn(1, 0, true)), "the end is retried")
 	require.EqualValues(t, 10, offsetOf(c, "g", 0))
 }
 
@@ -294,9 +300,9 @@ func TestTxnReplayProperty(t *testing.T) {
 			case 1, 2:
 				err = c.CommitTxn("g", MemberRef{}, pid, 0, one(p, off))
 			case 3:
-				err = c.EndTxn(pid, 0, true)
+				err = endErr(c.EndTxn(pid, 0, true))
 			case 4:
-				err = c.EndTxn(pid, 0, false)
+				err = endErr(c.EndTxn(pid, 0, false))
 			case 5:
 				if rng.IntN(4) == 0 {
 					err = c.DeleteOffsets("g", tp("t", p))
@@ -324,7 +330,7 @@ func TestTxnConcurrent(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if err := c.EndTxn(pid, 0, i%3 != 0); err != nil {
+				if err := endErr(c.EndTxn(pid, 0, i%3 != 0)); err != nil {
 					t.Error(err)
 					return
 				}
