@@ -25,9 +25,10 @@ import (
 //	            200's (lz4); 10-11 plain; 12 COMMIT 100; 13-14 producer
 //	            300's; 15 ABORT 200 (.txnindex: 200, 8, 15, LSO 13)
 //	segment 16: 16-18 producer 300's again; 19 ABORT 300 (.txnindex: 300,
-//	            13, 19, LSO 20); 20-22 plain; then, with open, 23-24
-//	            producer 400's transaction, never ended, and 25 plain.
-func kafkaTxnPartition(t *testing.T, dir string, open bool) (all, committed []int64, end, lso int64) {
+//	            13, 19, LSO 20); 20-22 plain; 23-24 producer 400's
+//	            transaction, never ended; 25 plain; and the producer
+//	            snapshot of a clean shutdown at 26.
+func kafkaTxnPartition(t *testing.T, dir string) (all, committed []int64, end, lso int64) {
 	t.Helper()
 	ts := func(off int64) time.Time { return kafkaEpoch.Add(time.Duration(off) * time.Second) }
 	none := kafkadir.Opts{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
@@ -58,14 +59,20 @@ func kafkaTxnPartition(t *testing.T, dir string, open bool) (all, committed []in
 	p.Append(kafkadir.Control(19, false, 300, 0, ts(19)))
 	p.Abort(300, 13, 19, 20)
 	p.Append(batch(20, 3, none))
-	end, lso = 23, 23
-	if open {
-		p.Append(batch(23, 2, txn(400, 0)))
-		p.Append(batch(25, 1, none))
-		end = 26
-	}
+	p.Append(batch(23, 2, txn(400, 0)))
+	p.Append(batch(25, 1, none))
+	end, lso = 26, 23
 	_, err := p.Write(kafkadir.Files{TopicID: strata.TopicID{9}})
 	require.NoError(t, err)
+	// The producer state a broker's clean shutdown leaves at the end
+	// offset: the open transaction among it.
+	snap := kafkadir.Snapshot([]kafkadir.ProducerEntry{
+		{ProducerID: 100, LastSequence: 2, LastOffset: 7, OffsetDelta: 2, Timestamp: ts(5).UnixMilli() + 2, CoordinatorEpoch: 7, TxnFirstOffset: -1},
+		{ProducerID: 200, LastSequence: 1, LastOffset: 9, OffsetDelta: 1, Timestamp: ts(8).UnixMilli() + 1, CoordinatorEpoch: 7, TxnFirstOffset: -1},
+		{ProducerID: 300, LastSequence: 4, LastOffset: 18, OffsetDelta: 2, Timestamp: ts(16).UnixMilli() + 2, CoordinatorEpoch: 7, TxnFirstOffset: -1},
+		{ProducerID: 400, LastSequence: 1, LastOffset: 24, OffsetDelta: 1, Timestamp: ts(23).UnixMilli() + 1, CoordinatorEpoch: -1, TxnFirstOffset: 23},
+	})
+	require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%020d.snapshot", end)), snap, 0o644))
 	for _, off := range all {
 		aborted := (off >= 8 && off <= 9) || (off >= 13 && off <= 18)
 		if off < lso && !aborted {
@@ -76,20 +83,23 @@ func kafkaTxnPartition(t *testing.T, dir string, open bool) (all, committed []in
 }
 
 // TestKafkaWrittenTransactions opens a partition Kafka wrote with
-// committed, aborted (one across two segments) and, after a crash, open
-// transactions: every read path gives every data record under
-// ReadUncommitted, and under ReadCommitted those of committed
-// transactions and plain batches below the last stable offset. Kafka's
-// .txnindex files are read as they are.
+// committed, aborted (one across two segments) and open transactions:
+// every read path gives every data record under ReadUncommitted, and
+// under ReadCommitted those of committed transactions and plain batches
+// below the last stable offset. Kafka's .txnindex files and producer
+// snapshot are read as they are. After a crash, Open aborts the open
+// transaction (its marker at 26), as it does its own.
 func TestKafkaWrittenTransactions(t *testing.T) {
 	for _, crashed := range []bool{false, true} {
 		t.Run(fmt.Sprint("crashed=", crashed), func(t *testing.T) {
 			dir := t.TempDir()
-			// A clean shutdown leaves a producer snapshot, which this
-			// layout has not: it has no open transaction then, as Kafka
-			// takes a partition without a snapshot after a clean
-			// shutdown for one without producers.
-			all, committed, end, lso := kafkaTxnPartition(t, filepath.Join(dir, "k-0"), crashed)
+			all, committed, end, lso := kafkaTxnPartition(t, filepath.Join(dir, "k-0"))
+			if crashed {
+				// The open transaction aborted: its records go, the
+				// record after it is stable, the marker takes 26.
+				committed = append(committed, 25)
+				end, lso = end+1, end+1
+			}
 			idx, err := os.ReadFile(filepath.Join(dir, "k-0", "00000000000000000016.txnindex"))
 			require.NoError(t, err)
 			require.Len(t, idx, 34, "one aborted transaction, as Kafka writes it")
