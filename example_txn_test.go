@@ -170,3 +170,48 @@ func ExampleTxn_Abort() {
 	// <nil>
 	// end offset: 0
 }
+
+// CommitOffsets commits a group's consumed offsets with the transaction's
+// records: Kafka's consume-transform-produce.
+func ExampleTxn_CommitOffsets() {
+	s, done := exampleLog("orders", "order 1", "order 2")
+	defer done()
+	ctx := context.Background()
+	if err := s.CreateTopic("invoices", strata.TopicConfig{}); err != nil {
+		panic(err)
+	}
+	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "invoicer"})
+	if err != nil {
+		panic(err)
+	}
+	for r, err := range s.Scan("orders", 0, 0) {
+		if err != nil {
+			panic(err)
+		}
+		if err := tx.AppendTo(ctx, "invoices", 0, strata.Record{Value: append([]byte("invoice for "), r.Value...)}); err != nil {
+			panic(err)
+		}
+	}
+	orders := strata.TopicPartition{Topic: "orders", Partition: 0}
+	if err := tx.CommitOffsets(ctx, "invoicer", map[strata.TopicPartition]int64{orders: 2}); err != nil {
+		panic(err)
+	}
+	_, ok := s.Committed("invoicer", "orders", 0)
+	fmt.Println("committed before Commit:", ok)
+	if err := tx.Commit(ctx); err != nil {
+		panic(err)
+	}
+	om, _ := s.Committed("invoicer", "orders", 0)
+	fmt.Println("committed offset:", om.Offset)
+	for r, err := range s.Scan("invoices", 0, 0) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(string(r.Value))
+	}
+	// Output:
+	// committed before Commit: false
+	// committed offset: 2
+	// invoice for order 1
+	// invoice for order 2
+}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stratalog/strata/group"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/topic"
 	"github.com/stratalog/strata/txn"
@@ -189,6 +190,47 @@ func (t *Txn) AppendTo(ctx context.Context, topicName string, part int, records 
 		parts[i] = part
 	}
 	return t.add(ctx, tp, parts, records)
+}
+
+// CommitOffsets adds a consumer group's offsets to the transaction (Kafka's
+// sendOffsetsToTransaction): committed with it, or not at all. An offset is
+// the next one to read, as in Consumer.CommitOffsets, and must lie in the
+// partition's [start, end] (ErrOffsetOutOfRange). A later call for the same
+// group and partition replaces the offset.
+func (t *Txn) CommitOffsets(ctx context.Context, groupName string, offsets map[TopicPartition]int64) (err error) {
+	defer wrapErr(&err)
+	if err := orBackground(ctx).Err(); err != nil {
+		return err
+	}
+	if err := group.ValidateGroupID(groupName); err != nil {
+		return err
+	}
+	now := t.s.opts.Now()
+	add := make(map[TopicPartition]OffsetAndMetadata, len(offsets))
+	for tp, off := range offsets {
+		id, err := t.s.checkCommit(tp.Topic, tp.Partition, off)
+		if err != nil {
+			return err
+		}
+		add[tp] = OffsetAndMetadata{Offset: off, CommitTime: now, TopicID: id}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.openLocked(); err != nil {
+		return err
+	}
+	if t.mu.offsets == nil {
+		t.mu.offsets = map[string]map[TopicPartition]OffsetAndMetadata{}
+	}
+	g := t.mu.offsets[groupName]
+	if g == nil {
+		g = map[TopicPartition]OffsetAndMetadata{}
+		t.mu.offsets[groupName] = g
+	}
+	for tp, om := range add {
+		g[tp] = om
+	}
+	return nil
 }
 
 // Commit commits the transaction: it writes the records still held, makes
