@@ -31,7 +31,15 @@ const (
 type txnAttempt struct {
 	values []string
 	state  string
+	offset int64 // the input's offset it commits for txnCrashGroup, 0 for none
 }
+
+// The input topic whose offsets the crash test's transactions commit, and
+// the group that commits them.
+var (
+	txnCrashInput = strata.TopicPartition{Topic: "in", Partition: 0}
+	txnCrashGroup = "relay"
+)
 
 // txnCrashWorkload runs transactions over txnCrashParts (some over one of
 // them, committed in one phase, others over two or three), one id, every
@@ -64,6 +72,11 @@ func txnCrashWorkload(t *testing.T, s *strata.Store, everySync bool) []txnAttemp
 			}
 			require.NoError(t, tx.AppendTo(ctx, tp.Topic, tp.Partition, recs...))
 		}
+		if i%4 != 0 {
+			// The offsets of the input this transaction consumed, with it.
+			a.offset = int64(i + 1)
+			require.NoError(t, tx.CommitOffsets(ctx, txnCrashGroup, map[strata.TopicPartition]int64{txnCrashInput: a.offset}))
+		}
 		if i%3 == 2 {
 			if err := tx.Abort(ctx); err == nil {
 				a.state = "aborted"
@@ -80,14 +93,16 @@ func txnCrashWorkload(t *testing.T, s *strata.Store, everySync bool) []txnAttemp
 }
 
 // TestTxnSurviveCrashAtEveryOperation runs transactions across three
-// partitions of two topics on the in-memory file system, under SyncAlways
+// partitions of two topics, most of them committing a group's offsets
+// too, on the in-memory file system, under SyncAlways
 // and SyncEvery, and crashes it at each write, sync, rename and the rest
 // in turn, keeping what was synced, a torn prefix of the rest, or random
 // pages of it. After reopening, under ReadCommitted every transaction is
 // visible whole or not at all, in every partition; every one whose Commit
-// returned is visible, and no aborted one is; no transaction is left open
-// (the last stable offset is the end); and a new transaction of the same
-// id commits.
+// returned is visible, and no aborted one is; the group's committed offset
+// is the one the last visible transaction committed (none if none is); no
+// transaction is left open (the last stable offset is the end); and a new
+// transaction of the same id commits.
 func TestTxnSurviveCrashAtEveryOperation(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -118,6 +133,9 @@ func txnCrashTest(t *testing.T, policy strata.SyncPolicy, everySync bool) {
 		s := openCond(t, m, opts)
 		require.NoError(t, s.CreateTopic("a", strata.TopicConfig{Partitions: 2, SegmentBytes: 1024}))
 		require.NoError(t, s.CreateTopic("b", strata.TopicConfig{Partitions: 1, SegmentBytes: 1024}))
+		require.NoError(t, s.CreateTopic(txnCrashInput.Topic, strata.TopicConfig{}))
+		_, err := s.AppendTo(ctx, txnCrashInput.Topic, 0, vals("in", txnCrashSteps)...)
+		require.NoError(t, err)
 		require.NoError(t, s.Close())
 		return m.Crash()
 	}
@@ -188,6 +206,7 @@ func checkTxnsRecovered(t *testing.T, s *strata.Store, attempts []txnAttempt, at
 		require.NoError(t, err)
 		require.Equal(t, p.EndOffset(), p.LastStableOffset(), "%s %v", at, tp)
 	}
+	var offset int64 // the committed offset the visible transactions say
 	for i, a := range attempts {
 		n := 0
 		for _, val := range a.values {
@@ -203,5 +222,15 @@ func checkTxnsRecovered(t *testing.T, s *strata.Store, attempts []txnAttempt, at
 		default:
 			require.True(t, n == 0 || n == len(a.values), "%s: transaction %d (%s) partly visible: %d of %d", at, i, a.state, n, len(a.values))
 		}
+		if n > 0 && a.offset > 0 {
+			offset = a.offset
+		}
+	}
+	om, ok := s.Committed(txnCrashGroup, txnCrashInput.Topic, txnCrashInput.Partition)
+	if offset == 0 {
+		require.False(t, ok, "%s: an offset committed without its transaction: %+v", at, om)
+	} else {
+		require.True(t, ok, "%s: the offset of a visible transaction is not committed", at)
+		require.Equal(t, offset, om.Offset, "%s: the committed offset is the last visible transaction's", at)
 	}
 }
