@@ -9,10 +9,11 @@ import (
 )
 
 // BenchmarkTxn commits transactions of 100 records of 100 B spread evenly
-// over 1, 10 and 100 partitions of a topic, under SyncNever and
-// SyncAlways, on the operating system's files: api=Txn is BeginTxn, the
-// AppendTo calls and Commit; api=AppendTo is the same records appended
-// with AppendTo, one call per partition, outside any transaction, in the
+// over 1, 10 and 100 partitions of a topic, with a group's offset, under
+// SyncNever and SyncAlways, on the operating system's files: api=Txn is
+// BeginTxn, the AppendTo calls, CommitOffsets and Commit; api=AppendTo is
+// the same records appended with AppendTo, one call per partition, and
+// the offset committed with Store.Commit, outside any transaction, in the
 // same run, so that a transaction's cost is a ratio. fsyncs/op counts the
 // fsyncs of appended data (the Stats of the partitions, the transaction
 // state's included). writers=4 runs four goroutines, each with its own
@@ -31,6 +32,12 @@ func BenchmarkTxn(b *testing.B) {
 				if err := s.CreateTopic(benchTopic, strata.TopicConfig{Partitions: parts}); err != nil {
 					b.Fatal(err)
 				}
+				if err := s.CreateTopic(benchInput, strata.TopicConfig{}); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.AppendTo(benchCtx, benchInput, 0, recs[0]); err != nil {
+					b.Fatal(err)
+				}
 				b.SetBytes(int64(records * 108))
 				b.ReportAllocs()
 				return s
@@ -45,6 +52,9 @@ func BenchmarkTxn(b *testing.B) {
 						if _, err := s.AppendTo(benchCtx, benchTopic, p, recs[p*per:(p+1)*per]...); err != nil {
 							b.Fatal(err)
 						}
+					}
+					if err := s.Commit("bench", benchInput, 0, 1, ""); err != nil {
+						b.Fatal(err)
 					}
 				}
 				b.ReportMetric(float64(benchFsyncs(s)-before)/float64(b.N), "fsyncs/op")
@@ -89,10 +99,16 @@ func benchTxn(b *testing.B, s *strata.Store, id string, parts, per int, recs []s
 			b.Fatal(err)
 		}
 	}
+	if err := tx.CommitOffsets(benchCtx, id, map[strata.TopicPartition]int64{{Topic: benchInput, Partition: 0}: 1}); err != nil {
+		b.Fatal(err)
+	}
 	if err := tx.Commit(benchCtx); err != nil {
 		b.Fatal(err)
 	}
 }
+
+// benchInput is the topic whose offset BenchmarkTxn's transactions commit.
+const benchInput = "bench-in"
 
 // benchFsyncs is the number of fsyncs of appended data the store's
 // partitions have made.
