@@ -21,9 +21,9 @@
 // and decodes them from a partition); a Consumer reads as a member of a
 // consumer group, whose partitions an Assignor shares (RangeAssignor,
 // RoundRobinAssignor, StickyAssignor), and commits its offsets. BeginTxn
-// opens a transaction (Kafka's): records to any partitions, committed or
-// aborted together, whole or not at all under ReadCommitted, also after a
-// crash. Retention and compaction run in
+// opens a transaction (Kafka's): records to any partitions and a group's
+// offsets, committed or aborted together, whole or not at all under
+// ReadCommitted, also after a crash. Retention and compaction run in
 // the background and on demand (EnforceRetention, Compact). Close the Store
 // when done.
 //
