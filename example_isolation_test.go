@@ -1,6 +1,7 @@
 package strata_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,42 +12,51 @@ import (
 )
 
 // examplePayments opens a store whose topic "payments" holds, in its one
-// partition, what transactions leave behind:
+// partition, what transactions leave behind. Its records are of 100
+// bytes, and the topic's MaxBatchBytes of 256 makes a transaction write
+// every two of them before it commits:
 //
-//	0  created   a plain record
-//	1  paid      a transaction's, committed (its marker at 2)
-//	3  draft     a transaction's, aborted (its marker at 4)
-//	5  pending   a transaction's, still open
-//	6  later     a plain record
+//	0    created             a plain record
+//	1    paid                a transaction's, committed (its marker at 2)
+//	3 4  refund 1, refund 2  a transaction's, aborted (its marker at 5)
+//	6 7  payout 1, payout 2  the transaction payouts, still open
+//	8    later               a plain record
 //
-// The high watermark is 7, the last stable offset 5.
-func examplePayments(opts *strata.Options) (s *strata.Store, done func()) {
+// The high watermark is 9, the last stable offset 6. Committing payouts
+// writes its third record, payout 3, at 9 and its marker at 10.
+func examplePayments(opts *strata.Options) (s *strata.Store, payouts *strata.Txn, done func()) {
 	s, done = exampleStore(opts)
-	if err := s.CreateTopic("payments", strata.TopicConfig{}); err != nil {
-		panic(err)
-	}
 	ctx := context.Background()
-	value := func(v string) strata.Record { return strata.Record{Value: []byte(v), Timestamp: exampleTime} }
-	must := func(_ int64, err error) {
+	must := func(err error) {
 		if err != nil {
 			panic(err)
 		}
 	}
-	must(s.AppendTo(ctx, "payments", 0, value("created")))
-	must(strata.AppendTxnBatch(s, "payments", 0, 1, 0, 0, []strata.Record{value("paid")}))
-	must(strata.WriteMarker(s, "payments", 0, 1, 0, true))
-	must(strata.AppendTxnBatch(s, "payments", 0, 2, 0, 0, []strata.Record{value("draft")}))
-	must(strata.WriteMarker(s, "payments", 0, 2, 0, false))
-	must(strata.AppendTxnBatch(s, "payments", 0, 3, 0, 0, []strata.Record{value("pending")}))
-	must(s.AppendTo(ctx, "payments", 0, value("later")))
-	return s, done
+	must(s.CreateTopic("payments", strata.TopicConfig{MaxBatchBytes: 256}))
+	value := func(v string) strata.Record { return strata.Record{Value: fmt.Appendf(nil, "%-100s", v)} }
+	txn := func(id string, values ...string) *strata.Txn {
+		t, err := s.BeginTxn(ctx, strata.TxnOptions{ID: id})
+		must(err)
+		for _, v := range values {
+			must(t.AppendTo(ctx, "payments", 0, value(v)))
+		}
+		return t
+	}
+	_, err := s.AppendTo(ctx, "payments", 0, value("created"))
+	must(err)
+	must(txn("settlement", "paid").Commit(ctx))
+	must(txn("refunds", "refund 1", "refund 2", "refund 3").Abort(ctx))
+	payouts = txn("payouts", "payout 1", "payout 2", "payout 3")
+	_, err = s.AppendTo(ctx, "payments", 0, value("later"))
+	must(err)
+	return s, payouts, done
 }
 
 // printValues prints the offset and value of each record.
 func printValues(recs []strata.Record) {
 	var out []string
 	for _, r := range recs {
-		out = append(out, fmt.Sprintf("%d:%s", r.Offset, r.Value))
+		out = append(out, fmt.Sprintf("%d:%s", r.Offset, bytes.TrimSpace(r.Value)))
 	}
 	fmt.Println(strings.Join(out, " "))
 }
@@ -55,7 +65,7 @@ func printValues(recs []strata.Record) {
 // ReadCommitted for every read and consumer, and a View reads everything
 // for an audit.
 func ExampleStore_View() {
-	s, done := examplePayments(&strata.Options{Isolation: strata.ReadCommitted})
+	s, _, done := examplePayments(&strata.Options{Isolation: strata.ReadCommitted})
 	defer done()
 	ctx := context.Background()
 	recs, err := s.Read(ctx, "payments", 0, 0, 10)
@@ -70,7 +80,7 @@ func ExampleStore_View() {
 	printValues(audit)
 	// Output:
 	// 0:created 1:paid
-	// 0:created 1:paid 3:draft 5:pending 6:later
+	// 0:created 1:paid 3:refund 1 4:refund 2 6:payout 1 7:payout 2 8:later
 }
 
 func ExampleIsolation_String() {
@@ -86,9 +96,9 @@ func ExampleView_Isolation() {
 }
 
 // ReadCommitted stops at the last stable offset (the open transaction's
-// first record) and skips the aborted transaction's record.
+// first record) and skips the aborted transaction's records.
 func ExampleView_Read() {
-	s, done := examplePayments(nil)
+	s, _, done := examplePayments(nil)
 	defer done()
 	recs, err := s.View(strata.ReadCommitted).Read(context.Background(), "payments", 0, 0, 10)
 	if err != nil {
@@ -102,7 +112,7 @@ func ExampleView_Read() {
 // last stable offset it would wait, up to maxWait, for the open
 // transaction to end.
 func ExampleView_Fetch() {
-	s, done := examplePayments(nil)
+	s, _, done := examplePayments(nil)
 	defer done()
 	recs, err := s.View(strata.ReadCommitted).Fetch(context.Background(), "payments", 0, 0, 10, time.Second)
 	if err != nil {
@@ -112,9 +122,10 @@ func ExampleView_Fetch() {
 	// Output: 0:created 1:paid
 }
 
-// Records tails what committed transactions make visible.
+// Records tails what committed transactions make visible: at the last
+// stable offset it waits for the open transaction to end.
 func ExampleView_Records() {
-	s, done := examplePayments(nil)
+	s, payouts, done := examplePayments(nil)
 	defer done()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -122,33 +133,35 @@ func ExampleView_Records() {
 		if err != nil {
 			break
 		}
-		fmt.Printf("%d:%s\n", r.Offset, r.Value)
-		if r.Offset == 1 {
-			// The open transaction commits: its record, and what
-			// follows it, become visible.
-			if _, err := strata.WriteMarker(s, "payments", 0, 3, 0, true); err != nil {
+		fmt.Printf("%d:%s\n", r.Offset, bytes.TrimSpace(r.Value))
+		switch r.Offset {
+		case 1:
+			// The open transaction commits: its records, and what
+			// follows them, become visible.
+			if err := payouts.Commit(ctx); err != nil {
 				panic(err)
 			}
-		}
-		if r.Offset == 6 {
+		case 9:
 			cancel()
 		}
 	}
 	// Output:
 	// 0:created
 	// 1:paid
-	// 5:pending
-	// 6:later
+	// 6:payout 1
+	// 7:payout 2
+	// 8:later
+	// 9:payout 3
 }
 
 func ExampleView_Scan() {
-	s, done := examplePayments(nil)
+	s, _, done := examplePayments(nil)
 	defer done()
 	for r, err := range s.View(strata.ReadCommitted).Scan("payments", 0, 0) {
 		if err != nil {
 			panic(err)
 		}
-		fmt.Printf("%d:%s\n", r.Offset, r.Value)
+		fmt.Printf("%d:%s\n", r.Offset, bytes.TrimSpace(r.Value))
 	}
 	// Output:
 	// 0:created
@@ -158,14 +171,14 @@ func ExampleView_Scan() {
 // A record of an aborted transaction is no record under ReadCommitted,
 // and the end of its range is the last stable offset.
 func ExampleView_Get() {
-	s, done := examplePayments(nil)
+	s, _, done := examplePayments(nil)
 	defer done()
 	rc := s.View(strata.ReadCommitted)
 	r, err := rc.Get("payments", 0, 1)
-	fmt.Printf("%s %v\n", r.Value, err)
-	_, err = rc.Get("payments", 0, 3)
+	fmt.Printf("%s %v\n", bytes.TrimSpace(r.Value), err)
+	_, err = rc.Get("payments", 0, 3) // refund 1
 	fmt.Println(errors.Is(err, strata.ErrNoRecord))
-	_, err = rc.Get("payments", 0, 5)
+	_, err = rc.Get("payments", 0, 6) // payout 1, of the open transaction
 	fmt.Println(errors.Is(err, strata.ErrOffsetOutOfRange))
 	// Output:
 	// paid <nil>
@@ -174,32 +187,32 @@ func ExampleView_Get() {
 }
 
 func ExampleView_GetInto() {
-	s, done := examplePayments(nil)
+	s, _, done := examplePayments(nil)
 	defer done()
-	buf := make([]byte, 0, 64)
+	buf := make([]byte, 0, 128)
 	r, err := s.View(strata.ReadCommitted).GetInto("payments", 0, 0, buf)
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("%s\n", r.Value)
+	fmt.Printf("%s\n", bytes.TrimSpace(r.Value))
 	// Output: created
 }
 
 // Latest under ReadCommitted is the last stable offset, as Kafka's
 // ListOffsets with isolation_level read_committed answers.
 func ExampleView_ListOffsets() {
-	s, done := examplePayments(nil)
+	s, _, done := examplePayments(nil)
 	defer done()
 	hw, _ := s.View(strata.ReadUncommitted).ListOffsets("payments", 0, strata.Latest)
 	lso, _ := s.View(strata.ReadCommitted).ListOffsets("payments", 0, strata.Latest)
 	fmt.Println("high watermark", hw, "last stable offset", lso)
-	// Output: high watermark 7 last stable offset 5
+	// Output: high watermark 9 last stable offset 6
 }
 
 // A group's read_committed consumers can reach the last stable offset:
 // their lag is measured against it.
 func ExampleView_Lag() {
-	s, done := examplePayments(nil)
+	s, _, done := examplePayments(nil)
 	defer done()
 	if err := s.Commit("billing", "payments", 0, 1, ""); err != nil {
 		panic(err)
@@ -212,6 +225,6 @@ func ExampleView_Lag() {
 		fmt.Println(iso, "end", lag[0].EndOffset, "lag", lag[0].Lag)
 	}
 	// Output:
-	// read_uncommitted end 7 lag 6
-	// read_committed end 5 lag 4
+	// read_uncommitted end 9 lag 8
+	// read_committed end 6 lag 5
 }
