@@ -2,6 +2,7 @@ package strata
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/partition"
@@ -86,7 +87,10 @@ func abortedAt(p *partition.Partition, offset int64) (bool, error) {
 		return false, nil // the cheap answer, and the usual one
 	}
 	// An aborted transaction spans offset: the batch's producer decides.
-	b, err := p.ReadBatches(nil, offset, 1)
+	bufp := headerBuffers.Get().(*[]byte)
+	defer headerBuffers.Put(bufp)
+	b, err := p.ReadBatches(*bufp, offset, 1)
+	*bufp = b[:0]
 	if err != nil || len(b) == 0 {
 		return false, err
 	}
@@ -96,3 +100,6 @@ func abortedAt(p *partition.Partition, offset int64) (bool, error) {
 	}
 	return p.InAbortedTxn(h), nil
 }
+
+// headerBuffers hold the batches abortedAt reads for their headers.
+var headerBuffers = sync.Pool{New: func() any { return new([]byte) }}
