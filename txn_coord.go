@@ -378,7 +378,11 @@ func (c *txnCoordinator) writeLocked(e *txnEntry, t *Txn, parts map[TopicPartiti
 	if err := c.addPartitionsLocked(e, t, add); err != nil {
 		return err
 	}
-	err := forEach(len(order), func(i int) error {
+	syncs := false
+	for _, k := range order {
+		syncs = syncs || c.waitsForSync(k.Topic, k.Partition, partition.SyncModeAlways)
+	}
+	err := forEach(len(order), syncs, func(i int) error {
 		p := parts[order[i]]
 		for _, a := range p.held {
 			if len(a.recs) == 0 {
@@ -437,7 +441,7 @@ func (c *txnCoordinator) addPartitionsLocked(e *txnEntry, t *Txn, add []txn.Part
 // finds in the partition, at a newer epoch), and the Complete record may
 // be lost too. The caller holds e's sem.
 func (c *txnCoordinator) syncMarkersLocked(e *txnEntry) error {
-	err := forEach(len(e.markers), func(i int) error {
+	err := forEach(len(e.markers), true, func(i int) error {
 		mk := e.markers[i]
 		if mk.p.SyncedOffset() > mk.offset {
 			return nil
@@ -485,7 +489,7 @@ func txnSeq(seq int32, n int) int32 {
 // flush policies allow: an fsync each (concurrent callers share them), none
 // under SyncNever, none for what a SyncAlways append already fsynced.
 func (c *txnCoordinator) syncParts(parts []txn.Partition) error {
-	return forEach(len(parts), func(i int) error {
+	return forEach(len(parts), c.anyWaitsForSync(parts, partition.SyncModeEvery), func(i int) error {
 		p, err := c.partition(parts[i])
 		if err != nil || p == nil {
 			return err
@@ -568,7 +572,7 @@ func (c *txnCoordinator) finishLocked(e *txnEntry) error {
 // committed. It returns the markers written.
 func (c *txnCoordinator) writeMarkers(m txn.Metadata, commit bool) ([]txnMarker, error) {
 	out := make([]txnMarker, len(m.Partitions))
-	err := forEach(len(m.Partitions), func(i int) error {
+	err := forEach(len(m.Partitions), c.anyWaitsForSync(m.Partitions, partition.SyncModeAlways), func(i int) error {
 		tp := m.Partitions[i]
 		p, err := c.partition(tp)
 		if err != nil || p == nil {
@@ -654,11 +658,17 @@ func (s *Store) txnLogSync() SyncPolicy {
 	return SyncEvery(partition.DefaultSyncInterval)
 }
 
-// forEach calls fn for 0 to n-1, several at a time when n > 1, and returns
-// their errors joined.
-func forEach(n int, fn func(i int) error) error {
-	if n == 1 {
-		return fn(0)
+// forEach calls fn for 0 to n-1 and returns their errors joined: several
+// at a time if parallel (the calls wait for fsyncs), one after the other
+// otherwise (they only copy bytes to the OS, which goroutines would not
+// make faster).
+func forEach(n int, parallel bool, fn func(i int) error) error {
+	if n == 1 || !parallel {
+		var errs []error
+		for i := range n {
+			errs = append(errs, fn(i))
+		}
+		return errors.Join(errs...)
 	}
 	const workers = 16
 	errs := make([]error, n)
@@ -679,4 +689,22 @@ func forEach(n int, fn func(i int) error) error {
 	close(next)
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// waitsForSync reports whether the partition's flush policy is mode (an
+// append waits for its fsync under SyncAlways; Sync fsyncs under
+// SyncEvery, while under SyncAlways appends did already).
+func (c *txnCoordinator) waitsForSync(topicName string, part int, mode partition.SyncMode) bool {
+	p, err := c.partition(txn.Partition{Topic: topicName, Partition: int32(part)})
+	return err == nil && p != nil && p.Config().Sync.Mode == mode
+}
+
+// anyWaitsForSync is waitsForSync for any of parts.
+func (c *txnCoordinator) anyWaitsForSync(parts []txn.Partition, mode partition.SyncMode) bool {
+	for _, p := range parts {
+		if c.waitsForSync(p.Topic, int(p.Partition), mode) {
+			return true
+		}
+	}
+	return false
 }
