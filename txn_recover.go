@@ -109,7 +109,11 @@ func (c *txnCoordinator) replay(t *topic.Topic) error {
 // PrepareCommit or CompleteCommit record is at the same producer id and
 // epoch (each transaction has an epoch of its own, and a transaction is
 // decided once its PrepareCommit is durable), and aborted otherwise, at an
-// epoch no older than the partition's; the id's epoch is raised past it.
+// epoch no older than the partition's. The id's epoch is raised to the
+// newest any partition holds of its producer id, so that its next
+// transaction's epoch is new to every partition: the Ongoing and
+// PrepareAbort records are not fsynced, and the batches and markers of an
+// aborted transaction (or of one committed in one phase) can outlive them.
 func (c *txnCoordinator) sweep() error {
 	owners := map[int64]*txnEntry{}
 	for _, e := range c.ids {
@@ -135,6 +139,12 @@ func (c *txnCoordinator) sweep() error {
 		}
 		for i, p := range t.Partitions() {
 			for _, info := range p.Producers() {
+				if e := owners[info.ID]; e != nil && e.meta.ProducerID == info.ID {
+					// The records of a transaction the crash kept at an
+					// epoch its lost records had: the next one takes a
+					// newer epoch, which the partition accepts from 0.
+					raise[e] = max(raise[e], info.Epoch)
+				}
 				if info.TxnFirstOffset < 0 {
 					continue
 				}
