@@ -97,7 +97,8 @@ func txnCrashWorkload(t *testing.T, s *strata.Store, everySync bool) []txnAttemp
 // too, on the in-memory file system, under SyncAlways
 // and SyncEvery, and crashes it at each write, sync, rename and the rest
 // in turn, keeping what was synced, a torn prefix of the rest, or random
-// pages of it. After reopening, under ReadCommitted every transaction is
+// pages of it. After reopening, under ReadCommitted (a partition reader,
+// and the store's Scan) every transaction is
 // visible whole or not at all, in every partition; every one whose Commit
 // returned is visible, and no aborted one is; the group's committed offset
 // is the one the last visible transaction committed (none if none is); no
@@ -198,6 +199,12 @@ func checkTxnsRecovered(t *testing.T, s *strata.Store, attempts []txnAttempt, at
 		require.Empty(t, v.open, "%s %v: a transaction left open", at, tp)
 		want := slices.Sorted(slices.Values(v.committed))
 		require.Equal(t, want, readCommitted(t, s, tp.Topic, tp.Partition), "%s %v: what a ReadCommitted reader reads", at, tp)
+		var scanned []string
+		for r, err := range s.View(strata.ReadCommitted).Scan(tp.Topic, tp.Partition, 0) {
+			require.NoError(t, err, "%s %v", at, tp)
+			scanned = append(scanned, string(r.Value))
+		}
+		require.Equal(t, want, slices.Sorted(slices.Values(scanned)), "%s %v: what the store's ReadCommitted Scan reads", at, tp)
 		for _, val := range v.committed {
 			require.False(t, visible[val], "%s: %s twice", at, val)
 			visible[val] = true
