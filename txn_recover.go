@@ -17,7 +17,7 @@ import (
 // transaction decided (PrepareCommit, PrepareAbort) gets its markers and
 // its Complete record, one left Ongoing is aborted. After a crash (clean
 // false) it also ends the transactions the partitions hold open that no
-// record accounts for (see sweepTxns). It runs after initGroups, whose
+// record accounts for (see sweep). It runs after initGroups, whose
 // replay left the offsets of open transactions pending.
 func (s *Store) initTxns(clean bool) error {
 	c := newTxnCoordinator(s)
