@@ -23,7 +23,8 @@ type eosState map[strata.TopicPartition][]eosRecord
 // the offset it returned (durable: if it was acknowledged; else if it is
 // there at all), or not at all, and nothing refused is there; a committed
 // transaction is visible whole, an aborted one not at all, an uncertain
-// one whole or not at all. It returns what the partitions hold.
+// one whole or not at all; eosGroup's committed offset is the one the last
+// visible transaction committed. It returns what the partitions hold.
 func checkEOSRecovered(t *testing.T, s *strata.Store, ops []*eosOp, durable bool, at string) eosState {
 	t.Helper()
 	type ref struct {
@@ -72,8 +73,12 @@ func checkEOSRecovered(t *testing.T, s *strata.Store, ops []*eosOp, durable bool
 		require.NoError(t, err)
 		require.Equal(t, p.EndOffset(), p.LastStableOffset(), "%s %v: the last stable offset", at, tp)
 	}
+	var input int64 // the offset the last visible transaction committed
 	for i, op := range ops {
 		n, all := visible[op], len(op.Values)
+		if op.Kind == "txn" && n > 0 && op.Input > 0 {
+			input = op.Input
+		}
 		what := fmt.Sprintf("%s: op %d (%s, %s) has %d of %d records visible", at, i, op.Kind, op.State, n, all)
 		switch {
 		case op.State == "refused" || op.State == "aborted":
@@ -83,6 +88,13 @@ func checkEOSRecovered(t *testing.T, s *strata.Store, ops []*eosOp, durable bool
 		default:
 			require.True(t, n == 0 || n == all, what)
 		}
+	}
+	om, ok := s.Committed(eosGroup, eosInput.Topic, eosInput.Partition)
+	if input == 0 {
+		require.False(t, ok, "%s: an offset committed with no visible transaction: %+v", at, om)
+	} else {
+		require.True(t, ok, "%s: the offset of a visible transaction is not committed", at)
+		require.Equal(t, input, om.Offset, "%s: the committed offset is the last visible transaction's", at)
 	}
 	return st
 }
@@ -195,7 +207,11 @@ func checkEOSAfterRestart(t *testing.T, s *strata.Store, ops []*eosOp, st eosSta
 	for _, tp := range txnCrashParts {
 		require.NoError(t, tx.AppendTo(ctx, tp.Topic, tp.Partition, strata.Record{Value: []byte("txn after")}), at)
 	}
+	require.NoError(t, tx.CommitOffsets(ctx, eosGroup, map[strata.TopicPartition]int64{eosInput: int64(eosInputRecords)}), at)
 	require.NoError(t, tx.Commit(ctx), at)
+	om, ok := s.Committed(eosGroup, eosInput.Topic, eosInput.Partition)
+	require.True(t, ok, at)
+	require.Equal(t, int64(eosInputRecords), om.Offset, at)
 	for _, tp := range txnCrashParts {
 		require.Contains(t, readCommitted(t, s, tp.Topic, tp.Partition), "txn after", "%s %v", at, tp)
 	}

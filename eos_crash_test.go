@@ -20,8 +20,8 @@ const eosCrashSteps = 12
 
 // TestExactlyOnceSurviveCrashAtEveryOperation runs the exactly-once
 // workload (conditional appends, an idempotent Producer's batches and
-// their retries, and transactions, mixed in three partitions of two
-// topics that roll) on the in-memory file system under SyncAlways and
+// their retries, and transactions with a group's offsets, mixed in three
+// partitions of two topics that roll) on the in-memory file system under SyncAlways and
 // SyncEvery, in a synctest bubble, and crashes it at each write, sync,
 // rename and the rest in turn, keeping what was synced, a torn prefix of
 // the rest, or random pages of it. After reopening: no transaction is
@@ -29,7 +29,8 @@ const eosCrashSteps = 12
 // those of committed ones; every acknowledged append is there once (under
 // SyncAlways; under SyncEvery, if there, at its offset), every committed
 // transaction whole, every aborted one invisible, every other call whole
-// or not at all, nothing refused and nothing twice. Then the producer
+// or not at all, nothing refused and nothing twice; the group's committed
+// offset is the last visible transaction's. Then the producer
 // state dedups a retry of each acknowledged batch among its producer's
 // last 5 in the partition (all of them under SyncAlways, the ones the
 // crash kept under SyncEvery), and a retry of one it lost writes it at
@@ -58,6 +59,9 @@ func eosCrashTest(t *testing.T, policy strata.SyncPolicy) {
 		s := openCond(t, m, opts)
 		require.NoError(t, s.CreateTopic("a", strata.TopicConfig{Partitions: 2, SegmentBytes: 512}))
 		require.NoError(t, s.CreateTopic("b", strata.TopicConfig{Partitions: 1, SegmentBytes: 512}))
+		require.NoError(t, s.CreateTopic(eosInput.Topic, strata.TopicConfig{}))
+		_, err := s.AppendTo(ctx, eosInput.Topic, eosInput.Partition, vals("in", eosInputRecords)...)
+		require.NoError(t, err)
 		require.NoError(t, s.Close())
 		return m.Crash()
 	}

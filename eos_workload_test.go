@@ -35,7 +35,19 @@ type eosOp struct {
 	// Batch is an acknowledged produce's batch as the partition holds it:
 	// sending it again is a retry, which must write nothing.
 	Batch []byte
+	// Input is the offset of eosInput a transaction commits for eosGroup
+	// with its records, 0 for none.
+	Input int64
 }
+
+// eosGroup commits offsets of eosInput, which holds eosInputRecords
+// records, in the workload's transactions, as a consume-transform-produce
+// relay does.
+var (
+	eosGroup        = "relay"
+	eosInput        = strata.TopicPartition{Topic: "in"}
+	eosInputRecords = 20
+)
 
 // eosWorkload runs step after step of the exactly-once workload on s, each
 // an AppendIfEnd or AppendIfLast (some with a stale offset, which must be
@@ -222,8 +234,8 @@ func (w *eosWorkload) produce(p *strata.Producer, i int) bool {
 }
 
 // txn is step i's transaction, over one of the partitions (every fourth
-// step, committed in one phase) or two or three of them, aborted every
-// third step.
+// step, committed in one phase) or two or three of them and eosGroup's
+// offset, aborted every third step.
 func (w *eosWorkload) txn(i int) bool {
 	op := &eosOp{Kind: "txn", State: "uncertain", Offset: -1}
 	tx, err := w.s.BeginTxn(ctx, strata.TxnOptions{ID: eosTxnID})
@@ -241,6 +253,12 @@ func (w *eosWorkload) txn(i int) bool {
 			}
 			recs := w.records(op, "", fmt.Sprintf("s%d.txn.%s%d", i, tp.Topic, tp.Partition), 1+(i+j)%3)
 			if tx.AppendTo(ctx, tp.Topic, tp.Partition, recs...) != nil {
+				return false
+			}
+		}
+		if i%4 != 0 {
+			op.Input = 1 + int64(i%eosInputRecords)
+			if tx.CommitOffsets(ctx, eosGroup, map[strata.TopicPartition]int64{eosInput: op.Input}) != nil {
 				return false
 			}
 		}
