@@ -74,7 +74,7 @@ func eosCrashTest(t *testing.T, policy strata.SyncPolicy) {
 	}
 	run := func(t *testing.T, s *strata.Store) []*eosOp {
 		var ops []*eosOp
-		w := &eosWorkload{t: t, s: s, strict: true, everySync: everySync, begin: func(op *eosOp) { ops = append(ops, op) }}
+		w := &eosWorkload{errorf: t.Errorf, s: s, strict: true, everySync: everySync, begin: func(op *eosOp) { ops = append(ops, op) }}
 		w.run(eosCrashSteps)
 		return ops
 	}

@@ -57,9 +57,9 @@ var (
 // writes to, from its creation) an expected offset taken from what was
 // acknowledged must be accepted; otherwise a refusal teaches the actual
 // one. begin is called before each call and end after it, with the same
-// op.
+// op: the op's values are known at begin.
 type eosWorkload struct {
-	t          testing.TB
+	errorf     func(format string, args ...any) // a call that did what it must not
 	s          *strata.Store
 	prefix     string
 	strict     bool
@@ -162,7 +162,7 @@ func (w *eosWorkload) cond(i int) bool {
 		switch {
 		case err == nil:
 			if stale {
-				w.t.Errorf("step %d: %s at a stale offset %d appended", i, op.Kind, expected)
+				w.errorf("step %d: %s at a stale offset %d appended", i, op.Kind, expected)
 			}
 			op.State, op.Offset = "acked", off
 			if op.Kind == "iflast" {
@@ -171,7 +171,7 @@ func (w *eosWorkload) cond(i int) bool {
 			return true
 		case errors.As(err, &wrong):
 			if !stale && w.strict {
-				w.t.Errorf("step %d: %s at %d refused: %v", i, op.Kind, expected, err)
+				w.errorf("step %d: %s at %d refused: %v", i, op.Kind, expected, err)
 			}
 			if op.Kind == "iflast" {
 				w.lasts[op.Key] = wrong.Actual
@@ -206,16 +206,16 @@ func (w *eosWorkload) produce(p *strata.Producer, i int) bool {
 		op.TP.Partition, op.Offset = pos[0].Partition, pos[0].Offset
 		for j := range pos {
 			if pos[j].Partition != pos[0].Partition || pos[j].Offset != pos[0].Offset+int64(j) {
-				w.t.Errorf("step %d: a produce of one key's records at %v", i, pos)
+				w.errorf("step %d: a produce of one key's records at %v", i, pos)
 			}
 		}
 		h, batch, err := batchAt(w.s, op.TP, op.Offset)
 		if err != nil {
-			w.t.Errorf("step %d: reading the batch back: %v", i, err)
+			w.errorf("step %d: reading the batch back: %v", i, err)
 			return false
 		}
 		if h.BaseOffset != op.Offset || h.ProducerID < 0 || int(h.LastOffsetDelta) != len(recs)-1 {
-			w.t.Errorf("step %d: the batch at %d: %+v", i, op.Offset, h)
+			w.errorf("step %d: the batch at %d: %+v", i, op.Offset, h)
 		}
 		op.State, op.Batch = "acked", batch
 		return true
@@ -228,7 +228,7 @@ func (w *eosWorkload) produce(p *strata.Producer, i int) bool {
 		return false
 	}
 	if !dup || base != op.Offset {
-		w.t.Errorf("step %d: a retry of the batch at %d appended at %d (dup %v)", i, op.Offset, base, dup)
+		w.errorf("step %d: a retry of the batch at %d appended at %d (dup %v)", i, op.Offset, base, dup)
 	}
 	return true
 }
@@ -243,21 +243,26 @@ func (w *eosWorkload) txn(i int) bool {
 		return false
 	}
 	abort := i%3 == 2
+	recs := map[strata.TopicPartition][]strata.Record{}
+	for j, tp := range txnCrashParts {
+		switch {
+		case i%4 == 0 && j != (i/4)%3:
+			continue
+		case i%4 != 0 && (i+j)%4 == 3:
+			continue
+		}
+		recs[tp] = w.records(op, "", fmt.Sprintf("s%d.txn.%s%d", i, tp.Topic, tp.Partition), 1+(i+j)%3)
+	}
+	if i%4 != 0 {
+		op.Input = 1 + int64(i%eosInputRecords)
+	}
 	return w.do(op, func() bool {
-		for j, tp := range txnCrashParts {
-			switch {
-			case i%4 == 0 && j != (i/4)%3:
-				continue
-			case i%4 != 0 && (i+j)%4 == 3:
-				continue
-			}
-			recs := w.records(op, "", fmt.Sprintf("s%d.txn.%s%d", i, tp.Topic, tp.Partition), 1+(i+j)%3)
-			if tx.AppendTo(ctx, tp.Topic, tp.Partition, recs...) != nil {
+		for _, tp := range txnCrashParts {
+			if recs[tp] != nil && tx.AppendTo(ctx, tp.Topic, tp.Partition, recs[tp]...) != nil {
 				return false
 			}
 		}
-		if i%4 != 0 {
-			op.Input = 1 + int64(i%eosInputRecords)
+		if op.Input > 0 {
 			if tx.CommitOffsets(ctx, eosGroup, map[strata.TopicPartition]int64{eosInput: op.Input}) != nil {
 				return false
 			}
