@@ -17,30 +17,42 @@ import (
 	"github.com/stratalog/strata"
 )
 
-// killEOSEnv gives TestKill9ExactlyOnceChild its round and store
-// directory, as "<round>:<dir>".
+// killEOSEnv gives TestKill9ExactlyOnceChild its flush policy ("always"
+// or "never"), round and store directory, as "<policy>:<round>:<dir>".
 const killEOSEnv = "STRATA_KILL9_EOS"
+
+// killEOSPolicies are the flush policies TestKill9ExactlyOnce runs under.
+var killEOSPolicies = map[string]strata.SyncPolicy{"always": strata.SyncAlways, "never": strata.SyncNever}
 
 // TestKill9ExactlyOnce kills, with SIGKILL, a child process that runs the
 // exactly-once workload (see TestExactlyOnceSurviveCrashAtEveryOperation)
-// under SyncAlways on the operating system's files, printing each call
-// before it makes it and after it returns; the parent kills it once it has
-// read a random number of those lines, so that the kill falls in a call or
-// between two. After each round the reopened store holds
-// every acknowledged append once, every committed transaction whole and
-// every aborted one not at all, the call the kill cut short whole or not
-// at all, and the group's offset of the last visible transaction; and on
-// a copy of it, the retries of the acknowledged batches of every round's
-// producer are answered as duplicates, and the conditional appends and
-// transactions go on.
+// on the operating system's files, printing each call before it makes it
+// and after it returns; the parent kills it once it has read a random
+// number of those lines, so that the kill falls in a call or between two.
+// After each round the reopened store holds every acknowledged append
+// once, every committed transaction whole and every aborted one not at
+// all, the call the kill cut short whole or not at all, and the group's
+// offset of the last visible transaction; and on a copy of it, the retries
+// of the acknowledged batches of every round's producer are answered as
+// duplicates, and the conditional appends and transactions go on. It runs
+// under SyncAlways and under SyncNever, whose writes a kill of the process
+// does not lose either (the kernel has them): the producer state is read
+// back from its snapshots and the log as under SyncAlways.
 func TestKill9ExactlyOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
-	opts := &strata.Options{Sync: strata.SyncAlways, Logger: slog.New(slog.DiscardHandler)}
+	for _, name := range []string{"always", "never"} {
+		t.Run("Sync"+strings.ToUpper(name[:1])+name[1:], func(t *testing.T) {
+			killEOSTest(t, name, rand.New(rand.NewPCG(seed, uint64(len(name)))))
+		})
+	}
+}
+
+func killEOSTest(t *testing.T, policy string, rng *rand.Rand) {
+	opts := &strata.Options{Sync: killEOSPolicies[policy], Logger: slog.New(slog.DiscardHandler)}
 	dir := t.TempDir()
 	s, err := strata.Open(dir, opts)
 	require.NoError(t, err)
@@ -53,9 +65,9 @@ func TestKill9ExactlyOnce(t *testing.T) {
 
 	var ops []*eosOp
 	start := time.Now()
-	for round := 0; round < 24 && time.Since(start) < 12*time.Second; round++ {
+	for round := 0; round < 32 && time.Since(start) < 8*time.Second; round++ {
 		at := fmt.Sprintf("round %d", round)
-		cmd, lines := startChild(t, "TestKill9ExactlyOnceChild", fmt.Sprintf("%s=%d:%s", killEOSEnv, round, dir))
+		cmd, lines := startChild(t, "TestKill9ExactlyOnceChild", fmt.Sprintf("%s=%s:%d:%s", killEOSEnv, policy, round, dir))
 		// The kill comes after a begin (in its call) or an end (before
 		// the next begins, or early in it).
 		killAfter := 1 + rng.IntN(400)
@@ -123,9 +135,10 @@ func TestKill9ExactlyOnceChild(t *testing.T) {
 	if env == "" {
 		t.Skip("run by TestKill9ExactlyOnce")
 	}
-	r, dir, _ := strings.Cut(env, ":")
+	policy, rest, _ := strings.Cut(env, ":")
+	r, dir, _ := strings.Cut(rest, ":")
 	round, _ := strconv.Atoi(r)
-	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways})
+	s, err := strata.Open(dir, &strata.Options{Sync: killEOSPolicies[policy]})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(2)
