@@ -130,7 +130,8 @@ func (p *txnPart) free() {
 // producer. BeginTxn waits, as long as ctx allows, for a Commit or Abort
 // of the id that is under way. It writes nothing itself.
 //
-// Bad options are ErrInvalidConfig.
+// Bad options are ErrInvalidConfig. A ctx that has ended is its error,
+// whether the id is new or not, and nothing changes.
 func (s *Store) BeginTxn(ctx context.Context, opts TxnOptions) (_ *Txn, err error) {
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
@@ -139,6 +140,9 @@ func (s *Store) BeginTxn(ctx context.Context, opts TxnOptions) (_ *Txn, err erro
 	}
 	opts, err = opts.check()
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return s.txns.begin(ctx, opts)
@@ -240,10 +244,16 @@ func (t *Txn) CommitOffsets(ctx context.Context, groupName string, offsets map[T
 // transaction wrote to, then CompleteCommit. A transaction of one batch in
 // one partition needs no durable decision: its marker, durable with the
 // batch, decides. Once Commit returns nil the transaction is committed,
-// also across a crash. An error before the decision aborts the
-// transaction; an error after it says so: the decision stands, and the
-// next Open writes the missing markers. A transaction that wrote nothing
-// writes nothing. ctx is checked before anything is written.
+// also across a crash. An error while it writes, before the decision,
+// aborts the transaction; an error after it says so: the decision stands,
+// and the next Open writes the missing markers. A transaction that wrote
+// nothing writes nothing.
+//
+// ctx is checked before anything is written, and bounds only the wait for
+// another call of the transaction under way (an early write of Append):
+// if it has ended by then, Commit returns its error and the transaction
+// stays open, as it was — Commit or Abort it again; its timeout still
+// runs.
 func (t *Txn) Commit(ctx context.Context) (err error) {
 	defer wrapErr(&err)
 	return t.s.txns.end(orBackground(ctx), t, true)
@@ -252,7 +262,9 @@ func (t *Txn) Commit(ctx context.Context) (err error) {
 // Abort aborts the transaction: its records are never visible under
 // ReadCommitted, and its offsets are not committed. The partitions it
 // wrote to get an ABORT marker. Aborting a transaction that ended already
-// returns the reason it ended (ErrTxnDone after Commit or Abort).
+// returns the reason it ended (ErrTxnDone after Commit or Abort). A ctx
+// that has ended before Abort begins is its error, and the transaction
+// stays open, as for Commit.
 func (t *Txn) Abort(ctx context.Context) (err error) {
 	defer wrapErr(&err)
 	return t.s.txns.end(orBackground(ctx), t, false)
