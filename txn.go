@@ -154,9 +154,11 @@ func (t *Txn) ID() string { return t.id }
 // Append adds records to the transaction, routed to the topic's
 // partitions as Store.Append routes them (by key; keyless records to a
 // sticky partition). The records are copied: the caller may reuse them.
-// A record to a compacted topic needs a key (ErrNoKey). An error changes
-// nothing in the transaction, except an I/O error while a full batch is
-// written early, which aborts it.
+// Each record is checked as AppendTo checks a batch of it alone: a record
+// to a compacted topic needs a key (ErrNoKey), one stamped too far ahead
+// is ErrTimestampTooFarAhead, one over the topic's MaxBatchBytes is
+// ErrBatchTooLarge. An error changes nothing in the transaction, except
+// an I/O error while a full batch is written early, which aborts it.
 func (t *Txn) Append(ctx context.Context, topicName string, records ...Record) (err error) {
 	defer wrapErr(&err)
 	tp, err := t.s.userTopic("append", topicName)
@@ -295,6 +297,20 @@ func (t *Txn) add(ctx context.Context, tp *topic.Topic, parts []int, records []R
 			if records[i].Key == nil {
 				return fmt.Errorf("strata: record %d to compacted %s: %w", i, tp.Name(), ErrNoKey)
 			}
+		}
+	}
+	// Each record as AppendTo would take it, alone: held, it is written
+	// later in a batch with others, or alone if it fills one.
+	for i := range records {
+		p, err := tp.Partition(parts[i])
+		if err != nil {
+			return err
+		}
+		if err := p.CheckRecord(&records[i]); err != nil {
+			if len(records) > 1 {
+				return fmt.Errorf("strata: record %d of %d: %w", i, len(records), err)
+			}
+			return err
 		}
 	}
 	limit := tp.Config().MaxBatchBytes
