@@ -472,7 +472,7 @@ func (c *txnCoordinator) appendBatches(t *Txn, p *txnPart, recs []Record) error 
 		return c.appendBatches(t, p, recs[half:])
 	}
 	if err != nil {
-		return err
+		return c.s.goneErr(p.t, p.part, err)
 	}
 	p.seq = txnSeq(p.seq, len(recs))
 	t.batches.Add(1)

@@ -1,6 +1,12 @@
 package strata
 
-import "github.com/stratalog/strata/partition"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/stratalog/strata/partition"
+	"github.com/stratalog/strata/topic"
+)
 
 // appendTxnBatch appends recs to p as one transactional batch of producer
 // pid at epoch from sequence seq, with p's compression, and returns its
@@ -21,4 +27,18 @@ const markerCoordinatorEpoch = 0
 // p.
 func writeMarker(p *partition.Partition, pid int64, epoch int16, commit bool) (int64, error) {
 	return p.WriteMarker(pid, epoch, commit, markerCoordinatorEpoch)
+}
+
+// goneErr returns err, the error of a write to partition part of topic t,
+// or, when it says the partition is closed while the store is open and t
+// is no longer the store's topic of its name (DeleteTopic took it), an
+// error that matches ErrUnknownTopic in its place.
+func (s *Store) goneErr(t *topic.Topic, part int, err error) error {
+	if !errors.Is(err, ErrClosed) || s.closed.Load() {
+		return err
+	}
+	if cur, lerr := s.lookupTopic(t.Name()); lerr == nil && cur == t {
+		return err
+	}
+	return fmt.Errorf("strata: topic %q was deleted while the transaction wrote to its partition %d: %w", t.Name(), part, ErrUnknownTopic)
 }
