@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/stratalog/strata/log"
@@ -42,15 +43,7 @@ type openAbort struct {
 }
 
 func newTxnState(list []segment.AbortedTxn) *txnState {
-	slices.SortFunc(list, func(a, b segment.AbortedTxn) int {
-		switch {
-		case a.FirstOffset < b.FirstOffset:
-			return -1
-		case a.FirstOffset > b.FirstOffset:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(list, func(a, b segment.AbortedTxn) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
 	return &txnState{aborted: list, active: map[int64]*openAbort{}, committed: map[int64]bool{}}
 }
 

@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -140,20 +141,14 @@ func (s *Segment) openTxnIndex(create bool) error {
 	x.bytes = pos
 	// Kafka appends in marker order; sorting costs nothing then and
 	// makes lookups by last offset work for any file.
-	slices.SortStableFunc(list, func(a, b AbortedTxn) int { return cmpInt(a.LastOffset, b.LastOffset) })
+	slices.SortStableFunc(list, func(a, b AbortedTxn) int { return cmp.Compare(a.LastOffset, b.LastOffset) })
 	x.entries.Store(&list)
 	return nil
 }
 
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
+// lastOffsetCmp compares an entry's LastOffset with off, for binary
+// searches of the entries.
+func lastOffsetCmp(e AbortedTxn, off int64) int { return cmp.Compare(e.LastOffset, off) }
 
 // createTxnFile creates the .txnindex file (empty), replacing a stale one.
 func (s *Segment) createTxnFile() error {
@@ -196,7 +191,7 @@ func (s *Segment) AppendAbortedTxn(t AbortedTxn) error {
 	}
 	x := &s.txns
 	old := s.AbortedTxns()
-	i, found := slices.BinarySearchFunc(old, t.LastOffset, func(e AbortedTxn, off int64) int { return cmpInt(e.LastOffset, off) })
+	i, found := slices.BinarySearchFunc(old, t.LastOffset, lastOffsetCmp)
 	if found {
 		return nil
 	}
@@ -254,7 +249,7 @@ func (s *Segment) SyncTxnIndex() error {
 func (s *Segment) truncateTxns(offset int64) error {
 	x := &s.txns
 	old := s.AbortedTxns()
-	n, _ := slices.BinarySearchFunc(old, offset, func(e AbortedTxn, off int64) int { return cmpInt(e.LastOffset, off) })
+	n, _ := slices.BinarySearchFunc(old, offset, lastOffsetCmp)
 	if n == len(old) && x.damage == nil {
 		return nil
 	}
