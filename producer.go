@@ -52,10 +52,11 @@ type ProducerOptions struct {
 	// appends again a batch whose append failed with an I/O error (Kafka's
 	// retry.backoff.ms). Default 100 ms.
 	RetryBackoff time.Duration
-	// DeliveryTimeout bounds the time from a batch's shipping (its Linger
-	// over, or BatchBytes reached, or a Flush) to the end of its last
-	// retry (Kafka's delivery.timeout.ms): a batch still failing then fails
-	// its records. Default 2 minutes; negative means no retries.
+	// DeliveryTimeout bounds the time from the Produce of a batch's first
+	// record (the batch's opening, Linger included) to the end of its last
+	// retry, as Kafka's delivery.timeout.ms counts from a batch's creation
+	// (ProducerBatch.createdMs): a batch still failing then fails its
+	// records. Default 2 minutes; negative means no retries.
 	DeliveryTimeout time.Duration
 }
 
@@ -142,8 +143,8 @@ func (o ProducerOptions) withDefaults() ProducerOptions {
 // a batch appended twice is written once. A batch whose append fails with
 // an I/O error (a full disk, a failed write, which leave the partition as
 // it was; not ErrClosed) is appended again, with the same sequence, every
-// RetryBackoff until it succeeds, DeliveryTimeout has passed since it was
-// shipped, or Close is called. Should an attempt that reported an error
+// RetryBackoff until it succeeds, DeliveryTimeout has passed since its
+// first record was produced, or Close is called. Should an attempt that reported an error
 // have written the batch all the same, the next one writes nothing and is
 // answered with the offsets the batch was written at: its callbacks get
 // those original Positions and a nil error, as if the first attempt had

@@ -75,7 +75,7 @@ func nextSequence(seq int32, n int) int32 {
 // appendRetrying appends the encoded batch b. An idempotent producer
 // appends it again, with the same stamp, after an I/O error
 // (retriable), every RetryBackoff until DeliveryTimeout has passed since
-// the batch was opened, or until Close.
+// the batch was opened (its first record produced), or until Close.
 func (p *Producer) appendRetrying(b *batch, e encoded) (int64, error) {
 	off, err := p.attempt(e)
 	if p.ids == nil || p.opts.DeliveryTimeout == 0 {

@@ -144,12 +144,16 @@ func TestProducerRetriesIOError(t *testing.T) {
 		failures int64
 		wantErr  bool
 		wantWait time.Duration
+		linger   time.Duration // between the Produce calls and the Flush, under Linger: time.Hour
 	}{
-		{"idempotent/one failure", strata.ProducerOptions{}, 1, false, 100 * time.Millisecond},
-		{"idempotent/three failures", strata.ProducerOptions{RetryBackoff: time.Second}, 3, false, 3 * time.Second},
-		{"idempotent/past the delivery timeout", strata.ProducerOptions{RetryBackoff: time.Second, DeliveryTimeout: 2500 * time.Millisecond}, 5, true, 2500 * time.Millisecond},
-		{"idempotent/no retries", strata.ProducerOptions{DeliveryTimeout: -1}, 1, true, 0},
-		{"not idempotent", strata.ProducerOptions{DisableIdempotence: true}, 1, true, 0},
+		{"idempotent/one failure", strata.ProducerOptions{}, 1, false, 100 * time.Millisecond, 0},
+		{"idempotent/three failures", strata.ProducerOptions{RetryBackoff: time.Second}, 3, false, 3 * time.Second, 0},
+		{"idempotent/past the delivery timeout", strata.ProducerOptions{RetryBackoff: time.Second, DeliveryTimeout: 2500 * time.Millisecond}, 5, true, 2500 * time.Millisecond, 0},
+		// Counted from the first Produce, not from the Flush that ships
+		// the batch a second later: failed at 1 s, retried at 1.5 s, over.
+		{"idempotent/the delivery timeout counts the linger", strata.ProducerOptions{RetryBackoff: time.Second, DeliveryTimeout: 1500 * time.Millisecond}, 5, true, 1500 * time.Millisecond, time.Second},
+		{"idempotent/no retries", strata.ProducerOptions{DeliveryTimeout: -1}, 1, true, 0, 0},
+		{"not idempotent", strata.ProducerOptions{DisableIdempotence: true}, 1, true, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -158,6 +162,9 @@ func TestProducerRetriesIOError(t *testing.T) {
 				m.SetInjector(failLogWrites(tc.failures, &armed))
 				opts := tc.opts
 				opts.Linger = -1
+				if tc.linger > 0 {
+					opts.Linger = time.Hour
+				}
 				p := s.Producer(opts)
 				defer p.Close()
 				var o outcomes
@@ -166,6 +173,7 @@ func TestProducerRetriesIOError(t *testing.T) {
 				for i := range 3 {
 					require.NoError(t, p.Produce(ctx, "t", value100(i), o.callback(i)))
 				}
+				time.Sleep(tc.linger)
 				require.NoError(t, p.Flush(ctx))
 				require.Equal(t, tc.wantWait, time.Since(start))
 				require.Equal(t, 3, o.len())
