@@ -4,9 +4,10 @@
 // segments with gaps and delete horizons, legacy magic 0 and 1 messages),
 // offset and time indexes written as Kafka before 4.0 writes them (one
 // entry per append call, keyed by the call's last offset, at its first
-// batch's position), and the files Kafka keeps beside them that Strata does
-// not use (leader-epoch-checkpoint, partition.metadata, .snapshot), and
-// the .txnindex of aborted transactions.
+// batch's position), and the files Kafka keeps beside them: the
+// .txnindex of aborted transactions, producer-state .snapshot files and
+// partition.metadata, which Strata reads, and leader-epoch-checkpoint,
+// which it does not.
 package kafkadir
 
 import (
@@ -289,7 +290,7 @@ func (p *Partition) Write(f Files) (string, error) {
 			delete(files, ".timeindex")
 		}
 		if f.Extras {
-			files[".snapshot"] = producerSnapshot()
+			files[".snapshot"] = Snapshot(nil)
 			files[".txnindex"] = nil
 		}
 		if len(s.txnIndex) > 0 {
@@ -314,11 +315,6 @@ func (p *Partition) Write(f Files) (string, error) {
 	}
 	return p.dir, nil
 }
-
-// producerSnapshot returns an empty producer-state snapshot as Kafka's
-// ProducerStateManager writes it: version 1, the CRC-32C of what follows,
-// and no producer entry.
-func producerSnapshot() []byte { return Snapshot(nil) }
 
 // ProducerEntry is one producer's entry of a producer-state snapshot, as
 // Kafka's ProducerStateManager writes it: the producer's last batch
