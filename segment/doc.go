@@ -9,7 +9,8 @@
 //	00000000000000368769.txnindex   the transactions aborted by markers in the segment
 //
 // A .txnindex exists once a transaction is aborted in the segment (see
-// AbortedTxn); its entries are kept in memory too, for read_committed
+// AbortedTxn), and in every segment written under a temporary name (a
+// rewrite's, a cleaning's), empty if it holds no entry; its entries are kept in memory too, for read_committed
 // readers, and go with the segment through truncation, recovery, rewrites
 // and deletion.
 //
