@@ -109,7 +109,7 @@ func CreateTemp(fsys vfs.FS, dir string, base int64, suffix string, cfg Config) 
 // names end in suffix after their usual one ("" for the final names);
 // files that are not there are no error. The directory is not synced.
 func RemoveFiles(fsys vfs.FS, dir string, base int64, suffix string) error {
-	for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
+	for _, kind := range fileKinds {
 		name := filepath.Join(dir, FileName(base, kind)+suffix)
 		if err := fsys.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("segment: removing %s: %w", name, err)

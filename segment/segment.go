@@ -288,9 +288,12 @@ func indexError(err error) error {
 	return err
 }
 
-// filePath returns the path of the segment's file of the given kind
-// (LogSuffix, IndexSuffix, TimeIndexSuffix) under the name the segment was
-// opened with: its temporary suffix, if any, included.
+// fileKinds are the suffixes of a segment's files.
+var fileKinds = []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix}
+
+// filePath returns the path of the segment's file of the given kind (one
+// of fileKinds) under the name the segment was opened with: its temporary
+// suffix, if any, included.
 func (s *Segment) filePath(kind string) string {
 	return filepath.Join(s.dir, FileName(s.base, kind)+s.tmp)
 }
@@ -431,7 +434,7 @@ func (s *Segment) MarkDeleted() error {
 	if s.marked {
 		return nil
 	}
-	for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
+	for _, kind := range fileKinds {
 		if kind == IndexSuffix && !s.offsets.OnDisk() || kind == TimeIndexSuffix && !s.times.OnDisk() ||
 			kind == TxnIndexSuffix && s.txns.file == nil {
 			continue // never created; see lazyLimit and txnIndex
@@ -456,7 +459,7 @@ func (s *Segment) Delete() error {
 	}
 	s.closeFiles()
 	s.closed = true
-	for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
+	for _, kind := range fileKinds {
 		name := s.filePath(kind) + DeletedSuffix
 		if err := s.fsys.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("segment: removing %s: %w", name, err)
