@@ -32,17 +32,17 @@
 //
 // # What survives
 //
-// A record survives if it lies at or past end, or if it has a key, is the
-// latest record of that key, and is not a tombstone past its delete
-// horizon, and it is not in an aborted transaction. Key-less records below
-// end are dropped. Offsets never change: cleaning
-// leaves gaps, and batches keep their base and last offsets even when their
-// first or last records go, so readers advance by a batch's last offset,
-// not its last record's (as the javadoc of Kafka's DefaultRecordBatch.java
-// says of compaction). A batch left empty is dropped,
-// except the one that ends just before end and a producer's last batch
-// when the caller names it (Round.ProducerLastOffsets; Strata's partitions
-// keep no producer state and name none): these stay as 61-byte empty
+// A record survives if it is not in an aborted transaction and either
+// lies at or past end, or has a key, is the latest record of that key and
+// is not a tombstone past its delete horizon. Key-less records below end
+// are dropped. Offsets never change: cleaning leaves gaps, and batches
+// keep their base and last offsets even when their first or last records
+// go, so readers advance by a batch's last offset, not its last record's
+// (as the javadoc of Kafka's DefaultRecordBatch.java says of compaction).
+// A batch left empty is dropped, except the one that ends just before end
+// and a producer's last batch when the caller names it
+// (Round.ProducerLastOffsets, which Strata's partitions fill from their
+// producer state): these stay as 61-byte empty
 // batches.
 //
 // # Tombstones
@@ -82,10 +82,9 @@
 //
 // # Caveats
 //
-// Compressed
-// batches are read with Config.DecompressLimit, and a rebuilt one is
-// compressed again with its codec (at the codec's default level, as Kafka's
-// cleaner does). A batch whose records cannot be read here (a legacy magic
-// 0/1 message, an unknown codec, records that decompress past the limit) is
-// kept as it is, and its keys are not mapped.
+// Compressed batches are read with Config.DecompressLimit, and a rebuilt
+// one is compressed again with its codec (at the codec's default level, as
+// Kafka's cleaner does). A batch whose records cannot be read here (a
+// legacy magic 0/1 message, an unknown codec, records that decompress past
+// the limit) is kept as it is, and its keys are not mapped.
 package compaction
