@@ -185,9 +185,18 @@ func (s *Segment) AppendAbortedTxn(t AbortedTxn) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if t.LastOffset < s.base || t.LastOffset >= s.next.Load() || t.FirstOffset > t.LastOffset || t.FirstOffset < 0 || t.ProducerID < 0 {
-		return fmt.Errorf("segment: aborted transaction of producer %d over [%d, %d] outside %s's offsets [%d, %d): %w",
-			t.ProducerID, t.FirstOffset, t.LastOffset, s.path, s.base, s.next.Load(), ErrInvalidBatch)
+	var why string
+	switch next := s.next.Load(); {
+	case t.ProducerID < 0:
+		why = "has no producer id"
+	case t.FirstOffset < 0 || t.FirstOffset > t.LastOffset:
+		why = fmt.Sprintf("starts at %d, want 0 to its marker's offset", t.FirstOffset)
+	case t.LastOffset < s.base || t.LastOffset >= next:
+		why = fmt.Sprintf("has its marker outside %s's offsets [%d, %d)", s.path, s.base, next)
+	}
+	if why != "" {
+		return fmt.Errorf("segment: aborted transaction of producer %d over [%d, %d] %s: %w",
+			t.ProducerID, t.FirstOffset, t.LastOffset, why, ErrInvalidBatch)
 	}
 	x := &s.txns
 	old := s.AbortedTxns()

@@ -91,14 +91,19 @@ func TestTxnIndexRefuses(t *testing.T) {
 	fx, _ := memFixture(t)
 	s := txnSegment(t, fx)
 	defer s.Close()
-	for name, e := range map[string]AbortedTxn{
-		"below base":     {ProducerID: 1, FirstOffset: 10, LastOffset: 99},
-		"past the end":   {ProducerID: 1, FirstOffset: 150, LastOffset: 200},
-		"first > last":   {ProducerID: 1, FirstOffset: 160, LastOffset: 150},
-		"no producer":    {ProducerID: -1, FirstOffset: 100, LastOffset: 150},
-		"negative first": {ProducerID: 1, FirstOffset: -1, LastOffset: 150},
+	for name, c := range map[string]struct {
+		e   AbortedTxn
+		why string
+	}{
+		"below base":     {AbortedTxn{ProducerID: 1, FirstOffset: 10, LastOffset: 99}, "marker outside"},
+		"past the end":   {AbortedTxn{ProducerID: 1, FirstOffset: 150, LastOffset: 200}, "marker outside"},
+		"first > last":   {AbortedTxn{ProducerID: 1, FirstOffset: 160, LastOffset: 150}, "starts at 160"},
+		"no producer":    {AbortedTxn{ProducerID: -1, FirstOffset: 100, LastOffset: 150}, "no producer id"},
+		"negative first": {AbortedTxn{ProducerID: 1, FirstOffset: -1, LastOffset: 150}, "starts at -1"},
 	} {
-		require.ErrorIs(t, s.AppendAbortedTxn(e), ErrInvalidBatch, name)
+		err := s.AppendAbortedTxn(c.e)
+		require.ErrorIs(t, err, ErrInvalidBatch, name)
+		require.ErrorContains(t, err, c.why, name)
 	}
 	require.Empty(t, s.AbortedTxns())
 	require.False(t, exists(fx.fsys, filepath.Join(fx.dir, FileName(100, TxnIndexSuffix))))
