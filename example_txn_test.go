@@ -215,3 +215,54 @@ func ExampleTxn_CommitOffsets() {
 	// invoice for order 1
 	// invoice for order 2
 }
+
+// A relay consumes orders with a Consumer and writes an invoice for each,
+// with the consumer's offsets, in one transaction: a consumer evicted
+// before Commit (another took its partitions) would fail it with
+// ErrFenced, aborting the invoices.
+func ExampleTxn_CommitConsumerOffsets() {
+	s, done := exampleLog("orders", "order 1", "order 2")
+	defer done()
+	ctx := context.Background()
+	if err := s.CreateTopic("invoices", strata.TopicConfig{}); err != nil {
+		panic(err)
+	}
+	c, err := s.Consumer("invoicer", []string{"orders"}, strata.ConsumerOptions{AutoOffsetReset: strata.ResetEarliest})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	msgs, err := c.Poll(ctx)
+	if err != nil {
+		panic(err)
+	}
+	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "invoicer-1"})
+	if err != nil {
+		panic(err)
+	}
+	next := map[strata.TopicPartition]int64{}
+	for _, m := range msgs {
+		if err := tx.AppendTo(ctx, "invoices", 0, strata.Record{Value: append([]byte("invoice for "), m.Value...)}); err != nil {
+			panic(err)
+		}
+		next[strata.TopicPartition{Topic: m.Topic, Partition: m.Partition}] = m.Offset + 1
+	}
+	if err := tx.CommitConsumerOffsets(ctx, c, next); err != nil {
+		panic(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		panic(err)
+	}
+	om, _ := s.Committed("invoicer", "orders", 0)
+	fmt.Println("committed offset:", om.Offset)
+	for r, err := range s.Scan("invoices", 0, 0) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(string(r.Value))
+	}
+	// Output:
+	// committed offset: 2
+	// invoice for order 1
+	// invoice for order 2
+}

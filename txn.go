@@ -90,6 +90,11 @@ type Txn struct {
 		parts   map[TopicPartition]*txnPart
 		order   []TopicPartition // parts in the order of their first record
 		offsets map[string]map[TopicPartition]OffsetAndMetadata
+		// refs are, per group, the members that commit its partitions
+		// of offsets (CommitConsumerOffsets); a partition not in it is
+		// committed by no member (CommitOffsets). Kept once the
+		// transaction ends: its Commit reads them as it writes.
+		refs map[string]map[TopicPartition]group.MemberRef
 	}
 }
 
@@ -203,6 +208,11 @@ func (t *Txn) AppendTo(ctx context.Context, topicName string, part int, records 
 // the next one to read, as in Consumer.CommitOffsets, and must lie in the
 // partition's [start, end] (ErrOffsetOutOfRange). A later call for the same
 // group and partition replaces the offset.
+//
+// The offsets are committed for the group whatever its members, as
+// Kafka's sendOffsetsToTransaction with only a group id: nothing fences a
+// consumer that was evicted while the transaction was open. For offsets of
+// records a Consumer polled, use CommitConsumerOffsets.
 func (t *Txn) CommitOffsets(ctx context.Context, groupName string, offsets map[TopicPartition]int64) (err error) {
 	defer wrapErr(&err)
 	if err := orBackground(ctx).Err(); err != nil {
@@ -211,32 +221,11 @@ func (t *Txn) CommitOffsets(ctx context.Context, groupName string, offsets map[T
 	if err := group.ValidateGroupID(groupName); err != nil {
 		return err
 	}
-	now := t.s.opts.Now()
-	add := make(map[TopicPartition]OffsetAndMetadata, len(offsets))
-	for tp, off := range offsets {
-		id, err := t.s.checkCommit(tp.Topic, tp.Partition, off)
-		if err != nil {
-			return err
-		}
-		add[tp] = OffsetAndMetadata{Offset: off, CommitTime: now, TopicID: id}
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if err := t.openLocked(); err != nil {
+	add, err := t.checkOffsets(offsets)
+	if err != nil {
 		return err
 	}
-	if t.mu.offsets == nil {
-		t.mu.offsets = map[string]map[TopicPartition]OffsetAndMetadata{}
-	}
-	g := t.mu.offsets[groupName]
-	if g == nil {
-		g = map[TopicPartition]OffsetAndMetadata{}
-		t.mu.offsets[groupName] = g
-	}
-	for tp, om := range add {
-		g[tp] = om
-	}
-	return nil
+	return t.addOffsets(groupName, group.MemberRef{}, add)
 }
 
 // Commit commits the transaction: it writes the records still held, makes

@@ -137,7 +137,9 @@ func relay(ctx context.Context, s *strata.Store) error {
 			}
 			next[strata.TopicPartition{Topic: m.Topic, Partition: m.Partition}] = m.Offset + 1
 		}
-		if err := tx.CommitOffsets(ctx, group, next); err != nil {
+		// With the consumer's generation: should it be evicted before
+		// Commit, Commit fails with ErrFenced and aborts.
+		if err := tx.CommitConsumerOffsets(ctx, c, next); err != nil {
 			return err
 		}
 		if err := tx.Commit(ctx); err != nil {
