@@ -75,6 +75,15 @@ const NoOffset = partition.NoOffset
 // the one checked.
 var ErrWrongKey = partition.ErrWrongKey
 
+// ErrPendingTransaction means AppendIfLast found the key's last record at
+// or past the first offset of a transaction still open in the partition
+// (a record of the transaction, or one appended after its first), and
+// wrote nothing: a ReadCommitted load of the key cannot see that record
+// until the transaction ends, and the transaction may still abort. Retry
+// once it has ended: load the key again, decide again. It does not match
+// ErrWrongOffset.
+var ErrPendingTransaction = partition.ErrPendingTransaction
+
 // AppendIfLast appends records, all with key as their Key, to the key's
 // partition (PartitionFor), as one batch, only if the last record with key
 // there is still at offset last, or, with last NoOffset, if there is no
@@ -91,6 +100,15 @@ var ErrWrongKey = partition.ErrWrongKey
 // The check and the append are one step, under the lock that gives the
 // partition's records their offsets: of any number of concurrent
 // AppendIfLast calls for one key with the same last, exactly one succeeds.
+//
+// With transactions: while the key's last record lies at or past the
+// first offset of a transaction still open in the partition, AppendIfLast
+// returns ErrPendingTransaction, whatever last is, and writes nothing;
+// retry once the transaction has ended (its Commit, Abort or timeout). A
+// record of an aborted transaction can be the key's last record: then it
+// is a mismatch's Actual, though ReadCommitted reads never return it, and
+// a retry with that Actual is taken (the aborted record counts for
+// nothing, so nothing is lost).
 //
 // A key's last record is its last one retained: once retention or
 // DeleteRecords removed every record of a key, or compaction removed its

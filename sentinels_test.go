@@ -79,6 +79,7 @@ var lowerSentinels = map[string]lowerSentinel{
 	"partition.ErrCoordinatorFenced":    {partition.ErrCoordinatorFenced, nil, "the store's transaction coordinator writes every marker at coordinator epoch 0"},
 	"partition.ErrTimestampTooFarAhead": {partition.ErrTimestampTooFarAhead, strata.ErrTimestampTooFarAhead, ""},
 	"partition.ErrWrongKey":             {partition.ErrWrongKey, strata.ErrWrongKey, ""},
+	"partition.ErrPendingTransaction":   {partition.ErrPendingTransaction, strata.ErrPendingTransaction, ""},
 	"partition.ErrWrongOffset":          {partition.ErrWrongOffset, strata.ErrWrongOffset, ""},
 	"segment.ErrBadName":                {segment.ErrBadName, nil, "Open skips files that are not segments"},
 	"segment.ErrClosed":                 {segment.ErrClosed, nil, "segments are reference-counted: none closes under a reader"},

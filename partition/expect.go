@@ -68,6 +68,9 @@ func (p *Partition) checkMuLocked(end int64, cond condition) error {
 	if err != nil {
 		return fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
+	if err := p.pendingMuLocked(cond.key, actual); err != nil {
+		return err
+	}
 	if actual != cond.last {
 		return fmt.Errorf("partition: append to %s: %w", p.name, &WrongOffsetError{Key: cond.key, Expected: cond.last, Actual: actual})
 	}

@@ -241,6 +241,14 @@ func (p *Partition) readKeys(end int64) (*keyIndex, error) {
 // under the lock that assigns offsets: of concurrent AppendIfLast calls
 // with the same key and last, exactly one succeeds.
 //
+// While the key's last record lies at or past the first offset of a
+// transaction still open in the partition (one of its records, or a
+// record appended after its first), AppendIfLast writes nothing and
+// returns ErrPendingTransaction, whatever last is: retry once the
+// transaction ends. A record of an aborted transaction can be the key's
+// last: it is the Actual offset of a mismatch, though read_committed
+// readers never see it, and an append expecting it is taken.
+//
 // A key's last record is the last one retained: once retention or
 // DeleteRecords removed every record of a key, or compaction removed its
 // last record, a tombstone, the key has no record (NoOffset), as a
