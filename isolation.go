@@ -47,7 +47,9 @@ func (i Isolation) String() string {
 	return fmt.Sprintf("Isolation(%d)", uint8(i))
 }
 
-// checkIsolation refuses a level that is none of the three.
+// checkIsolation refuses, with ErrInvalidConfig, a level that is none of
+// the three. The read paths return its error through storeErr, which
+// gives it the store's prefix.
 func checkIsolation(i Isolation) error {
 	if i > ReadCommitted {
 		return fmt.Errorf("isolation %v is not ReadUncommitted or ReadCommitted: %w", i, ErrInvalidConfig)
@@ -114,13 +116,4 @@ func cutAt(batches []byte, end int64) (next int64, cut int) {
 		next = h.NextOffset()
 	}
 	return next, 0
-}
-
-// checkIsolation refuses, with ErrInvalidConfig, a level that is none of
-// the three.
-func (s *Store) checkIsolation(i Isolation) error {
-	if err := checkIsolation(i); err != nil {
-		return fmt.Errorf("strata: %w", err)
-	}
-	return nil
 }

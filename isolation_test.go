@@ -358,6 +358,7 @@ func TestIsolationBadInput(t *testing.T) {
 	bad := s.View(9)
 	_, err = bad.Read(context.Background(), "t", 0, 0, 1)
 	require.ErrorIs(t, err, strata.ErrInvalidConfig)
+	require.ErrorContains(t, err, "strata: isolation Isolation(9) is not ReadUncommitted or ReadCommitted")
 	_, err = bad.Fetch(context.Background(), "t", 0, 0, 1, 0)
 	require.ErrorIs(t, err, strata.ErrInvalidConfig)
 	_, err = bad.Get("t", 0, 0)
