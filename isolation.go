@@ -76,13 +76,13 @@ func (i Isolation) level() partition.Isolation {
 }
 
 // readEnd is the end of what a read at iso sees of p: the last stable
-// offset under ReadCommitted, else the high watermark.
+// offset (never past the high watermark) under ReadCommitted, else the
+// high watermark.
 func readEnd(p *partition.Partition, iso Isolation) int64 {
-	hw := p.HighWatermark()
 	if iso == ReadCommitted {
-		return min(hw, p.LastStableOffset())
+		return p.LastStableOffset()
 	}
-	return hw
+	return p.HighWatermark()
 }
 
 // waitEnd blocks until a read at iso sees offset of p (readEnd > offset),
