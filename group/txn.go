@@ -235,13 +235,7 @@ func (c *Coordinator) PendingTxn(group, topic string, partition int) bool {
 		return false
 	}
 	defer g.mu.Unlock()
-	tp := TopicPartition{Topic: topic, Partition: partition}
-	for _, offs := range g.pending {
-		if _, ok := offs[tp]; ok {
-			return true
-		}
-	}
-	return false
+	return g.pendingLocked(TopicPartition{Topic: topic, Partition: partition})
 }
 
 // checkProducer checks a transaction's producer id and epoch.
@@ -317,9 +311,13 @@ func (g *groupState) deleteOffsetLocked(tp TopicPartition) {
 
 // hasLocked reports whether g has a committed or pending offset for tp.
 func (g *groupState) hasLocked(tp TopicPartition) bool {
-	if _, ok := g.offsets[tp]; ok {
-		return true
-	}
+	_, ok := g.offsets[tp]
+	return ok || g.pendingLocked(tp)
+}
+
+// pendingLocked reports whether g has an offset for tp pending in a
+// transaction.
+func (g *groupState) pendingLocked(tp TopicPartition) bool {
 	for _, offs := range g.pending {
 		if _, ok := offs[tp]; ok {
 			return true
