@@ -38,23 +38,31 @@ func (s *Store) offsetsPartition() (*partition.Partition, error) {
 // commitTxnOffsets commits offsets for a group inside the transaction of
 // producer pid at epoch: each offset is checked as Commit checks it (in
 // the partition's [start, end], stamped with its topic's id), and the
-// group coordinator holds them pending until endTxnOffsets. A member ref
-// fences a zombie consumer (KIP-447); the zero ref commits for the group
-// whatever its members.
+// group coordinator holds them pending until endTxnOffsets. An offset
+// that carries a topic id already (Txn.CommitOffsets stamps it when it
+// takes the offset) whose topic was deleted since, and perhaps created
+// again, is ErrUnknownTopic: it is never the committed offset of a new
+// topic of the name. A member ref fences a zombie consumer (KIP-447); the
+// zero ref commits for the group whatever its members.
 func (s *Store) commitTxnOffsets(groupName string, ref group.MemberRef, pid int64, epoch int16, offsets map[TopicPartition]OffsetAndMetadata) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
 	checked := make(map[TopicPartition]OffsetAndMetadata, len(offsets))
 	for tp, om := range offsets {
+		if om.TopicID != (TopicID{}) {
+			if t, err := s.topic(tp.Topic); err == nil && t.ID() != om.TopicID {
+				return fmt.Errorf("strata: offset %d of %s was taken for a topic of the name deleted since: %w", om.Offset, tp, ErrUnknownTopic)
+			}
+		}
 		id, err := s.checkCommit(tp.Topic, tp.Partition, om.Offset)
 		if err != nil {
 			return err
 		}
+		om.TopicID = id
 		if om.CommitTime.IsZero() {
 			om.CommitTime = s.opts.Now()
 		}
-		om.TopicID = id
 		checked[tp] = om
 	}
 	return s.groups.CommitTxn(groupName, ref, pid, epoch, checked)

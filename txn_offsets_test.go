@@ -56,3 +56,28 @@ func TestTxnCommitOffsets(t *testing.T) {
 	require.Equal(t, int64(4), om.Offset, "after a reopen")
 	require.Equal(t, strs("out", 3), readCommitted(t, s, "a", 0))
 }
+
+// TestTxnCommitOffsetsTopicRecreated adds an offset to a transaction, then
+// deletes its topic and creates another of the name before the commit:
+// the offset was the deleted topic's, so the commit fails with
+// ErrUnknownTopic and aborts, and the new topic's group has no committed
+// offset from it.
+func TestTxnCommitOffsetsTopicRecreated(t *testing.T) {
+	s := openTxnStore(t, vfs.NewMem(), strata.SyncNever)
+	_, err := s.AppendTo(ctx, "b", 0, vals("old", 5)...)
+	require.NoError(t, err)
+	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+	require.NoError(t, err)
+	require.NoError(t, tx.CommitOffsets(ctx, "g", map[strata.TopicPartition]int64{{Topic: "b", Partition: 0}: 3}))
+	require.NoError(t, tx.AppendTo(ctx, "a", 0, vals("out", 1)...))
+
+	require.NoError(t, s.DeleteTopic("b"))
+	require.NoError(t, s.CreateTopic("b", strata.TopicConfig{Partitions: 1}))
+	_, err = s.AppendTo(ctx, "b", 0, vals("new", 5)...)
+	require.NoError(t, err)
+	require.ErrorIs(t, tx.Commit(ctx), strata.ErrUnknownTopic)
+	_, ok := s.Committed("g", "b", 0)
+	require.False(t, ok, "the offset was the deleted topic's")
+	require.Empty(t, readCommitted(t, s, "a", 0))
+	require.False(t, strata.PendingTxnOffset(s, "g", "b", 0), "nothing left pending")
+}
