@@ -3,7 +3,6 @@ package strata
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 
 	"github.com/stratalog/strata/group"
@@ -136,7 +135,7 @@ func (ps *producerSeqs) append(p *partition.Partition, pid int64, epoch int16, n
 	if !ok {
 		for _, info := range p.Producers() {
 			if info.ID == pid && info.LastSequence >= 0 {
-				cur, ok = producerSeq{epoch: info.Epoch, next: seqAfter(info.LastSequence, 0)}, true
+				cur, ok = producerSeq{epoch: info.Epoch, next: nextSequence(info.LastSequence, 1)}, true
 			}
 		}
 	}
@@ -152,18 +151,8 @@ func (ps *producerSeqs) append(p *partition.Partition, pid int64, epoch int16, n
 	if ps.m == nil {
 		ps.m = map[int64]producerSeq{}
 	}
-	ps.m[pid] = producerSeq{epoch: epoch, next: seqAfter(seq, int32(n-1))}
+	ps.m[pid] = producerSeq{epoch: epoch, next: nextSequence(seq, n)}
 	return nil
-}
-
-// seqAfter returns the sequence after the batch from seq whose last record
-// is delta further: it wraps from MaxInt32 to 0, as Kafka's sequences do.
-func seqAfter(seq, delta int32) int32 {
-	next := int64(seq) + int64(delta) + 1
-	if next > math.MaxInt32 {
-		next -= math.MaxInt32 + 1
-	}
-	return int32(next)
 }
 
 // replayOffsets replays the commits of the offsets topic t into the
