@@ -1,7 +1,6 @@
 package group
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -272,10 +271,10 @@ func (g *groupState) completePendingLocked(id int64, commit bool) {
 	if !commit {
 		return
 	}
-	// In the order they were written, as a replay of the log sees them.
-	parts := slices.SortedFunc(maps.Keys(offs), func(a, b TopicPartition) int { return cmp.Compare(offs[a].seq, offs[b].seq) })
-	for _, tp := range parts {
-		if t := offs[tp]; !t.superseded {
+	// Each partition on its own: what one sets and supersedes is of its
+	// partition only, so the order does not matter.
+	for tp, t := range offs {
+		if !t.superseded {
 			g.offsets[tp] = t.om
 			g.supersedeLocked(tp, t.seq)
 		}
