@@ -28,7 +28,11 @@ import (
 // ErrUnknownTopic or ErrUnknownPartition; after Close, ErrClosed.
 //
 // Under ReadCommitted the range ends at the last stable offset, and a
-// record of an aborted transaction is ErrNoRecord.
+// record of an aborted transaction is ErrNoRecord. A lookup of an offset
+// that an aborted transaction's range covers, whatever batch holds it,
+// also reads that batch's header again and allocates the list of the
+// aborted transactions there: neither Get's one buffer nor GetInto's none
+// hold for it.
 func (s *Store) Get(topicName string, part int, offset int64) (Record, error) {
 	return s.getInto(0, topicName, part, offset, nil)
 }
