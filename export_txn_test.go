@@ -15,3 +15,7 @@ func PartitionOf(s *Store, topicName string, part int) (*partition.Partition, er
 
 // TxnProducer returns the transaction's producer id and epoch.
 func TxnProducer(t *Txn) (int64, int16) { return t.pid, t.epoch }
+
+// TxnStatesRead reports whether the store has read its transactional ids'
+// states (TransactionStateTopic), which a clean Open defers.
+func TxnStatesRead(s *Store) bool { return s.txns.loaded.Load() }

@@ -254,12 +254,20 @@ func (s *Store) removeDeleted() error {
 // Dir returns the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
-// Close flushes and closes every partition (fsyncing what is unsynced),
-// writes the clean-shutdown marker so the next Open trusts the files, stops
-// the background work and releases the directory lock. Calls after Close
+// Close aborts the transactions still open (their calls return ErrClosed),
+// flushes and closes every partition (fsyncing what is unsynced), writes
+// the clean-shutdown marker so the next Open trusts the files, stops the
+// background work and releases the directory lock. Calls after Close
 // fail with ErrClosed; closing twice returns nil.
 func (s *Store) Close() (err error) {
 	defer wrapErr(&err)
+	var txnErr error
+	if s.txns != nil && !s.closed.Load() {
+		// First, while the store is open: the transactions' markers and
+		// state records are written to its topics. Not under mu, which a
+		// Commit under way may take (to create an internal topic).
+		txnErr = s.txns.shutdown()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed.Swap(true) {
@@ -269,15 +277,15 @@ func (s *Store) Close() (err error) {
 		close(s.stop)
 		<-s.done
 	}
-	if s.txns != nil {
-		s.txns.close()
-	}
 	var errs []error
 	for _, t := range *s.topics.Load() {
 		errs = append(errs, t.Close())
 	}
 	err = errors.Join(errs...)
-	if err == nil {
+	if err == nil && txnErr != nil {
+		// Not clean: the next Open finishes the transactions.
+		err = txnErr
+	} else if err == nil {
 		// Only a store whose every partition closed cleanly may say so.
 		err = s.writeMarker()
 	}

@@ -7,9 +7,11 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stratalog/strata/partition"
+	"github.com/stratalog/strata/topic"
 	"github.com/stratalog/strata/txn"
 )
 
@@ -31,6 +33,13 @@ var txnTopicConfig = TopicConfig{
 // from state to state.
 type txnCoordinator struct {
 	s *Store
+
+	// loadMu serializes the replay of TransactionStateTopic that a clean
+	// Open defers (see ensureLoaded): deferred is the topic until it is
+	// replayed, nil after; loaded is set once the ids' states are known.
+	loadMu   sync.Mutex
+	deferred *topic.Topic
+	loaded   atomic.Bool
 
 	mu     sync.Mutex
 	ids    map[string]*txnEntry
@@ -70,7 +79,9 @@ type txnMarker struct {
 }
 
 func newTxnCoordinator(s *Store) *txnCoordinator {
-	return &txnCoordinator{s: s, ids: map[string]*txnEntry{}}
+	c := &txnCoordinator{s: s, ids: map[string]*txnEntry{}}
+	c.loaded.Store(true)
+	return c
 }
 
 // entry returns the id's entry, creating it.
@@ -96,25 +107,6 @@ func (e *txnEntry) lock(ctx context.Context) error {
 
 func (e *txnEntry) unlock() { <-e.sem }
 
-// close stops the expiry timers of the open transactions; their calls
-// return ErrClosed from now on.
-func (c *txnCoordinator) close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.closed = true
-	for _, e := range c.ids {
-		select {
-		case e.sem <- struct{}{}:
-			if e.live != nil {
-				e.live.expiry.Stop()
-			}
-			<-e.sem
-		default:
-			// Busy: its Commit or Abort fails on the closed partitions.
-		}
-	}
-}
-
 func (c *txnCoordinator) isClosed() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -123,6 +115,9 @@ func (c *txnCoordinator) isClosed() bool {
 
 // begin opens a transaction of opts.ID (see BeginTxn).
 func (c *txnCoordinator) begin(ctx context.Context, opts TxnOptions) (*Txn, error) {
+	if err := c.ensureLoaded(); err != nil {
+		return nil, err
+	}
 	e := c.entry(opts.ID)
 	if err := e.lock(ctx); err != nil {
 		return nil, err

@@ -19,10 +19,11 @@ const DefaultTransactionalIDExpiration = 7 * 24 * time.Hour
 // none open: each gets a tombstone in TransactionStateTopic (Kafka's Dead
 // state), once the markers of its last transaction are durable (the
 // tombstone takes away the record a crash would decide them by). An id
-// busy now is left for the next pass.
+// busy now is left for the next pass. Ids whose states a clean Open left
+// unread (see initTxns) wait until they are read.
 func (c *txnCoordinator) expireIDs(now time.Time) error {
 	exp := c.s.opts.TransactionalIDExpiration
-	if exp < 0 {
+	if exp < 0 || !c.loaded.Load() {
 		return nil
 	}
 	c.mu.Lock()

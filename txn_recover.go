@@ -1,6 +1,7 @@
 package strata
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -19,6 +20,11 @@ import (
 // false) it also ends the transactions the partitions hold open that no
 // record accounts for (see sweep). It runs after initGroups, whose
 // replay left the offsets of open transactions pending.
+//
+// After a clean shutdown it reads nothing, unless a partition holds a
+// transaction open (a store Close did not end, or one Kafka wrote): Close
+// ended every transaction, so there is nothing to finish, and the replay
+// waits for the first call that needs the ids' states (see load).
 func (s *Store) initTxns(clean bool) error {
 	c := newTxnCoordinator(s)
 	s.txns = c
@@ -29,10 +35,43 @@ func (s *Store) initTxns(clean bool) error {
 		}
 		return c.sweep()
 	}
+	if clean && !s.txnOpenInPartitions() {
+		c.deferred = t
+		c.loaded.Store(false)
+		return nil
+	}
+	return c.load(t, clean)
+}
+
+// txnOpenInPartitions reports whether a partition of the store holds a
+// transaction not ended, or ended by a marker readers do not see yet.
+func (s *Store) txnOpenInPartitions() bool {
+	for _, t := range *s.topics.Load() {
+		for _, p := range t.Partitions() {
+			if p.LastStableOffset() < p.HighWatermark() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// load replays TransactionStateTopic t into c and finishes what the
+// records say is unfinished (see initTxns); after a crash (clean false),
+// it sweeps the partitions first.
+func (c *txnCoordinator) load(t *topic.Topic, clean bool) error {
+	s := c.s
 	err := c.replay(t)
 	if errors.Is(err, ErrCorrupt) {
 		s.opts.Logger.Error("strata: "+TransactionStateTopic+" is damaged; recovering it and replaying it again", "err", err)
-		if t, err = s.reopenRecovered(t); err != nil {
+		if c.deferred != nil {
+			s.mu.Lock() // the store is open: others read the topics
+		}
+		t, err = s.reopenRecovered(t)
+		if c.deferred != nil {
+			s.mu.Unlock()
+		}
+		if err != nil {
 			return err
 		}
 		c.ids = map[string]*txnEntry{}
@@ -52,6 +91,7 @@ func (s *Store) initTxns(clean bool) error {
 	for _, id := range slices.Sorted(maps.Keys(c.ids)) {
 		e := c.ids[id]
 		var err error
+		_ = e.lock(context.Background())
 		switch e.meta.State {
 		case txn.Ongoing:
 			// Open when the store stopped: aborted, at a new epoch.
@@ -60,6 +100,7 @@ func (s *Store) initTxns(clean bool) error {
 		case txn.PrepareCommit, txn.PrepareAbort:
 			err = c.finishLocked(e)
 		}
+		e.unlock()
 		if err != nil {
 			return fmt.Errorf("strata: completing transaction %q: %w", id, err)
 		}
