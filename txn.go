@@ -62,11 +62,16 @@ func (o TxnOptions) check() (TxnOptions, error) {
 }
 
 // Txn is an open transaction: records appended to any partitions of any
-// topics and consumer-group offsets, which Commit makes visible together
-// and Abort discards together. Readers with ReadCommitted isolation see
-// all of a committed transaction or nothing of it, also after a crash at
-// any point; ReadUncommitted readers (the default) see its records as
-// they are written, and aborted ones too, as Kafka's do. See the README's
+// topics and consumer-group offsets, which Commit commits together and
+// Abort discards together. Readers with ReadCommitted isolation see all of
+// a committed transaction or nothing of it, also after a crash at any
+// point, partition by partition, as Kafka's do: a partition's records once
+// its last stable offset has passed them (at the transaction's marker
+// there, or, for records behind the first offset of another transaction
+// still open in the partition, once that one ends too); and while Commit
+// writes its markers, a partition, or the group's offsets, before others.
+// ReadUncommitted readers (the default) see its records as they are
+// written, and aborted ones too, as Kafka's do. See the README's
 // "Transactions" for what each flush policy guarantees.
 //
 // The records are held in memory and written at Commit, as one batch per
