@@ -83,7 +83,10 @@ func (w *eosWorkload) run(steps int) {
 	if w.lasts == nil {
 		w.lasts = map[string]int64{}
 	}
-	p := w.s.Producer(strata.ProducerOptions{DeliveryTimeout: time.Second, RetryBackoff: 10 * time.Millisecond})
+	// A Linger far past the run keeps each ProduceSync's records in one
+	// batch: only ProduceSync ships them, never the linger timer between
+	// two of its records on a loaded machine.
+	p := w.s.Producer(strata.ProducerOptions{Linger: time.Hour, DeliveryTimeout: time.Second, RetryBackoff: 10 * time.Millisecond})
 	defer p.Close()
 	for i := 0; steps <= 0 || i < steps; i++ {
 		if w.everySync && i%3 == 1 {
