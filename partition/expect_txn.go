@@ -13,7 +13,7 @@ import (
 // caller could give is one it decided on. Retry once the transaction has
 // ended (committed, aborted or timed out), after loading the key again.
 // It does not match ErrWrongOffset.
-var ErrPendingTransaction = errors.New("partition: a transaction is open past the key's last checked record; retry once it ends")
+var ErrPendingTransaction = errors.New("partition: the key's last record lies in or after a transaction still open; retry once it ends")
 
 // pendingMuLocked refuses, with ErrPendingTransaction, an AppendIfLast of
 // key whose last record is at offset last, at or past the first offset of
@@ -31,7 +31,7 @@ func (p *Partition) pendingMuLocked(key []byte, last int64) error {
 			break // by first offset
 		}
 		if t.last < 0 {
-			return fmt.Errorf("partition: append to %s: the last record of key %q, at offset %d, lies at or past offset %d, where a transaction of producer %d still open begins: %w",
+			return fmt.Errorf("partition: append to %s: the last record of key %q, at offset %d, is at or past offset %d, where a transaction of producer %d begins: %w",
 				p.name, key, last, t.first, t.pid, ErrPendingTransaction)
 		}
 	}
