@@ -303,13 +303,17 @@ func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader, cond conditio
 	p.stats.appends.Add(1)
 	p.stats.appendedRecords.Add(int64(h.LastOffsetDelta) + 1)
 	p.stats.appendedBytes.Add(int64(len(batch)))
-	if p.cfg.Sync.Mode == SyncModeAlways {
+	switch {
+	case p.cfg.Sync.Mode == SyncModeAlways && cond.decided:
+		// Not waited for durable: readers see it at once.
+		p.addDecided(base)
+	case p.cfg.Sync.Mode == SyncModeAlways:
 		// Readers see the batch once it is durable (HighWatermark): the
 		// fsync wakes them.
 		if err := p.syncTo(h.NextOffset() - h.BaseOffset + base); err != nil {
 			return appendResult{}, err
 		}
-	} else {
+	default:
 		p.appended.broadcast()
 	}
 	return a, nil
@@ -367,6 +371,7 @@ func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader, cond conditi
 		// Before the end moves: a reader that sees the batch must see the
 		// transaction it opens (the last stable offset stays below it) and
 		// the .txnindex entry of the transaction an ABORT ends.
+		op.decided = cond.decided
 		if err := p.applyProducerMuLocked(op, h); err != nil {
 			return appendResult{}, p.failMuLocked(err)
 		}
@@ -407,6 +412,21 @@ func (p *Partition) shouldRoll(s *segment.Segment, size int, maxTS, last int64) 
 func (p *Partition) rollMuLocked(base int64) error {
 	old := p.mu.active
 	err := old.seg.Seal()
+	if err == nil && p.cfg.Sync.Mode != SyncModeNever && p.mu.markerEnd > max(p.synced.Load(), old.seg.Base()) {
+		// A transaction marker must not be lost while what follows it
+		// stays: recovery keeps the segments after one that lost its
+		// unsynced tail whole (see Open), and the producer's next
+		// transaction would then read as the one the lost marker ended.
+		// Nothing is written to the next segment before the marker is
+		// durable. Markers are few, and rolls rare.
+		if err = old.seg.SyncLog(); err == nil {
+			err = old.seg.SyncTxnIndex()
+		}
+		p.countFsync()
+		if err != nil {
+			return p.failMuLocked(fmt.Errorf("fsync of a segment holding a transaction marker failed: %w", err))
+		}
+	}
 	var next *segment.Segment
 	if err == nil {
 		next, err = segment.Create(p.fsys, p.dir, base, p.cfg.segmentConfig())

@@ -45,11 +45,12 @@ const anyEnd = -1
 
 // condition is what a conditional append checks under mu before it
 // writes: the end offset (unless anyEnd), and the last offset of a key
-// (unless key is nil).
+// (unless key is nil). decided marks a marker of WriteDecidedMarker.
 type condition struct {
-	end  int64
-	key  []byte
-	last int64
+	end     int64
+	key     []byte
+	last    int64
+	decided bool
 }
 
 // checkMuLocked checks cond against the partition, whose end offset is

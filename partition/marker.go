@@ -74,6 +74,29 @@ func parseMarker(b []byte, h log.BatchHeader) (m marker, ok bool, err error) {
 // negative pid or epoch ErrInvalidProducer; none writes anything. Under
 // SyncAlways WriteMarker returns once the marker is durable.
 func (p *Partition) WriteMarker(pid int64, epoch int16, commit bool, coordinatorEpoch int32) (int64, error) {
+	return p.writeMarker(pid, epoch, commit, coordinatorEpoch, false)
+}
+
+// WriteDecidedMarker is WriteMarker for a transaction whose outcome is
+// recorded durably elsewhere, by a coordinator that writes the marker
+// again after a crash that lost it (as the store's does from its
+// PrepareCommit record). Under SyncAlways it returns without waiting for
+// an fsync, and readers see the marker at once: the last stable offset
+// passes the transaction (still at most the high watermark, so its
+// records are visible to read_committed readers once they are durable),
+// and the high watermark passes the marker if nothing undurable comes
+// before it. The next fsync of the partition makes the marker durable.
+// Until then a crash can lose it, and with it nothing but the marker
+// (what follows it is lost too): the transaction is open again when the
+// partition reopens, for the coordinator to end as it was decided. Under
+// SyncEvery and SyncNever it is WriteMarker. The checks and errors are
+// WriteMarker's.
+func (p *Partition) WriteDecidedMarker(pid int64, epoch int16, commit bool, coordinatorEpoch int32) (int64, error) {
+	return p.writeMarker(pid, epoch, commit, coordinatorEpoch, true)
+}
+
+// writeMarker is WriteMarker, or WriteDecidedMarker if decided.
+func (p *Partition) writeMarker(pid int64, epoch int16, commit bool, coordinatorEpoch int32, decided bool) (int64, error) {
 	if pid < 0 || epoch < 0 {
 		return 0, fmt.Errorf("partition: marker to %s from producer %d at epoch %d: both must be at least 0: %w", p.name, pid, epoch, ErrInvalidProducer)
 	}
@@ -82,6 +105,6 @@ func (p *Partition) WriteMarker(pid int64, epoch int16, commit bool, coordinator
 		return 0, fmt.Errorf("partition: marker to %s: %w", p.name, err)
 	}
 	h, _ := log.ReadHeader(b) // just encoded: cannot fail
-	a, err := p.appendEncoded(b, h, condition{end: anyEnd}, nil)
+	a, err := p.appendEncoded(b, h, condition{end: anyEnd, decided: decided}, nil)
 	return a.base, err
 }

@@ -131,7 +131,7 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	p.state.Store(&state{segs: segs})
 	p.start.Store(max(start, segs[0].seg.Base()))
 	p.end.Store(active.seg.NextOffset())
-	p.synced.Store(active.seg.NextOffset())
+	p.setSynced(active.seg.NextOffset())
 	if err := p.loadProducersMuLocked(clean, !clean); err != nil {
 		releaseAll(segs)
 		return nil, err

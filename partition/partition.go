@@ -73,6 +73,10 @@ type Partition struct {
 		// written once the segments below them are synced.
 		snaps        []int64
 		pendingSnaps []pendingSnapshot
+		// markerEnd is the offset after the last transaction marker
+		// appended (0 if none since Open): a roll makes the segment
+		// durable at once if the marker may not be (see rollMuLocked).
+		markerEnd int64
 	}
 	state atomic.Pointer[state] // stored with mu held
 	start atomic.Int64          // first retained offset; stored with mu held
@@ -91,6 +95,8 @@ type Partition struct {
 
 	syncMu     sync.Mutex         // one fsync (or flush of sealed segments) at a time
 	synced     atomic.Int64       // offsets below this are durable
+	visible    atomic.Int64       // the high watermark under SyncAlways: synced, and the decided markers after it
+	decided    decidedMarkers     // markers of WriteDecidedMarker not known durable
 	group      groupCommit        // who fsyncs next, and who waits for it
 	checkpoint recoveryCheckpoint // guarded by syncMu
 
@@ -173,12 +179,14 @@ func (p *Partition) EndOffset() int64 { return p.end.Load() }
 // ReadBatches, Records, Wait, OffsetForTimestamp) returns only records
 // below it, so that a reader never acts on a record the partition does not
 // admit to. Under SyncAlways it is the synced offset: a record becomes
-// visible once it is durable, when its Append returns. Under SyncNever and
-// SyncEvery it is EndOffset: a record becomes visible once it is written
-// to the OS. It only moves forward, except through Truncate.
+// visible once it is durable, when its Append returns; except that it
+// passes the markers of WriteDecidedMarker that follow it before they are
+// durable. Under SyncNever and SyncEvery it is EndOffset: a record becomes
+// visible once it is written to the OS. It only moves forward, except
+// through Truncate.
 func (p *Partition) HighWatermark() int64 {
 	if p.cfg.Sync.Mode == SyncModeAlways {
-		return min(p.synced.Load(), p.end.Load())
+		return min(p.visible.Load(), p.end.Load())
 	}
 	return p.end.Load()
 }
@@ -186,19 +194,6 @@ func (p *Partition) HighWatermark() int64 {
 // SyncedOffset returns the offset below which every record is known to be
 // on stable storage.
 func (p *Partition) SyncedOffset() int64 { return p.synced.Load() }
-
-// publishSynced moves the synced offset up to off, waking readers waiting
-// for records when that moves the high watermark (SyncAlways). The caller
-// holds syncMu (or is the partition's only user: Open, Truncate, Close).
-func (p *Partition) publishSynced(off int64) {
-	if p.synced.Load() >= off {
-		return
-	}
-	p.synced.Store(off)
-	if p.cfg.Sync.Mode == SyncModeAlways {
-		p.appended.broadcast()
-	}
-}
 
 // Config returns the partition's configuration with defaults filled in.
 func (p *Partition) Config() Config { return p.cfg }

@@ -132,10 +132,11 @@ func checkProducerFields(h log.BatchHeader) error {
 // producerOp is what checking a producer's batch found: a duplicate, or
 // the marker the batch holds.
 type producerOp struct {
-	entry  *producerEntry // the producer's, if the partition knows it
-	dup    bool
-	marker bool // a control batch holding one
-	m      marker
+	entry   *producerEntry // the producer's, if the partition knows it
+	dup     bool
+	marker  bool // a control batch holding one
+	m       marker
+	decided bool // a marker of WriteDecidedMarker
 }
 
 // checkProducerMuLocked checks the batch of a producer (h.ProducerID is
@@ -168,7 +169,8 @@ func (p *Partition) applyProducerMuLocked(op producerOp, h log.BatchHeader) erro
 	case !op.marker:
 		return nil // an empty control batch
 	}
-	done, ended := ps.applyMarker(h.ProducerID, h.ProducerEpoch, op.m.coordinatorEpoch, h.BaseOffset, h.MaxTimestamp)
+	p.mu.markerEnd = h.BaseOffset + 1
+	done, ended := ps.applyMarker(h.ProducerID, h.ProducerEpoch, op.m.coordinatorEpoch, h.BaseOffset, h.MaxTimestamp, op.decided)
 	if !ended {
 		return nil
 	}

@@ -39,7 +39,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	ps.applyData(log.BatchHeader{ProducerID: 2, ProducerEpoch: 0, BaseSequence: 0, BaseOffset: 100, MaxTimestamp: 5,
 		Attributes: log.AttrTransactional, NumRecords: 1}, nil)
-	ps.applyMarker(3, 9, 4, 101, 77)
+	ps.applyMarker(3, 9, 4, 101, 77, false)
 	got, err := decodeSnapshot(encodeSnapshot(&ps))
 	require.NoError(t, err)
 	require.Equal(t, ps.txns, got.txns)

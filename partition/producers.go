@@ -257,8 +257,9 @@ func (ps *producerState) checkMarker(pid int64, epoch int16, coordinatorEpoch in
 
 // applyMarker enters a marker written at offset into the state: it ends
 // the producer's open transaction, if any, which it returns (ok false if
-// there was none).
-func (ps *producerState) applyMarker(pid int64, epoch int16, coordinatorEpoch int32, offset, ts int64) (txnSpan, bool) {
+// there was none). The transaction keeps the last stable offset down until
+// readers see the marker, unless decided (WriteDecidedMarker).
+func (ps *producerState) applyMarker(pid int64, epoch int16, coordinatorEpoch int32, offset, ts int64, decided bool) (txnSpan, bool) {
 	e := ps.entry(pid)
 	var done txnSpan
 	ok := e.txnFirst >= 0
@@ -266,7 +267,11 @@ func (ps *producerState) applyMarker(pid int64, epoch int16, coordinatorEpoch in
 		done = txnSpan{pid: pid, first: e.txnFirst, last: offset}
 		for i := range ps.txns {
 			if t := &ps.txns[i]; t.pid == pid && t.first == e.txnFirst && t.last < 0 {
-				t.last = offset
+				if decided {
+					ps.txns = slices.Delete(ps.txns, i, i+1)
+				} else {
+					t.last = offset
+				}
 				break
 			}
 		}

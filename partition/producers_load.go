@@ -60,7 +60,7 @@ func (p *Partition) replayBatchMuLocked(ps *producerState, b []byte, h log.Batch
 		return nil
 	}
 	if !index {
-		ps.applyMarker(h.ProducerID, h.ProducerEpoch, m.coordinatorEpoch, h.BaseOffset, h.MaxTimestamp)
+		ps.applyMarker(h.ProducerID, h.ProducerEpoch, m.coordinatorEpoch, h.BaseOffset, h.MaxTimestamp, false)
 		return nil
 	}
 	return p.applyProducerMuLocked(producerOp{marker: true, m: m}, h)

@@ -16,6 +16,22 @@ func (p *Partition) Sync() error {
 	return p.syncTo(p.end.Load())
 }
 
+// SyncTo makes every record below offset durable, as Sync does, for a
+// caller that needs only its own records on stable storage (those up to
+// the offset its append returned): concurrent callers share fsyncs, and a
+// caller that an fsync under way covers waits for it and for no other.
+// Records past the end are not waited for: an offset past EndOffset is
+// Sync. A negative offset is ErrOutOfRange.
+func (p *Partition) SyncTo(offset int64) error {
+	if offset < 0 {
+		return fmt.Errorf("partition: sync of %s below offset %d, which is below 0: %w", p.name, offset, ErrOutOfRange)
+	}
+	if err := p.checkOpen(); err != nil {
+		return err
+	}
+	return p.syncTo(offset)
+}
+
 // syncTo returns once every offset below target is durable: group commit.
 // One caller at a time (the leader) fsyncs, covering everything appended
 // when it starts; the others wait for that fsync to end, all woken at once,

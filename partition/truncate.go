@@ -114,7 +114,7 @@ func (p *Partition) Truncate(offset int64) error {
 	p.state.Store(&state{segs: append(segs[:i:i], ref)})
 	p.mu.active = ref
 	p.end.Store(next.NextOffset())
-	p.synced.Store(next.NextOffset())
+	p.setSynced(next.NextOffset())
 	p.mu.keys = nil // AppendIfLast builds it again
 	if err := p.loadProducersMuLocked(false, false); err != nil {
 		return p.failMuLocked(fmt.Errorf("truncating: %w", err))
