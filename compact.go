@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stratalog/strata/compaction"
+	"github.com/stratalog/strata/topic"
 )
 
 // DefaultCleanerInterval is how often the store cleans compacted topics, as
@@ -39,7 +40,23 @@ func (s *Store) Compact(ctx context.Context, topicName string) (_ CompactionStat
 	if err := ctx.Err(); err != nil {
 		return CompactionStats{}, err
 	}
-	return t.Compact(s.opts.Now(), s.opts.CleanerBufferBytes)
+	return s.compactTopic(t)
+}
+
+// compactTopic cleans the partitions of compacted topic t that are due;
+// TransactionStateTopic's once the markers its records decide are durable
+// (see txnCoordinator.compactLog).
+func (s *Store) compactTopic(t *topic.Topic) (CompactionStats, error) {
+	if t.Name() != TransactionStateTopic {
+		return t.Compact(s.opts.Now(), s.opts.CleanerBufferBytes)
+	}
+	var st CompactionStats
+	err := s.txns.compactLog(func() error {
+		var err error
+		st, err = t.Compact(s.opts.Now(), s.opts.CleanerBufferBytes)
+		return err
+	})
+	return st, err
 }
 
 // compactAll cleans every compacted topic that is due.
@@ -53,7 +70,7 @@ func (s *Store) compactAll(ctx context.Context) (CompactionStats, error) {
 		if s.closed.Load() {
 			return total, ErrClosed
 		}
-		st, err := t.Compact(s.opts.Now(), s.opts.CleanerBufferBytes)
+		st, err := s.compactTopic(t)
 		total.Add(st)
 		errs = append(errs, err)
 	}

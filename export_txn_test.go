@@ -19,3 +19,8 @@ func TxnProducer(t *Txn) (int64, int16) { return t.pid, t.epoch }
 // TxnStatesRead reports whether the store has read its transactional ids'
 // states (TransactionStateTopic), which a clean Open defers.
 func TxnStatesRead(s *Store) bool { return s.txns.loaded.Load() }
+
+// SetTxnLogSegmentBytes sets the segment size TransactionStateTopic is
+// created with, before the store's first transaction, so that a test can
+// have it roll and compact.
+func SetTxnLogSegmentBytes(s *Store, n int64) { s.txns.logConfig.SegmentBytes = n }

@@ -237,13 +237,18 @@ func (t *Txn) CommitOffsets(ctx context.Context, groupName string, offsets map[T
 // them durable (as the topics' flush policies say: see the README's
 // "Transactions"), writes the decision (PrepareCommit) to
 // __transaction_state durably, then a COMMIT marker to every partition the
-// transaction wrote to, then CompleteCommit. A transaction of one batch in
-// one partition needs no durable decision: its marker, durable with the
-// batch, decides. Once Commit returns nil the transaction is committed,
-// also across a crash. An error while it writes, before the decision,
-// aborts the transaction; an error after it says so: the decision stands,
-// and the next Open writes the missing markers. A transaction that wrote
-// nothing writes nothing.
+// transaction wrote to, then CompleteCommit. It does not wait for the
+// markers to be durable: readers see the transaction at once, the next
+// fsync of each partition makes its marker durable (the id's next Commit
+// does it for the partitions it does not write to), and a crash that
+// loses one loses nothing of the outcome, since the next Open writes it
+// again from the decision. A transaction of one batch in one partition
+// needs no durable decision: its marker, durable with the batch, decides.
+// Once Commit returns nil the transaction is committed, also across a
+// crash. An error while it writes, before the decision, aborts the
+// transaction; an error after it says so: the decision stands, and the
+// next Open writes the missing markers. A transaction that wrote nothing
+// writes nothing.
 //
 // ctx is checked before anything is written, and bounds only the wait for
 // another call of the transaction under way (an early write of Append):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -44,6 +45,12 @@ type txnCoordinator struct {
 	mu     sync.Mutex
 	ids    map[string]*txnEntry
 	closed bool
+	// compacting counts the cleanings of TransactionStateTopic under
+	// way (see compactLog).
+	compacting int
+	// logConfig is the configuration TransactionStateTopic is created
+	// with: txnTopicConfig (tests shrink its segments).
+	logConfig TopicConfig
 }
 
 // txnEntry is one transactional id. Whoever changes its state (BeginTxn,
@@ -58,8 +65,14 @@ type txnEntry struct {
 	// id has one.
 	meta txn.Metadata
 	live *Txn // the open transaction, nil if none
-	// markers are those the id's last transaction wrote, which must be
-	// durable before the next one's first record is written.
+	// markers are those the id's transactions wrote that may not be
+	// durable yet. A crash that loses one leaves its transaction open in
+	// the partition, and Open ends it as the id's last PrepareCommit or
+	// CompleteCommit record says (see sweep); so each must be durable
+	// before a record can take that one's place: the id's next
+	// PrepareCommit, its tombstone, and a cleaning of
+	// TransactionStateTopic, which keeps only the id's last record (see
+	// syncMarkersLocked).
 	markers []txnMarker
 	// committed is the producer id and epoch of the id's last transaction
 	// whose PrepareCommit or CompleteCommit record replay found; -1 if
@@ -74,12 +87,13 @@ type txnEntry struct {
 
 // txnMarker is a marker written to a partition, at an offset.
 type txnMarker struct {
+	tp     txn.Partition
 	p      *partition.Partition
 	offset int64
 }
 
 func newTxnCoordinator(s *Store) *txnCoordinator {
-	c := &txnCoordinator{s: s, ids: map[string]*txnEntry{}}
+	c := &txnCoordinator{s: s, ids: map[string]*txnEntry{}, logConfig: txnTopicConfig}
 	c.loaded.Store(true)
 	return c
 }
@@ -278,13 +292,18 @@ func (c *txnCoordinator) end(ctx context.Context, t *Txn, commit bool) error {
 // survived, and aborts it otherwise: all or nothing either way. The caller
 // holds e's sem.
 func (c *txnCoordinator) commitOnePhaseLocked(e *txnEntry) error {
+	// Its PrepareCommit is not fsynced, but may survive a crash all the
+	// same: it takes the place of the last transaction's decision.
+	if err := c.syncMarkersLocked(e); err != nil {
+		return c.failLocked(e, err)
+	}
 	m := e.meta
 	m.State, m.LastUpdate = txn.PrepareCommit, c.s.opts.Now()
-	if err := c.writeState(e.id, m, false); err != nil {
+	if err := c.writeState(e, m, false); err != nil {
 		return c.failLocked(e, err)
 	}
 	e.meta = m
-	markers, err := c.writeMarkers(m, true)
+	markers, err := c.writeMarkers(m, true, false)
 	e.markers = append(e.markers, markers...)
 	if err == nil {
 		err = c.syncParts(m.Partitions)
@@ -293,7 +312,7 @@ func (c *txnCoordinator) commitOnePhaseLocked(e *txnEntry) error {
 		return fmt.Errorf("strata: transaction %q may be committed or not; the next Open commits it whole or aborts it: %w", e.id, err)
 	}
 	m.State, m.LastUpdate, m.Partitions = txn.CompleteCommit, c.s.opts.Now(), nil
-	if err := c.writeState(e.id, m, false); err != nil {
+	if err := c.writeState(e, m, false); err != nil {
 		return fmt.Errorf("strata: transaction %q is committed, but its completion was not recorded: %w", e.id, err)
 	}
 	e.meta = m
@@ -358,8 +377,8 @@ func (c *txnCoordinator) flushEarly(ctx context.Context, t *Txn, keys []TopicPar
 
 // writeLocked writes t's records held in parts (in order) and its offsets:
 // first the partitions new to the transaction into its Ongoing record,
-// then the records as transactional batches of t's producer. The caller
-// holds e's sem.
+// then the records as transactional batches of t's producer, and the
+// offsets through the group coordinator. The caller holds e's sem.
 func (c *txnCoordinator) writeLocked(e *txnEntry, t *Txn, parts map[TopicPartition]*txnPart, order []TopicPartition, offsets map[string]map[TopicPartition]OffsetAndMetadata) error {
 	var add []txn.Partition
 	for _, k := range order {
@@ -373,11 +392,20 @@ func (c *txnCoordinator) writeLocked(e *txnEntry, t *Txn, parts map[TopicPartiti
 	if err := c.addPartitionsLocked(e, t, add); err != nil {
 		return err
 	}
-	syncs := false
+	// The offsets are written beside the records, not after them: each
+	// append under SyncAlways waits for its own fsync.
+	n := len(order)
+	if len(offsets) > 0 {
+		n++
+	}
+	syncs := len(offsets) > 0 && c.waitsForSync(ConsumerOffsetsTopic, 0, partition.SyncModeAlways)
 	for _, k := range order {
 		syncs = syncs || c.waitsForSync(k.Topic, k.Partition, partition.SyncModeAlways)
 	}
-	err := forEach(len(order), syncs, func(i int) error {
+	return forEach(n, syncs, func(i int) error {
+		if i == len(order) {
+			return c.commitOffsetsLocked(t, offsets)
+		}
 		p := parts[order[i]]
 		for _, a := range p.held {
 			if len(a.recs) == 0 {
@@ -389,10 +417,6 @@ func (c *txnCoordinator) writeLocked(e *txnEntry, t *Txn, parts map[TopicPartiti
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return c.commitOffsetsLocked(t, offsets)
 }
 
 // addPartitionsLocked enters the partitions of add that the id's
@@ -416,38 +440,44 @@ func (c *txnCoordinator) addPartitionsLocked(e *txnEntry, t *Txn, add []txn.Part
 	now := c.s.opts.Now()
 	if m.State != txn.Ongoing {
 		m.Start = t.start
-		if err := c.syncMarkersLocked(e); err != nil {
-			return err
-		}
 	}
 	m.State, m.LastUpdate = txn.Ongoing, now
-	if err := c.writeState(e.id, m, false); err != nil {
+	if err := c.writeState(e, m, false); err != nil {
 		return err
 	}
 	e.meta = m
 	return nil
 }
 
-// syncMarkersLocked makes the markers of the id's last transaction
-// durable, those a flush policy has not made durable yet (under
-// SyncAlways, WriteMarker did). It runs before the next transaction's
-// first record: once that record is durable, a marker a crash loses could
-// not be told from an abort (Open would abort the open transaction it
-// finds in the partition, at a newer epoch), and the Complete record may
-// be lost too. The caller holds e's sem.
+// syncMarkersLocked makes the markers of the id's transactions durable
+// (see txnEntry.markers): an fsync of each partition whose synced offset
+// is not past its marker yet. A partition the next transaction wrote to
+// needs none: its records follow the marker, and were made durable before
+// its decision. A marker in a partition deleted since needs none either.
+// The caller holds e's sem.
 func (c *txnCoordinator) syncMarkersLocked(e *txnEntry) error {
+	e.markers = slices.DeleteFunc(e.markers, txnMarker.synced)
+	if len(e.markers) == 0 {
+		return nil
+	}
 	err := forEach(len(e.markers), true, func(i int) error {
 		mk := e.markers[i]
-		if mk.p.SyncedOffset() > mk.offset {
-			return nil
+		err := mk.p.SyncTo(mk.offset + 1)
+		if err != nil && errors.Is(err, partition.ErrClosed) {
+			if p, perr := c.partition(mk.tp); perr == nil && p != mk.p {
+				return nil // deleted: the marker is gone with its partition
+			}
 		}
-		return mk.p.Sync()
+		return err
 	})
 	if err == nil {
 		e.markers = e.markers[:0]
 	}
 	return err
 }
+
+// synced reports whether the marker is durable.
+func (mk txnMarker) synced() bool { return mk.p.SyncedOffset() > mk.offset }
 
 // appendBatches appends recs to p's partition as transactional batches of
 // t's producer: one, unless they do not fit the topic's MaxBatchBytes,
@@ -481,12 +511,13 @@ func txnSeq(seq int32, n int) int32 {
 }
 
 // syncParts makes what was appended to the partitions durable, as their
-// flush policies allow: an fsync each (concurrent callers share them), none
-// under SyncNever, none for what a SyncAlways append already fsynced.
+// flush policies allow: an fsync each under SyncEvery (concurrent callers
+// share them), none under SyncNever, and none under SyncAlways, whose
+// appends returned once durable.
 func (c *txnCoordinator) syncParts(parts []txn.Partition) error {
 	return forEach(len(parts), c.anyWaitsForSync(parts, partition.SyncModeEvery), func(i int) error {
 		p, err := c.partition(parts[i])
-		if err != nil || p == nil {
+		if err != nil || p == nil || p.Config().Sync.Mode != partition.SyncModeEvery {
 			return err
 		}
 		return p.Sync()
@@ -516,14 +547,22 @@ func (c *txnCoordinator) partition(p txn.Partition) (*partition.Partition, error
 // then CompleteCommit or CompleteAbort. A failure leaves the id in its
 // Prepare state, which the next Open completes. The caller holds e's sem.
 func (c *txnCoordinator) completeLocked(e *txnEntry, commit bool) error {
+	if commit {
+		if err := c.syncMarkersLocked(e); err != nil {
+			return err
+		}
+	}
 	m := e.meta
 	m.State, m.LastUpdate = txn.PrepareAbort, c.s.opts.Now()
 	if commit {
 		m.State = txn.PrepareCommit
 	}
 	// An abort needs no fsync: a transaction whose abort is lost is found
-	// open at the next Open, and aborted then.
-	if err := c.writeState(e.id, m, commit); err != nil {
+	// open at the next Open, and aborted then. Nor do the last
+	// transaction's markers need to be durable before it: Open decides by
+	// the last PrepareCommit or CompleteCommit record, which a
+	// PrepareAbort does not replace.
+	if err := c.writeState(e, m, commit); err != nil {
 		if commit {
 			return fmt.Errorf("strata: transaction %q could not be committed, and is aborted at the next Open: %w", e.id, err)
 		}
@@ -534,11 +573,14 @@ func (c *txnCoordinator) completeLocked(e *txnEntry, commit bool) error {
 }
 
 // finishLocked writes the markers of the id's Prepare state and its
-// Complete state. The caller holds e's sem.
+// Complete state. It does not wait for the markers to be durable: the
+// outcome is decided (a PrepareCommit is durable; a transaction not
+// committed is aborted), and Open writes a marker a crash lost again.
+// The caller holds e's sem.
 func (c *txnCoordinator) finishLocked(e *txnEntry) error {
 	m := e.meta
 	commit := m.State == txn.PrepareCommit
-	markers, err := c.writeMarkers(m, commit)
+	markers, err := c.writeMarkers(m, commit, true)
 	e.markers = append(e.markers, markers...)
 	if err != nil {
 		if commit {
@@ -551,7 +593,7 @@ func (c *txnCoordinator) finishLocked(e *txnEntry) error {
 		m.State = txn.CompleteCommit
 	}
 	m.Partitions = nil
-	if err := c.writeState(e.id, m, false); err != nil {
+	if err := c.writeState(e, m, false); err != nil {
 		if commit {
 			return fmt.Errorf("strata: transaction %q is committed, but its completion was not recorded: %w", e.id, err)
 		}
@@ -564,33 +606,43 @@ func (c *txnCoordinator) finishLocked(e *txnEntry) error {
 // writeMarkers writes the COMMIT (commit set) or ABORT marker of m's
 // producer to each of m's partitions: in __consumer_offsets through the
 // group coordinator, which applies it to the offsets the transaction
-// committed. It returns the markers written.
-func (c *txnCoordinator) writeMarkers(m txn.Metadata, commit bool) ([]txnMarker, error) {
+// committed. With decided the outcome is recorded (see finishLocked) and
+// the markers are partition.WriteDecidedMarker's: not waited for durable.
+// It returns the markers written.
+func (c *txnCoordinator) writeMarkers(m txn.Metadata, commit, decided bool) ([]txnMarker, error) {
 	out := make([]txnMarker, len(m.Partitions))
-	err := forEach(len(m.Partitions), c.anyWaitsForSync(m.Partitions, partition.SyncModeAlways), func(i int) error {
+	parallel := !decided && c.anyWaitsForSync(m.Partitions, partition.SyncModeAlways)
+	err := forEach(len(m.Partitions), parallel, func(i int) error {
 		tp := m.Partitions[i]
 		p, err := c.partition(tp)
 		if err != nil || p == nil {
 			return err
 		}
 		var off int64
-		if tp.Topic == ConsumerOffsetsTopic {
+		switch {
+		case decided:
+			off, err = p.WriteDecidedMarker(m.ProducerID, m.ProducerEpoch, commit, markerCoordinatorEpoch)
+			if err == nil && tp.Topic == ConsumerOffsetsTopic {
+				c.s.groups.CompleteTxn(m.ProducerID, commit)
+			}
+		case tp.Topic == ConsumerOffsetsTopic:
 			off, err = c.endOffsets(p, m.ProducerID, m.ProducerEpoch, commit)
-		} else {
-			off, err = p.WriteMarker(m.ProducerID, m.ProducerEpoch, commit, 0)
+		default:
+			off, err = p.WriteMarker(m.ProducerID, m.ProducerEpoch, commit, markerCoordinatorEpoch)
 		}
 		if errors.Is(err, ErrProducerFenced) {
 			// The partition holds a later epoch of the producer: it
-			// has this transaction's marker already (the next
-			// transaction of an id writes only once every marker of
-			// the last one is durable), which a crash kept while it
-			// lost the Complete record.
+			// has this transaction's marker already (the id's next
+			// transaction writes to a partition only after the last
+			// one's markers, and a later record there makes the marker
+			// durable with it), which a crash kept while it lost the
+			// Complete record.
 			c.s.opts.Logger.Info("strata: a transaction's partition is past it already", "topic", tp.Topic, "partition", tp.Partition,
 				"producer_id", m.ProducerID, "epoch", m.ProducerEpoch, "err", err)
 			return nil
 		}
 		if err == nil {
-			out[i] = txnMarker{p: p, offset: off}
+			out[i] = txnMarker{tp: tp, p: p, offset: off}
 		}
 		return err
 	})
@@ -599,18 +651,26 @@ func (c *txnCoordinator) writeMarkers(m txn.Metadata, commit bool) ([]txnMarker,
 
 // writeState appends the id's record m to TransactionStateTopic (creating
 // the topic at its first record), fsynced if sync is set and the store's
-// flush policy is not SyncNever.
-func (c *txnCoordinator) writeState(id string, m txn.Metadata, sync bool) error {
+// flush policy is not SyncNever. While the topic is cleaned, the id's
+// markers are made durable first (see compactLog). The caller holds e's
+// sem.
+func (c *txnCoordinator) writeState(e *txnEntry, m txn.Metadata, sync bool) error {
+	if c.compactingLog() {
+		if err := c.syncMarkersLocked(e); err != nil {
+			return err
+		}
+	}
 	p, err := c.logPartition()
 	if err != nil {
 		return err
 	}
-	rec := Record{Key: txn.AppendKey(nil, id), Value: txn.AppendValue(nil, m)}
-	if _, err := p.Append([]Record{rec}); err != nil {
+	rec := Record{Key: txn.AppendKey(nil, e.id), Value: txn.AppendValue(nil, m)}
+	off, err := p.Append([]Record{rec})
+	if err != nil {
 		return err
 	}
 	if sync {
-		return p.Sync()
+		return p.SyncTo(off + 1)
 	}
 	return nil
 }
@@ -620,7 +680,7 @@ func (c *txnCoordinator) writeState(id string, m txn.Metadata, sync bool) error 
 func (c *txnCoordinator) logPartition() (*partition.Partition, error) {
 	t, err := c.s.internalTopic(TransactionStateTopic)
 	if errors.Is(err, ErrUnknownTopic) {
-		cfg := txnTopicConfig
+		cfg := c.logConfig
 		cfg.Sync = c.s.txnLogSync()
 		err = c.s.createTopic(TransactionStateTopic, cfg)
 		if err == nil || errors.Is(err, ErrTopicExists) {
@@ -702,4 +762,41 @@ func (c *txnCoordinator) anyWaitsForSync(parts []txn.Partition, mode partition.S
 		}
 	}
 	return false
+}
+
+// compactLog runs clean, a cleaning of TransactionStateTopic, once every
+// marker whose transaction a record it could remove decides is durable:
+// the cleaning keeps only each id's last record, and a crash that lost a
+// marker after it would find nothing to end the transaction by. The
+// markers of every id are made durable first, and while clean runs each
+// record written waits for its id's (writeState), so that the records a
+// cleaning takes away, all written before it ends, decide nothing a
+// marker still needs.
+func (c *txnCoordinator) compactLog(clean func() error) error {
+	c.mu.Lock()
+	c.compacting++
+	entries := slices.Collect(maps.Values(c.ids))
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.compacting--
+		c.mu.Unlock()
+	}()
+	for _, e := range entries {
+		_ = e.lock(context.Background())
+		err := c.syncMarkersLocked(e)
+		e.unlock()
+		if err != nil {
+			return fmt.Errorf("strata: compacting %s: %w", TransactionStateTopic, err)
+		}
+	}
+	return clean()
+}
+
+// compactingLog reports whether a cleaning of TransactionStateTopic is
+// under way.
+func (c *txnCoordinator) compactingLog() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.compacting > 0
 }

@@ -100,6 +100,12 @@ func (c *txnCoordinator) load(t *topic.Topic, clean bool) error {
 		case txn.PrepareCommit, txn.PrepareAbort:
 			err = c.finishLocked(e)
 		}
+		if err == nil {
+			// Open leaves no marker to a later fsync: the partitions
+			// it reopens hold no transaction open past their last
+			// stable offset.
+			err = c.syncMarkersLocked(e)
+		}
 		e.unlock()
 		if err != nil {
 			return fmt.Errorf("strata: completing transaction %q: %w", id, err)
@@ -208,7 +214,7 @@ func (c *txnCoordinator) sweep() error {
 					off, err = p.WriteMarker(info.ID, epoch, commit, 0)
 				}
 				if err == nil && e != nil {
-					e.markers = append(e.markers, txnMarker{p: p, offset: off})
+					e.markers = append(e.markers, txnMarker{tp: txn.Partition{Topic: name, Partition: int32(i)}, p: p, offset: off})
 				}
 				if err != nil {
 					errs = append(errs, fmt.Errorf("strata: ending the transaction of producer %d in %s-%d: %w", info.ID, name, i, err))
