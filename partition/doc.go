@@ -36,7 +36,10 @@
 // writes nothing, an older epoch is ErrProducerFenced, a gap in its
 // sequence ErrOutOfOrderSequence. WriteMarker ends a producer's
 // transaction with a COMMIT or ABORT marker, and LastStableOffset stays at
-// the first offset of the oldest transaction still open. The state is
+// the first offset of the oldest transaction still open (until readers
+// see the marker). WriteDecidedMarker is WriteMarker for a coordinator
+// that records the outcome durably elsewhere and writes a lost marker
+// again: under SyncAlways it does not wait for an fsync. The state is
 // kept in Kafka's <offset>.snapshot files, taken at each roll and at Close,
 // and Open loads the latest and reads the log after it.
 //
