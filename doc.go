@@ -1,8 +1,9 @@
 // Package strata is an embeddable log store with Apache Kafka's storage
 // model: topics split into partitions, each partition an append-only log of
 // immutable records addressed by offsets that only rise (dense as appends
-// assign them; compaction leaves gaps), stored in segment files that hold
-// Kafka's own RecordBatch v2 bytes with Kafka's offset and time indexes.
+// assign them; compaction and transactions leave gaps), stored in segment
+// files that hold Kafka's own RecordBatch v2 bytes with Kafka's offset and
+// time indexes.
 //
 // # Basics
 //
@@ -10,9 +11,10 @@
 // ErrLocked), create topics with CreateTopic (or EnsureTopic, which leaves
 // an existing one alone), append with Append (routed by Kafka's murmur2
 // partitioner for keyed records, see PartitionFor, a sticky partition for
-// the others) or AppendTo (one partition), or with AppendIfEnd, which
-// appends only if the partition's end offset is the one the caller read
-// to (optimistic concurrency: ErrWrongOffset otherwise), and read with
+// the others) or AppendTo (one partition), or with AppendIfEnd and
+// AppendIfLast, which append only if the partition's end offset, or the
+// offset of a key's last record, is the one the caller read to
+// (optimistic concurrency: ErrWrongOffset otherwise), and read with
 // Read, Fetch (which waits for records), Get and GetInto (one record by offset), the Scan
 // iterator (up to the end offset as of the call) or the Records iterator
 // (which tails the partition). A Producer batches many small
@@ -23,7 +25,8 @@
 // RoundRobinAssignor, StickyAssignor), and commits its offsets. BeginTxn
 // opens a transaction (Kafka's): records to any partitions and a group's
 // offsets, committed or aborted together, whole or not at all under
-// ReadCommitted, also after a crash. Retention and compaction run in
+// ReadCommitted (Options.Isolation, ConsumerOptions.Isolation, View), also
+// after a crash. Retention and compaction run in
 // the background and on demand (EnforceRetention, Compact). Close the Store
 // when done.
 //
@@ -50,8 +53,10 @@
 //
 // Readers see a partition up to its high watermark (ListOffsets(Latest)):
 // a record is visible once its Append returns, after its fsync under
-// SyncAlways. A damaged batch fails a read only when the read reaches it
-// (ErrCorrupt); the records before it are returned. A nil context is
+// SyncAlways. ReadCommitted readers see it up to its last stable offset,
+// and skip the records of aborted transactions. A damaged batch fails a
+// read only when the read reaches it (ErrCorrupt); the records before it
+// are returned. A nil context is
 // context.Background(). See the README for the full durability contract,
 // the errors and the files on disk.
 package strata
