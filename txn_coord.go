@@ -499,15 +499,9 @@ func (c *txnCoordinator) appendBatches(t *Txn, p *txnPart, recs []Record) error 
 	if err != nil {
 		return c.s.goneErr(p.t, p.part, err)
 	}
-	p.seq = txnSeq(p.seq, len(recs))
+	p.seq = nextSequence(p.seq, len(recs))
 	t.batches.Add(1)
 	return nil
-}
-
-// txnSeq is the sequence number n records after seq, wrapping from
-// MaxInt32 to 0 as Kafka's do.
-func txnSeq(seq int32, n int) int32 {
-	return int32((int64(seq) + int64(n)) % (math.MaxInt32 + 1))
 }
 
 // syncParts makes what was appended to the partitions durable, as their
