@@ -620,7 +620,7 @@ func (c *txnCoordinator) writeMarkers(m txn.Metadata, commit, decided bool) ([]t
 				c.s.groups.CompleteTxn(m.ProducerID, commit)
 			}
 		case tp.Topic == ConsumerOffsetsTopic:
-			off, err = c.endOffsets(p, m.ProducerID, m.ProducerEpoch, commit)
+			off, err = c.s.endTxnOffsets(m.ProducerID, m.ProducerEpoch, commit)
 		default:
 			off, err = p.WriteMarker(m.ProducerID, m.ProducerEpoch, commit, markerCoordinatorEpoch)
 		}

@@ -4,15 +4,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-
-	"github.com/stratalog/strata/partition"
 )
 
 // commitOffsetsLocked writes the offsets of t, by group, to
 // __consumer_offsets as transactional batches of t's producer (one per
 // group and committing member, in the order of their names): the group
 // coordinator holds them pending until the transaction's marker there
-// (endOffsets). The offsets of a consumer (CommitConsumerOffsets) carry
+// (Store.endTxnOffsets). The offsets of a consumer (CommitConsumerOffsets) carry
 // its member id and generation, which the group checks as it takes them,
 // in the same step: a consumer fenced since fails the commit, which
 // aborts the transaction.
@@ -29,11 +27,4 @@ func (c *txnCoordinator) commitOffsetsLocked(t *Txn, offsets map[string]map[Topi
 		}
 	}
 	return nil
-}
-
-// endOffsets writes producer pid's marker to p, the partition of
-// __consumer_offsets, applies it to the offsets its transaction committed
-// there, and returns the marker's offset.
-func (c *txnCoordinator) endOffsets(_ *partition.Partition, pid int64, epoch int16, commit bool) (int64, error) {
-	return c.s.endTxnOffsets(pid, epoch, commit)
 }

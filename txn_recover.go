@@ -209,7 +209,7 @@ func (c *txnCoordinator) sweep() error {
 					err error
 				)
 				if name == ConsumerOffsetsTopic {
-					off, err = c.endOffsets(p, info.ID, epoch, commit)
+					off, err = c.s.endTxnOffsets(info.ID, epoch, commit)
 				} else {
 					off, err = p.WriteMarker(info.ID, epoch, commit, 0)
 				}
