@@ -190,6 +190,20 @@ func (s *Store) replayOffsets(t *topic.Topic) error {
 // replayBatch replays the records of one batch of the offsets topic from
 // offset from on.
 func (s *Store) replayBatch(d *log.Decoder, batch []byte, h log.BatchHeader, from int64) error {
+	if h.IsControl() {
+		// A transaction's marker; the other control records are not a
+		// topic's.
+		if h.BaseOffset < from {
+			return nil
+		}
+		switch typ, _, ok, err := log.ParseControlBatch(d, batch, h); {
+		case err != nil:
+			s.opts.Logger.Warn("strata: skipping a damaged control batch", "offset", h.BaseOffset, "err", err)
+		case ok && (typ == log.ControlCommit || typ == log.ControlAbort):
+			s.groups.CompleteTxn(h.ProducerID, typ == log.ControlCommit)
+		}
+		return nil
+	}
 	ri, err := d.Iter(batch, h)
 	if err != nil {
 		return err
@@ -198,17 +212,6 @@ func (s *Store) replayBatch(d *log.Decoder, batch []byte, h log.BatchHeader, fro
 	var r Record
 	for ri.Next(&r) {
 		if r.Offset < from {
-			continue
-		}
-		if h.IsControl() {
-			// A transaction's marker; the other control records are not
-			// a topic's.
-			switch typ, err := log.ParseControlKey(r.Key); {
-			case err != nil:
-				s.opts.Logger.Warn("strata: skipping a damaged control record", "offset", r.Offset, "err", err)
-			case typ == log.ControlCommit || typ == log.ControlAbort:
-				s.groups.CompleteTxn(h.ProducerID, typ == log.ControlCommit)
-			}
 			continue
 		}
 		c, err := group.DecodeCommit(r.Key, r.Value)
@@ -225,7 +228,6 @@ func (s *Store) replayBatch(d *log.Decoder, batch []byte, h log.BatchHeader, fro
 		return err
 	}
 	switch {
-	case h.IsControl():
 	case h.IsTransactional():
 		s.groups.ReplayTxn(h.ProducerID, commits...)
 	default:

@@ -124,20 +124,9 @@ func (t *txnState) onMarker(h log.BatchHeader, typ log.ControlType, empty bool) 
 }
 
 // markerType reads the type of the marker in the control batch b: empty
-// when the batch holds no record (a cleaning emptied it). A key that does
+// when the batch holds no record (a cleaning emptied it). A batch that does
 // not read is not a marker this cleaning may remove (ok false).
 func markerType(dec *log.Decoder, b []byte, h log.BatchHeader) (typ log.ControlType, empty, ok bool) {
-	if h.NumRecords == 0 {
-		return 0, true, true
-	}
-	it, err := dec.Iter(b, h)
-	if err != nil {
-		return 0, false, false
-	}
-	var r log.Record
-	if !it.Next(&r) {
-		return 0, false, false
-	}
-	typ, err = log.ParseControlKey(r.Key)
-	return typ, false, err == nil
+	typ, _, ok, err := log.ParseControlBatch(dec, b, h)
+	return typ, err == nil && !ok, err == nil
 }

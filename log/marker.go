@@ -76,3 +76,42 @@ func ParseEndTxnMarker(value []byte) (coordinatorEpoch int32, err error) {
 	}
 	return int32(binary.BigEndian.Uint32(value[2:])), nil
 }
+
+// ParseControlBatch reads the control batch b, whose header h the caller
+// has read: the type of its first record (see [ParseControlKey]) and, for
+// a [ControlCommit] or [ControlAbort] marker, the coordinator epoch in its
+// value (see [ParseEndTxnMarker]), as Kafka reads a batch's marker
+// (ControlRecordType.parse and EndTransactionMarker.deserialize of the
+// batch's first record, clients/src/main/java/org/apache/kafka/common/record/).
+// A batch without records, which compaction leaves once a transaction's
+// records are all gone, returns ok false and no error. A compressed batch
+// is read with d; a nil d refuses it with [ErrUnsupportedCompression]. A
+// record that does not read, or a key or marker value that does not
+// parse, is the iterator's or the parser's error.
+func ParseControlBatch(d *Decoder, b []byte, h BatchHeader) (t ControlType, coordinatorEpoch int32, ok bool, err error) {
+	if h.NumRecords == 0 {
+		return 0, 0, false, nil
+	}
+	var it RecordIter
+	if d != nil {
+		it, err = d.Iter(b, h)
+	} else {
+		it, err = NewRecordIterHeader(b, h)
+	}
+	if err != nil {
+		return 0, 0, false, err
+	}
+	var r Record
+	if !it.Next(&r) {
+		return 0, 0, false, it.Err()
+	}
+	if t, err = ParseControlKey(r.Key); err != nil {
+		return 0, 0, false, err
+	}
+	if t == ControlCommit || t == ControlAbort {
+		if coordinatorEpoch, err = ParseEndTxnMarker(r.Value); err != nil {
+			return 0, 0, false, err
+		}
+	}
+	return t, coordinatorEpoch, true, nil
+}

@@ -116,3 +116,40 @@ func TestEncodeBatchTransactional(t *testing.T) {
 	_, err = log.EncodeBatch(nil, recs, log.BatchOptions{Transactional: true})
 	require.ErrorIs(t, err, log.ErrInvalidBatch)
 }
+
+// ParseControlBatch returns the type and coordinator epoch of a marker
+// batch, ok false for one emptied of its records, and the parser's error
+// for a marker value that does not parse.
+func TestParseControlBatch(t *testing.T) {
+	for _, typ := range []log.ControlType{log.ControlCommit, log.ControlAbort} {
+		b, err := log.EncodeControlBatch(nil, typ, log.MarkerOptions{BaseOffset: 7, ProducerID: 3, CoordinatorEpoch: 11})
+		require.NoError(t, err)
+		h, err := log.CheckBatch(b)
+		require.NoError(t, err)
+		for _, d := range []*log.Decoder{nil, new(log.Decoder)} {
+			got, epoch, ok, err := log.ParseControlBatch(d, b, h)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, typ, got)
+			require.Equal(t, int32(11), epoch)
+		}
+	}
+
+	h := log.BatchHeader{Attributes: log.AttrTransactional | log.AttrControl, ProducerID: 3, BaseSequence: -1, PartitionLeaderEpoch: -1}
+	empty, err := log.EncodeBatchWithHeader(nil, h, nil)
+	require.NoError(t, err)
+	eh, err := log.CheckBatch(empty)
+	require.NoError(t, err)
+	_, _, ok, err := log.ParseControlBatch(nil, empty, eh)
+	require.NoError(t, err)
+	require.False(t, ok)
+
+	short := []log.Record{{Key: []byte{0, 0, 0, byte(log.ControlCommit)}, Value: []byte{0, 0}}}
+	bad, err := log.EncodeBatchWithHeader(nil, h, short)
+	require.NoError(t, err)
+	bh, err := log.CheckBatch(bad)
+	require.NoError(t, err)
+	_, _, ok, err = log.ParseControlBatch(nil, bad, bh)
+	require.ErrorIs(t, err, log.ErrCorrupt)
+	require.False(t, ok)
+}

@@ -30,30 +30,14 @@ func encodeMarker(pid int64, epoch int16, m marker, ts int64) ([]byte, error) {
 // transaction's records are all gone, and which ends nothing. A record that
 // is not a COMMIT or ABORT marker is ErrInvalidProducer.
 func parseMarker(b []byte, h log.BatchHeader) (m marker, ok bool, err error) {
-	if h.NumRecords == 0 {
+	typ, epoch, ok, err := log.ParseControlBatch(nil, b, h)
+	switch {
+	case err != nil:
+		return marker{}, false, fmt.Errorf("reading the control batch at %d: %w: %w", h.BaseOffset, ErrInvalidProducer, err)
+	case !ok:
 		return marker{}, false, nil
-	}
-	it, err := log.NewRecordIterHeader(b, h)
-	if err != nil {
-		return marker{}, false, fmt.Errorf("reading a control batch at %d: %w: %w", h.BaseOffset, ErrInvalidProducer, err)
-	}
-	var r log.Record
-	if !it.Next(&r) {
-		if err := it.Err(); err != nil {
-			return marker{}, false, fmt.Errorf("reading a control batch at %d: %w: %w", h.BaseOffset, ErrInvalidProducer, err)
-		}
-		return marker{}, false, nil
-	}
-	typ, err := log.ParseControlKey(r.Key)
-	if err != nil {
-		return marker{}, false, fmt.Errorf("control record at %d: %w: %w", r.Offset, ErrInvalidProducer, err)
-	}
-	if typ != log.ControlCommit && typ != log.ControlAbort {
-		return marker{}, false, fmt.Errorf("control record at %d is %s, not a COMMIT or ABORT marker: %w", r.Offset, typ, ErrInvalidProducer)
-	}
-	epoch, err := log.ParseEndTxnMarker(r.Value)
-	if err != nil {
-		return marker{}, false, fmt.Errorf("%s marker at %d: %w: %w", typ, r.Offset, ErrInvalidProducer, err)
+	case typ != log.ControlCommit && typ != log.ControlAbort:
+		return marker{}, false, fmt.Errorf("control record at %d is %s, not a COMMIT or ABORT marker: %w", h.BaseOffset, typ, ErrInvalidProducer)
 	}
 	return marker{commit: typ == log.ControlCommit, coordinatorEpoch: epoch}, true, nil
 }
