@@ -3,7 +3,6 @@ package strata
 import (
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/stratalog/strata/group"
 	"github.com/stratalog/strata/log"
@@ -94,10 +93,20 @@ func (l offsetLog) AppendTxn(pid int64, epoch int16, commits []group.Commit) err
 	if err != nil {
 		return err
 	}
-	return l.s.offsetSeqs.append(p, pid, epoch, len(commits), func(seq int32) error {
-		_, err := appendTxnBatch(p, commitRecords(commits), pid, epoch, seq)
-		return err
-	})
+	_, err = appendTxnBatch(p, commitRecords(commits), pid, epoch, nextTxnSequence(p, pid, epoch))
+	return err
+}
+
+// nextTxnSequence returns the sequence producer pid's next batch at epoch
+// in p starts at: the one after its last batch's, as the partition's
+// producer state holds it, and 0 at an epoch whose batches the partition
+// does not hold (a new epoch starts at 0). The group coordinator
+// serializes the appends of one producer.
+func nextTxnSequence(p *partition.Partition, pid int64, epoch int16) int32 {
+	if info, ok := p.Producer(pid); ok && info.Epoch == epoch && info.LastSequence >= 0 {
+		return nextSequence(info.LastSequence, 1)
+	}
+	return 0
 }
 
 // AppendMarker appends producer pid's COMMIT or ABORT marker, at epoch, to
@@ -108,51 +117,6 @@ func (l offsetLog) AppendMarker(pid int64, epoch int16, commit bool) (int64, err
 		return -1, err
 	}
 	return writeMarker(p, pid, epoch, commit)
-}
-
-// producerSeqs holds, per producer id, the sequence its next
-// transactional batch in __consumer_offsets starts at, and the epoch it
-// was written at (a new epoch starts at 0). A producer it has not seen
-// since Open starts where the partition's producer state says its last
-// batch ended.
-type producerSeqs struct {
-	mu sync.Mutex
-	m  map[int64]producerSeq
-}
-
-type producerSeq struct {
-	epoch int16
-	next  int32
-}
-
-// append calls write with producer pid's next sequence at epoch in p, and,
-// if it succeeds, moves the sequence past n records. The group
-// coordinator serializes the calls of one producer.
-func (ps *producerSeqs) append(p *partition.Partition, pid int64, epoch int16, n int, write func(seq int32) error) error {
-	ps.mu.Lock()
-	cur, ok := ps.m[pid]
-	ps.mu.Unlock()
-	if !ok {
-		for _, info := range p.Producers() {
-			if info.ID == pid && info.LastSequence >= 0 {
-				cur, ok = producerSeq{epoch: info.Epoch, next: nextSequence(info.LastSequence, 1)}, true
-			}
-		}
-	}
-	seq := int32(0)
-	if ok && cur.epoch == epoch {
-		seq = cur.next
-	}
-	if err := write(seq); err != nil {
-		return err
-	}
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	if ps.m == nil {
-		ps.m = map[int64]producerSeq{}
-	}
-	ps.m[pid] = producerSeq{epoch: epoch, next: nextSequence(seq, n)}
-	return nil
 }
 
 // replayOffsets replays the commits of the offsets topic t into the

@@ -52,9 +52,6 @@ type Store struct {
 	// clean says whether Open found the clean-shutdown marker. Set by
 	// Open only.
 	clean bool
-	// offsetSeqs is the next sequence of each transaction's producer in
-	// __consumer_offsets.
-	offsetSeqs producerSeqs
 
 	pids producerIDs // the producer ids handed out (newProducerID)
 

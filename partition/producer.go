@@ -214,15 +214,32 @@ func (p *Partition) Producers() []ProducerInfo {
 	defer p.mu.Unlock()
 	out := make([]ProducerInfo, 0, len(p.mu.producers.entries))
 	for _, e := range p.mu.producers.entries {
-		info := ProducerInfo{
-			ID: e.id, Epoch: e.epoch, LastSequence: e.lastSeq(), LastOffset: -1,
-			LastTimestamp: e.lastTimestamp, CoordinatorEpoch: e.coordinatorEpoch, TxnFirstOffset: e.txnFirst,
-		}
-		if e.n > 0 {
-			info.LastOffset = e.last().lastOffset
-		}
-		out = append(out, info)
+		out = append(out, e.info())
 	}
 	slices.SortFunc(out, func(a, b ProducerInfo) int { return cmp.Compare(a.ID, b.ID) })
 	return out
+}
+
+// Producer describes producer id, as Producers does, and reports whether
+// the partition knows it.
+func (p *Partition) Producer(id int64) (ProducerInfo, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.mu.producers.lookup(id)
+	if e == nil {
+		return ProducerInfo{}, false
+	}
+	return e.info(), true
+}
+
+// info describes the producer for Producers.
+func (e *producerEntry) info() ProducerInfo {
+	info := ProducerInfo{
+		ID: e.id, Epoch: e.epoch, LastSequence: e.lastSeq(), LastOffset: -1,
+		LastTimestamp: e.lastTimestamp, CoordinatorEpoch: e.coordinatorEpoch, TxnFirstOffset: e.txnFirst,
+	}
+	if e.n > 0 {
+		info.LastOffset = e.last().lastOffset
+	}
+	return info
 }

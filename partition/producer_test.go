@@ -103,6 +103,11 @@ func TestProducerSequenceChecks(t *testing.T) {
 	info := p.Producers()
 	require.Len(t, info, 1)
 	require.Equal(t, ProducerInfo{ID: 1, Epoch: 3, LastSequence: 0, LastOffset: 3, LastTimestamp: info[0].LastTimestamp, CoordinatorEpoch: -1, TxnFirstOffset: -1}, info[0])
+	one, ok := p.Producer(1)
+	require.True(t, ok)
+	require.Equal(t, info[0], one, "Producer describes one producer as Producers does")
+	_, ok = p.Producer(2)
+	require.False(t, ok, "a producer the partition does not know")
 }
 
 // TestProducerSequenceWraps: sequences wrap from MaxInt32 to 0, within a
