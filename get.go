@@ -1,12 +1,6 @@
 package strata
 
-import (
-	"fmt"
-	"sync"
-
-	"github.com/stratalog/strata/log"
-	"github.com/stratalog/strata/partition"
-)
+import "fmt"
 
 // Get returns the record at offset of a partition, its key, value and
 // headers copied into memory of its own: the caller may keep it. It never
@@ -69,41 +63,12 @@ func (s *Store) getInto(iso Isolation, topicName string, part int, offset int64,
 		}
 	}
 	var r Record
-	if _, err := p.ReadRecord(offset, &r, dst); err != nil {
+	h, _, err := p.ReadRecordHeader(offset, &r, dst)
+	if err != nil {
 		return Record{}, err
 	}
-	if committed {
-		aborted, err := abortedAt(p, offset)
-		if err != nil {
-			return Record{}, err
-		}
-		if aborted {
-			return Record{}, fmt.Errorf("strata: offset %d of %s-%d holds a record of an aborted transaction: %w", offset, topicName, part, ErrNoRecord)
-		}
+	if committed && p.InAbortedTxn(h) {
+		return Record{}, fmt.Errorf("strata: offset %d of %s-%d holds a record of an aborted transaction: %w", offset, topicName, part, ErrNoRecord)
 	}
 	return r, nil
 }
-
-// abortedAt reports whether the record at offset of p belongs to an
-// aborted transaction.
-func abortedAt(p *partition.Partition, offset int64) (bool, error) {
-	if len(p.AbortedTxns(offset, offset+1)) == 0 {
-		return false, nil // the cheap answer, and the usual one
-	}
-	// An aborted transaction spans offset: the batch's producer decides.
-	bufp := headerBuffers.Get().(*[]byte)
-	defer headerBuffers.Put(bufp)
-	b, err := p.ReadBatches(*bufp, offset, 1)
-	*bufp = b[:0]
-	if err != nil || len(b) == 0 {
-		return false, err
-	}
-	h, err := log.ReadHeader(b)
-	if err != nil {
-		return false, err
-	}
-	return p.InAbortedTxn(h), nil
-}
-
-// headerBuffers hold the batches abortedAt reads for their headers.
-var headerBuffers = sync.Pool{New: func() any { return new([]byte) }}

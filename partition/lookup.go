@@ -29,12 +29,21 @@ import (
 // log.ErrCorrupt, with the file and position; a closed partition is
 // ErrClosed. rec is unspecified after an error.
 func (p *Partition) ReadRecord(offset int64, rec *log.Record, buf []byte) ([]byte, error) {
+	_, buf, err := p.ReadRecordHeader(offset, rec, buf)
+	return buf, err
+}
+
+// ReadRecordHeader is ReadRecord that also returns the header of the batch
+// holding the record, for a caller that decides by its batch (a
+// read_committed lookup asks InAbortedTxn) without reading the batch
+// again. The header is unspecified after an error.
+func (p *Partition) ReadRecordHeader(offset int64, rec *log.Record, buf []byte) (log.BatchHeader, []byte, error) {
 	buf = buf[:0]
 	if err := p.checkOpen(); err != nil {
-		return buf, err
+		return log.BatchHeader{}, buf, err
 	}
 	if _, start, hw := p.readable(); offset < start || offset >= hw {
-		return buf, fmt.Errorf("partition: offset %d of %s out of range [%d, %d): %w", offset, p.name, start, hw, ErrOutOfRange)
+		return log.BatchHeader{}, buf, fmt.Errorf("partition: offset %d of %s out of range [%d, %d): %w", offset, p.name, start, hw, ErrOutOfRange)
 	}
 	var (
 		held  *segRef
@@ -56,17 +65,17 @@ func (p *Partition) ReadRecord(offset int64, rec *log.Record, buf []byte) ([]byt
 		return true, nil
 	})
 	if err != nil {
-		return buf, err
+		return log.BatchHeader{}, buf, err
 	}
 	if !found {
 		// In range when checked, yet no batch reaches it: a gap at the
 		// end of what readers see, or the start offset moved past it
 		// meanwhile (fromSegment reports that as out of range).
-		return buf, p.noRecord(offset)
+		return log.BatchHeader{}, buf, p.noRecord(offset)
 	}
 	buf, err = p.recordIn(h, batch, &cur, offset, rec, buf)
 	_ = held.release()
-	return buf, err
+	return h, buf, err
 }
 
 // recordIn reads the record at offset from batch, whose header is h and
