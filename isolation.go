@@ -79,10 +79,7 @@ func (i Isolation) level() partition.Isolation {
 // offset (never past the high watermark) under ReadCommitted, else the
 // high watermark.
 func readEnd(p *partition.Partition, iso Isolation) int64 {
-	if iso == ReadCommitted {
-		return p.LastStableOffset()
-	}
-	return p.HighWatermark()
+	return p.VisibleEnd(iso.level())
 }
 
 // waitEnd blocks until a read at iso sees offset of p (readEnd > offset),

@@ -37,8 +37,14 @@ func (i Isolation) String() string {
 // Valid reports whether i is one of the levels.
 func (i Isolation) Valid() bool { return i == ReadUncommitted || i == ReadCommitted }
 
-// visibleEnd returns the end of what a reader of level iso sees, given the
-// high watermark hw: hw, or the last stable offset under ReadCommitted.
+// VisibleEnd returns the end of what a reader of level iso sees: the high
+// watermark, or under ReadCommitted the last stable offset (never past
+// the high watermark).
+func (p *Partition) VisibleEnd(iso Isolation) int64 {
+	return p.visibleEnd(iso, p.HighWatermark())
+}
+
+// visibleEnd is VisibleEnd given the high watermark hw.
 func (p *Partition) visibleEnd(iso Isolation, hw int64) int64 {
 	if iso == ReadCommitted {
 		return min(hw, p.LastStableOffset())

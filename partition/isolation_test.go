@@ -32,6 +32,8 @@ func TestReadCommittedStopsAtLSO(t *testing.T) {
 			w.write(2, 0, 1)
 			w.end(2, true) // a later transaction ends first: the LSO stays
 			require.Equal(t, first, p.LastStableOffset())
+			require.Equal(t, first, p.VisibleEnd(ReadCommitted))
+			require.Equal(t, p.HighWatermark(), p.VisibleEnd(ReadUncommitted))
 			require.Equal(t, []string{"before"}, values(readIso(t, p, 0, ReadCommitted)))
 			require.Empty(t, readIso(t, p, first, ReadCommitted))
 			require.Len(t, readIso(t, p, 0, ReadUncommitted), 5)

@@ -112,7 +112,7 @@ func (p *Partition) Wait(ctx context.Context, offset int64) error {
 func (p *Partition) WaitIsolation(ctx context.Context, offset int64, iso Isolation) error {
 	for {
 		ch := p.appended.wait()
-		if p.visibleEnd(iso, p.HighWatermark()) > offset {
+		if p.VisibleEnd(iso) > offset {
 			return nil
 		}
 		if err := p.checkOpen(); err != nil {
