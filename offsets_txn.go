@@ -104,7 +104,7 @@ func (l offsetLog) AppendTxn(pid int64, epoch int16, commits []group.Commit) err
 // serializes the appends of one producer.
 func nextTxnSequence(p *partition.Partition, pid int64, epoch int16) int32 {
 	if info, ok := p.Producer(pid); ok && info.Epoch == epoch && info.LastSequence >= 0 {
-		return nextSequence(info.LastSequence, 1)
+		return log.IncrementSequence(info.LastSequence, 1)
 	}
 	return 0
 }

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/stratalog/strata/log"
 )
 
 // producerIdentity is the allocation of an idempotent Producer's id, at
@@ -58,18 +60,7 @@ func (p *Producer) ensureID() error {
 func (p *Producer) stampLocked(b *batch) {
 	seq := &b.tb.seq[b.part]
 	b.stamp = stamp{id: p.mu.id, epoch: p.mu.epoch, seq: *seq}
-	*seq = nextSequence(*seq, len(b.a.recs))
-}
-
-// nextSequence returns the sequence that follows n records from seq,
-// wrapping past math.MaxInt32 to 0 as Kafka's
-// DefaultRecordBatch.incrementSequence does
-// (clients/src/main/java/org/apache/kafka/common/record/DefaultRecordBatch.java).
-func nextSequence(seq int32, n int) int32 {
-	if int64(seq)+int64(n) > math.MaxInt32 {
-		return int32(int64(seq) + int64(n) - math.MaxInt32 - 1)
-	}
-	return seq + int32(n)
+	*seq = log.IncrementSequence(*seq, int32(len(b.a.recs)))
 }
 
 // appendRetrying appends the encoded batch b. An idempotent producer

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/topic"
 	"github.com/stratalog/strata/txn"
@@ -499,7 +500,7 @@ func (c *txnCoordinator) appendBatches(t *Txn, p *txnPart, recs []Record) error 
 	if err != nil {
 		return c.s.goneErr(p.t, p.part, err)
 	}
-	p.seq = nextSequence(p.seq, len(recs))
+	p.seq = log.IncrementSequence(p.seq, int32(len(recs)))
 	t.batches.Add(1)
 	return nil
 }

@@ -266,3 +266,16 @@ func SetLogAppendTime(b []byte, ts int64) {
 	be.PutUint64(b[offMaxTimestamp:], uint64(ts))
 	be.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:size], castagnoli))
 }
+
+// IncrementSequence returns the producer sequence delta (0 or more) after
+// seq, wrapping past math.MaxInt32 to 0 as Kafka's
+// DefaultRecordBatch.incrementSequence does
+// (clients/src/main/java/org/apache/kafka/common/record/DefaultRecordBatch.java):
+// the last sequence of a batch is IncrementSequence(BaseSequence,
+// LastOffsetDelta), and the next batch's base sequence the one after it.
+func IncrementSequence(seq, delta int32) int32 {
+	if seq > math.MaxInt32-delta {
+		return delta - (math.MaxInt32 - seq) - 1
+	}
+	return seq + delta
+}

@@ -3,6 +3,7 @@ package log_test
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"math"
 	"testing"
 	"time"
 
@@ -152,4 +153,19 @@ func TestParseControlBatch(t *testing.T) {
 	_, _, ok, err = log.ParseControlBatch(nil, bad, bh)
 	require.ErrorIs(t, err, log.ErrCorrupt)
 	require.False(t, ok)
+}
+
+// IncrementSequence wraps past MaxInt32 to 0, as Kafka's
+// DefaultRecordBatch.incrementSequence does.
+func TestIncrementSequence(t *testing.T) {
+	for _, tc := range []struct{ seq, delta, want int32 }{
+		{0, 0, 0},
+		{5, 3, 8},
+		{math.MaxInt32 - 1, 1, math.MaxInt32},
+		{math.MaxInt32, 1, 0},
+		{math.MaxInt32 - 1, 3, 1},
+		{math.MaxInt32, math.MaxInt32, math.MaxInt32 - 1},
+	} {
+		require.Equal(t, tc.want, log.IncrementSequence(tc.seq, tc.delta), "%d + %d", tc.seq, tc.delta)
+	}
 }

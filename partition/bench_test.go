@@ -201,7 +201,7 @@ func benchProduced(b *testing.B, cfg Config, recs []log.Record, size int) {
 		if _, _, err := p.AppendProduced(recs, pb, cfg.Compression, cfg.CompressionLevel); err != nil {
 			b.Fatal(err)
 		}
-		pb.Seq = seqAdd(pb.Seq, int32(len(recs)))
+		pb.Seq = log.IncrementSequence(pb.Seq, int32(len(recs)))
 	}
 	b.ReportMetric(float64(b.N*len(recs))/b.Elapsed().Seconds(), "records/s")
 	require.NoError(b, p.Close())

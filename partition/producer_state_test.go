@@ -34,7 +34,7 @@ func snapshotNames(t testing.TB, fsys vfs.FS, dir string) []int64 {
 func TestSnapshotRoundTrip(t *testing.T) {
 	var ps producerState
 	for i := range 7 {
-		ps.applyData(log.BatchHeader{ProducerID: 1, ProducerEpoch: 3, BaseSequence: seqAdd(math.MaxInt32-6, int32(3*i)),
+		ps.applyData(log.BatchHeader{ProducerID: 1, ProducerEpoch: 3, BaseSequence: log.IncrementSequence(math.MaxInt32-6, int32(3*i)),
 			BaseOffset: int64(10 * i), LastOffsetDelta: 2, MaxTimestamp: int64(1000 + i)}, nil)
 	}
 	ps.applyData(log.BatchHeader{ProducerID: 2, ProducerEpoch: 0, BaseSequence: 0, BaseOffset: 100, MaxTimestamp: 5,
@@ -144,7 +144,7 @@ func TestProducerStateOpenWithoutSnapshot(t *testing.T) {
 func crashProducerWorkload(p *Partition) (acked []producerBatchMeta) {
 	s := int32(0)
 	if info := p.Producers(); len(info) > 0 {
-		s = seqAdd(info[0].LastSequence, 1)
+		s = log.IncrementSequence(info[0].LastSequence, 1)
 	}
 	for i := range 60 {
 		n := 1 + i%3

@@ -147,15 +147,6 @@ func (ps *producerState) remove(pid int64) {
 	}
 }
 
-// seqAdd returns the sequence delta after seq, wrapping past MaxInt32 to 0
-// as Kafka's DefaultRecordBatch.incrementSequence does.
-func seqAdd(seq, delta int32) int32 {
-	if seq > math.MaxInt32-delta {
-		return delta - (math.MaxInt32 - seq) - 1
-	}
-	return seq + delta
-}
-
 // inSequence reports whether next follows last (MaxInt32 is followed by 0).
 func inSequence(last, next int32) bool {
 	return int64(next) == int64(last)+1 || (next == 0 && last == math.MaxInt32)
@@ -172,7 +163,7 @@ func inSequence(last, next int32) bool {
 // transactional batches.
 func (ps *producerState) checkData(h log.BatchHeader) (*producerEntry, producerBatchMeta, bool, error) {
 	first := h.BaseSequence
-	last := seqAdd(first, h.LastOffsetDelta)
+	last := log.IncrementSequence(first, h.LastOffsetDelta)
 	e := ps.lookup(h.ProducerID)
 	if e == nil {
 		return nil, producerBatchMeta{}, false, nil // a producer the partition does not know: any sequence
@@ -191,7 +182,7 @@ func (ps *producerState) checkData(h log.BatchHeader) (*producerEntry, producerB
 		}
 	case !inSequence(e.lastSeq(), first):
 		return nil, producerBatchMeta{}, false, fmt.Errorf("producer %d at epoch %d sent sequence %d, after %d (the next is %d): %w",
-			h.ProducerID, h.ProducerEpoch, first, e.lastSeq(), seqAdd(e.lastSeq(), 1), ErrOutOfOrderSequence)
+			h.ProducerID, h.ProducerEpoch, first, e.lastSeq(), log.IncrementSequence(e.lastSeq(), 1), ErrOutOfOrderSequence)
 	}
 	if e.txnFirst >= 0 && !h.IsTransactional() {
 		return nil, producerBatchMeta{}, false, fmt.Errorf("producer %d has a transaction open from offset %d: %w",
@@ -212,7 +203,7 @@ func (ps *producerState) applyData(h log.BatchHeader, e *producerEntry) bool {
 	e.setEpoch(h.ProducerEpoch)
 	e.addBatch(producerBatchMeta{
 		firstSeq:    h.BaseSequence,
-		lastSeq:     seqAdd(h.BaseSequence, h.LastOffsetDelta),
+		lastSeq:     log.IncrementSequence(h.BaseSequence, h.LastOffsetDelta),
 		firstOffset: h.BaseOffset,
 		lastOffset:  h.LastOffset(),
 		timestamp:   h.MaxTimestamp,
