@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/stratalog/strata/internal/wire"
 )
 
 // The record format is described in the package documentation (doc.go),
@@ -99,9 +101,9 @@ func appendString(dst []byte, s string) []byte {
 // anything malformed; it never panics. The strings of the result are
 // copies: key and value may be reused afterwards.
 func DecodeCommit(key, value []byte) (Commit, error) {
-	r := reader{b: key}
-	version := r.int16()
-	if r.bad {
+	r := wire.NewReader(key)
+	version := r.Int16()
+	if r.Bad() {
 		return Commit{}, fmt.Errorf("group: key of %d bytes: %w", len(key), ErrBadRecord)
 	}
 	if version != 0 && version != 1 {
@@ -111,10 +113,10 @@ func DecodeCommit(key, value []byte) (Commit, error) {
 		return Commit{}, fmt.Errorf("group: key version %d: %w", version, ErrNotOffsetCommit)
 	}
 	var c Commit
-	c.Group = r.string()
-	c.Topic = r.string()
-	c.Partition = int(r.int32())
-	if r.bad || len(r.b) != 0 || c.Partition < 0 {
+	c.Group = r.Str()
+	c.Topic = r.Str()
+	c.Partition = int(r.Int32())
+	if r.Bad() || r.Len() != 0 || c.Partition < 0 {
 		return Commit{}, fmt.Errorf("group: offset commit key of %d bytes: %w", len(key), ErrBadRecord)
 	}
 	if value == nil {
@@ -129,24 +131,24 @@ func DecodeCommit(key, value []byte) (Commit, error) {
 
 // decodeValue decodes an OffsetCommitValue of any version into c.
 func decodeValue(c *Commit, value []byte) error {
-	r := reader{b: value}
-	version := r.int16()
-	c.Offset = r.int64()
+	r := wire.NewReader(value)
+	version := r.Int16()
+	c.Offset = r.Int64()
 	if version >= 3 {
-		r.int32() // leader epoch
+		r.Int32() // leader epoch
 	}
 	switch {
 	case version >= 4:
-		c.Metadata = r.compactString()
+		c.Metadata = r.CompactStr()
 	default:
-		c.Metadata = r.string()
+		c.Metadata = r.Str()
 	}
-	c.CommitTime = time.UnixMilli(r.int64()).UTC()
+	c.CommitTime = time.UnixMilli(r.Int64()).UTC()
 	switch version {
 	case 1:
-		r.int64() // expire timestamp
+		r.Int64() // expire timestamp
 	case 4:
-		r.taggedFields(func(tag int, field []byte) bool {
+		r.TaggedFields(func(tag int, field []byte) bool {
 			if tag != topicIDTag {
 				return true // a field of a later Kafka: skipped
 			}
@@ -160,90 +162,8 @@ func decodeValue(c *Commit, value []byte) error {
 	switch {
 	case version < 0 || version > 4:
 		return fmt.Errorf("group: offset commit value version %d: %w", version, ErrBadRecord)
-	case r.bad || len(r.b) != 0:
+	case r.Bad() || r.Len() != 0:
 		return fmt.Errorf("group: offset commit value version %d of %d bytes: %w", version, len(value), ErrBadRecord)
 	}
 	return nil
-}
-
-// reader consumes big-endian fields from b. The first short read sets bad
-// and every later read returns zero values.
-type reader struct {
-	b   []byte
-	bad bool
-}
-
-// take returns the next n bytes, or nil (setting bad) if fewer remain.
-func (r *reader) take(n int) []byte {
-	if r.bad || n < 0 || n > len(r.b) {
-		r.bad = true
-		return nil
-	}
-	p := r.b[:n]
-	r.b = r.b[n:]
-	return p
-}
-
-// int16 reads an int16.
-func (r *reader) int16() int16 {
-	if p := r.take(2); p != nil {
-		return int16(binary.BigEndian.Uint16(p))
-	}
-	return 0
-}
-
-// int32 reads an int32.
-func (r *reader) int32() int32 {
-	if p := r.take(4); p != nil {
-		return int32(binary.BigEndian.Uint32(p))
-	}
-	return 0
-}
-
-// int64 reads an int64.
-func (r *reader) int64() int64 {
-	if p := r.take(8); p != nil {
-		return int64(binary.BigEndian.Uint64(p))
-	}
-	return 0
-}
-
-// string reads an int16-length string; a negative length (null) is bad,
-// since no field of these records is nullable.
-func (r *reader) string() string {
-	return string(r.take(int(r.int16())))
-}
-
-// uvarint reads an unsigned varint of at most 32 bits, as Kafka's flexible
-// versions write them.
-func (r *reader) uvarint() int {
-	if r.bad {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 || v > math.MaxInt32 {
-		r.bad = true
-		return 0
-	}
-	r.b = r.b[n:]
-	return int(v)
-}
-
-// compactString reads a compact string: an unsigned varint of the length
-// plus one (zero would be null, which is bad here), then the bytes.
-func (r *reader) compactString() string {
-	return string(r.take(r.uvarint() - 1))
-}
-
-// taggedFields reads a tagged-field section: a count, then for each field
-// a tag, a size and that many bytes, which it hands to field; a field that
-// field refuses (false) makes the record bad.
-func (r *reader) taggedFields(field func(tag int, b []byte) bool) {
-	for n := r.uvarint(); n > 0 && !r.bad; n-- {
-		tag := r.uvarint()
-		b := r.take(r.uvarint())
-		if !r.bad && !field(tag, b) {
-			r.bad = true
-		}
-	}
 }

@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/stratalog/strata/internal/wire"
 )
 
 // Errors of the record format. Match them with errors.Is.
@@ -126,9 +128,9 @@ func appendString(dst []byte, s string) []byte {
 // ErrBadRecord for anything malformed; it never panics. The strings of
 // the result are copies.
 func Decode(key, value []byte) (id string, m Metadata, deleted bool, err error) {
-	r := reader{b: key}
-	typ := r.int16()
-	if r.bad {
+	r := wire.NewReader(key)
+	typ := r.Int16()
+	if r.Bad() {
 		return "", Metadata{}, false, fmt.Errorf("txn: key of %d bytes: %w", len(key), ErrBadRecord)
 	}
 	if typ != keyType {
@@ -137,8 +139,8 @@ func Decode(key, value []byte) (id string, m Metadata, deleted bool, err error) 
 		}
 		return "", Metadata{}, false, fmt.Errorf("txn: key type %d: %w", typ, ErrNotTxnRecord)
 	}
-	id = r.string()
-	if r.bad || len(r.b) != 0 {
+	id = r.Str()
+	if r.Bad() || r.Len() != 0 {
 		return "", Metadata{}, false, fmt.Errorf("txn: key of %d bytes: %w", len(key), ErrBadRecord)
 	}
 	if value == nil {
@@ -153,51 +155,51 @@ func Decode(key, value []byte) (id string, m Metadata, deleted bool, err error) 
 
 // decodeValue decodes a TransactionLogValue of version 0 or 1.
 func decodeValue(value []byte) (Metadata, error) {
-	r := reader{b: value}
-	version := r.int16()
-	if !r.bad && (version < 0 || version > 1) {
+	r := wire.NewReader(value)
+	version := r.Int16()
+	if !r.Bad() && (version < 0 || version > 1) {
 		return Metadata{}, fmt.Errorf("txn: value version %d: %w", version, ErrBadRecord)
 	}
 	flexible := version == 1
 	m := Metadata{PreviousProducerID: -1, NextProducerID: -1}
-	m.ProducerID = r.int64()
-	m.ProducerEpoch = r.int16()
-	timeout := r.int32()
+	m.ProducerID = r.Int64()
+	m.ProducerEpoch = r.Int16()
+	timeout := r.Int32()
 	m.Timeout = time.Duration(timeout) * time.Millisecond
-	m.State = State(r.int8())
+	m.State = State(r.Int8())
 	var topics int
 	if flexible {
-		topics = int(r.uvarint()) - 1
+		topics = r.Uvarint() - 1
 	} else {
-		topics = int(r.int32())
+		topics = int(r.Int32())
 	}
-	for i := 0; i < topics && !r.bad; i++ {
+	for i := 0; i < topics && !r.Bad(); i++ {
 		var (
 			topic string
 			n     int
 		)
 		if flexible {
-			topic = r.compactString()
-			n = int(r.uvarint()) - 1
+			topic = r.CompactStr()
+			n = r.Uvarint() - 1
 		} else {
-			topic = r.string()
-			n = int(r.int32())
+			topic = r.Str()
+			n = int(r.Int32())
 		}
-		if n < 0 || n > len(r.b)/4 {
-			r.bad = true
+		if n < 0 || n > r.Len()/4 {
+			r.Fail()
 			break
 		}
 		for range n {
-			m.Partitions = append(m.Partitions, Partition{Topic: topic, Partition: r.int32()})
+			m.Partitions = append(m.Partitions, Partition{Topic: topic, Partition: r.Int32()})
 		}
 		if flexible {
-			r.taggedFields(func(int, []byte) bool { return true })
+			r.TaggedFields(func(int, []byte) bool { return true })
 		}
 	}
-	m.LastUpdate = time.UnixMilli(r.int64()).UTC()
-	m.Start = time.UnixMilli(r.int64()).UTC()
+	m.LastUpdate = time.UnixMilli(r.Int64()).UTC()
+	m.Start = time.UnixMilli(r.Int64()).UTC()
 	if flexible {
-		r.taggedFields(func(tag int, field []byte) bool {
+		r.TaggedFields(func(tag int, field []byte) bool {
 			switch tag {
 			case 0, 1:
 				if len(field) != 8 {
@@ -214,7 +216,7 @@ func decodeValue(value []byte) (Metadata, error) {
 		})
 	}
 	switch {
-	case r.bad || len(r.b) != 0:
+	case r.Bad() || r.Len() != 0:
 		return Metadata{}, fmt.Errorf("txn: value version %d of %d bytes: %w", version, len(value), ErrBadRecord)
 	case !m.State.Valid():
 		return Metadata{}, fmt.Errorf("txn: status %d: %w", m.State, ErrBadRecord)
