@@ -76,19 +76,7 @@ func appendIDs(t testing.TB, p *Partition, ids ...int) []int64 {
 // readRange reads every record from offset from to the end.
 func readRange(t testing.TB, p *Partition, from int64) []log.Record {
 	t.Helper()
-	r := p.NewReader(from)
-	defer r.Close()
-	var out []log.Record
-	for {
-		var x log.Record
-		ok, err := r.Next(&x)
-		require.NoError(t, err)
-		if !ok {
-			return out
-		}
-		x.Key, x.Value = bytes.Clone(x.Key), bytes.Clone(x.Value)
-		out = append(out, x)
-	}
+	return readIso(t, p, from, ReadUncommitted)
 }
 
 // requireIDs checks that recs are the records of ids at dense offsets from
