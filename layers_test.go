@@ -23,6 +23,7 @@ const modulePath = "github.com/stratalog/strata"
 var layers = map[string]int{
 	"vfs":                 0,
 	"internal/murmur2vec": 0, // test data: Kafka's murmur2 golden vectors
+	"internal/wire":       0, // the field reader of the group and txn record formats
 	"log":                 1,
 	"index":               1,
 	"segment":             2,

@@ -1,8 +1,9 @@
 // Package group is Kafka's consumer groups, in a process: the partition
 // assignors, the committed offsets and their __consumer_offsets record
 // format, and the [Coordinator] that runs each group's membership and
-// incremental rebalances. It imports nothing from the rest of Strata; the
-// store wires it to an internal compacted topic.
+// incremental rebalances. It imports nothing from the rest of Strata but
+// internal/wire (the field reader it shares with package txn); the store
+// wires it to an internal compacted topic.
 //
 // # Committed offsets
 //

@@ -1,9 +1,10 @@
 // Package txn is Kafka's transaction coordinator state, in a process: the
 // states a transactional id goes through ([State], with Kafka's allowed
 // transitions) and the __transaction_state record format ([AppendKey],
-// [AppendValue], [Decode]). It imports nothing from the rest of Strata;
-// the store writes the records to an internal compacted topic of one
-// partition and replays them at open.
+// [AppendValue], [Decode]). It imports nothing from the rest of Strata but
+// internal/wire, the field reader it shares with package group; the store
+// writes the records to an internal compacted topic of one partition and
+// replays them at open.
 //
 // # States
 //
