@@ -36,7 +36,8 @@ type AbortedTxn = partition.AbortedTxn
 //
 // The batch is checked whole first, as Kafka's LogValidator does: a batch
 // over the topic's MaxBatchBytes is ErrBatchTooLarge; a bad CRC, length or
-// record is ErrCorrupt; the topic's rules apply as they do to Append
+// record is ErrCorrupt; a message of the formats before RecordBatch v2
+// (magic 0 or 1) is ErrUnsupportedFormat; the topic's rules apply as they do to Append
 // (ErrNoKey for a compacted topic, ErrTimestampTooFarAhead, LogAppendTime
 // restamping, and a re-encoding when the topic forces its Compression). A
 // transactional or control batch is ErrInvalidProducer: only the store's
@@ -63,6 +64,9 @@ func (s *Store) AppendBatch(ctx context.Context, topicName string, part int, bat
 	h, err := log.ReadHeader(batch)
 	if err != nil {
 		return 0, false, fmt.Errorf("strata: append to %s-%d: %w", topicName, part, err)
+	}
+	if h.IsLegacy() {
+		return 0, false, fmt.Errorf("strata: append to %s-%d: a message of magic %d, not a RecordBatch (magic 2): %w", topicName, part, h.Magic, ErrUnsupportedFormat)
 	}
 	if h.IsControl() || h.IsTransactional() {
 		return 0, false, fmt.Errorf("strata: append to %s-%d: a transactional or control batch (attributes %#x) is written only by the store's transactions: %w", topicName, part, h.Attributes, ErrInvalidProducer)

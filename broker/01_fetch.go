@@ -1,0 +1,189 @@
+package broker
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/log"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// handleFetch answers a Fetch with the stored batches as they are on
+// disk, each partition's from the batch that holds its fetch offset on
+// (View.ReadBatches), within the partition's and the request's byte
+// limits (the first partition with data gets at least one batch, as
+// KIP-74 has it). Under read_committed (isolation level 1) it stops at the
+// last stable offset and lists the aborted transactions of the range
+// returned. It long-polls: with fewer than MinBytes to return and no
+// partition in error, it waits up to MaxWaitMillis for more. An empty
+// partition carries an empty record set, never a null one (librdkafka
+// retries a null one forever).
+//
+// Fetch sessions (KIP-227) are not kept: every response has session id
+// 0, which makes clients send full fetches; a request on a session id is
+// FETCH_SESSION_ID_NOT_FOUND.
+func handleFetch(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.FetchRequest)
+	if req.SessionID != 0 {
+		resp := req.ResponseKind().(*kmsg.FetchResponse)
+		resp.ErrorCode = errFetchSessionIDNotFound
+		return resp, nil
+	}
+	iso := strata.ReadUncommitted
+	if req.IsolationLevel == 1 {
+		iso = strata.ReadCommitted
+	}
+	f := fetch{srv: srv, req: req, view: srv.store.View(iso)}
+	ctx, cancel := context.WithTimeout(srv.ctx, time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond)
+	defer cancel()
+	for {
+		resp, bytes, failed, next := f.once()
+		if failed || bytes >= int(req.MinBytes) || ctx.Err() != nil {
+			return resp, nil
+		}
+		f.waitAny(ctx, next)
+		if ctx.Err() != nil {
+			resp, _, _, _ = f.once()
+			return resp, nil
+		}
+	}
+}
+
+// fetch is one Fetch request being answered.
+type fetch struct {
+	srv  *Server
+	req  *kmsg.FetchRequest
+	view strata.View
+}
+
+// position is a partition the response read without error, and the
+// offset past what it returned.
+type position struct {
+	topic string
+	part  int
+	next  int64
+}
+
+// once reads every partition of the request and returns the response,
+// the bytes of records in it, whether a partition failed, and where each
+// partition's next data would start.
+func (f *fetch) once() (*kmsg.FetchResponse, int, bool, []position) {
+	resp := f.req.ResponseKind().(*kmsg.FetchResponse)
+	total, failed := 0, false
+	var next []position
+	budget := int(f.req.MaxBytes)
+	if budget <= 0 {
+		budget = int(^uint32(0) >> 1)
+	}
+	for _, rt := range f.req.Topics {
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.PreferredReadReplica = -1
+			sp.RecordBatches = []byte{}
+			end, err := f.partition(&sp, rt.Topic, int(rp.Partition), rp.FetchOffset, min(int(rp.PartitionMaxBytes), budget-total), total == 0)
+			if err != nil {
+				sp.ErrorCode = codeOf(err)
+				failed = true
+			} else {
+				total += len(sp.RecordBatches)
+				next = append(next, position{rt.Topic, int(rp.Partition), end})
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, total, failed, next
+}
+
+// partition fills sp with what a fetch of one partition from offset
+// returns, at most limit bytes (at least one batch when first), and
+// returns the offset after the batches returned (offset if none).
+func (f *fetch) partition(sp *kmsg.FetchResponseTopicPartition, topic string, part int, offset int64, limit int, first bool) (int64, error) {
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+	next := offset
+	if limit > 0 || first {
+		b, err := f.view.ReadBatches(topic, part, offset, max(limit, 1), nil)
+		if err != nil {
+			f.offsets(sp, topic, part)
+			return offset, err
+		}
+		if b != nil {
+			sp.RecordBatches = b
+		}
+		next = batchesEnd(b, offset)
+	}
+	if err := f.offsets(sp, topic, part); err != nil {
+		return offset, err
+	}
+	if f.view.Isolation() == strata.ReadCommitted {
+		sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+		if next > offset {
+			aborted, err := f.srv.store.AbortedTxns(topic, part, offset, next)
+			if err != nil {
+				return offset, err
+			}
+			for _, a := range aborted {
+				at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+				at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+				sp.AbortedTransactions = append(sp.AbortedTransactions, at)
+			}
+		}
+	}
+	return next, nil
+}
+
+// offsets fills in a partition's high watermark, last stable offset and
+// log start offset, read after its batches so that they are never behind
+// them.
+func (f *fetch) offsets(sp *kmsg.FetchResponseTopicPartition, topic string, part int) error {
+	ru, rc := f.srv.store.View(strata.ReadUncommitted), f.srv.store.View(strata.ReadCommitted)
+	var err error
+	if sp.LogStartOffset, err = ru.ListOffsets(topic, part, strata.Earliest); err != nil {
+		return err
+	}
+	if sp.HighWatermark, err = ru.ListOffsets(topic, part, strata.Latest); err != nil {
+		return err
+	}
+	sp.LastStableOffset, err = rc.ListOffsets(topic, part, strata.Latest)
+	return err
+}
+
+// batchesEnd returns the offset after the last of back-to-back batches b,
+// or offset if there are none.
+func batchesEnd(b []byte, offset int64) int64 {
+	next := offset
+	for len(b) > 0 {
+		h, err := log.ReadHeader(b)
+		if err != nil || h.Size() > len(b) {
+			break
+		}
+		next = max(next, h.NextOffset())
+		b = b[h.Size():]
+	}
+	return next
+}
+
+// waitAny blocks until one of the positions has more to read or ctx ends.
+func (f *fetch) waitAny(ctx context.Context, next []position) {
+	if len(next) == 0 {
+		<-ctx.Done()
+		return
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, p := range next {
+		wg.Go(func() {
+			if f.view.Wait(wctx, p.topic, p.part, p.next) == nil {
+				cancel()
+			}
+		})
+	}
+	<-wctx.Done()
+	cancel()
+	wg.Wait()
+}

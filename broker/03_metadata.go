@@ -1,0 +1,83 @@
+package broker
+
+import (
+	"errors"
+
+	"github.com/stratalog/strata"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// nodeID is the broker's node id: the one broker, leader of every
+// partition.
+const nodeID = 0
+
+// clusterID is the cluster id Metadata reports.
+const clusterID = "strata"
+
+// handleMetadata describes the broker and the topics asked for (all of
+// them for a null list, or an empty one at v0), creating the unknown ones
+// when Options.AutoCreateTopics allows it and the request does (always
+// below v4). Leader epochs are -1, which turns off the clients' KIP-320
+// checks (OffsetForLeaderEpoch is not served).
+func handleMetadata(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.MetadataRequest)
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	host, port := srv.advertised()
+	b := kmsg.NewMetadataResponseBroker()
+	b.NodeID, b.Host, b.Port = nodeID, host, port
+	resp.Brokers = []kmsg.MetadataResponseBroker{b}
+	cid := clusterID
+	resp.ClusterID = &cid
+	resp.ControllerID = nodeID
+
+	var names []string
+	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
+	if all {
+		names = srv.store.Topics()
+	}
+	for _, t := range req.Topics {
+		if t.Topic != nil {
+			names = append(names, *t.Topic)
+		}
+	}
+	create := srv.opts.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
+	for _, name := range names {
+		resp.Topics = append(resp.Topics, srv.topicMetadata(name, create && !all))
+	}
+	return resp, nil
+}
+
+// topicMetadata describes one topic, creating it first if create and it
+// does not exist.
+func (srv *Server) topicMetadata(name string, create bool) kmsg.MetadataResponseTopic {
+	t := kmsg.NewMetadataResponseTopic()
+	t.Topic = &name
+	d, err := srv.store.DescribeTopic(name)
+	if create && errors.Is(err, strata.ErrUnknownTopic) {
+		err = srv.store.EnsureTopic(name, srv.opts.AutoCreateConfig)
+		if err == nil || errors.Is(err, strata.ErrTopicConfigMismatch) {
+			d, err = srv.store.DescribeTopic(name)
+		}
+	}
+	if err == nil && len(name) > 1 && name[:2] == "__" {
+		// Internal topics are the store's: listed, as Kafka lists them,
+		// but not to be produced to or fetched from.
+		t.IsInternal = true
+	}
+	if err != nil {
+		t.ErrorCode = codeOf(err)
+		return t
+	}
+	t.TopicID = [16]byte(d.ID)
+	for _, p := range d.Partitions {
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition = int32(p.Partition)
+		mp.Leader = nodeID
+		mp.LeaderEpoch = -1
+		mp.Replicas = []int32{nodeID}
+		mp.ISR = []int32{nodeID}
+		mp.OfflineReplicas = []int32{}
+		t.Partitions = append(t.Partitions, mp)
+	}
+	return t
+}

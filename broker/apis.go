@@ -1,0 +1,49 @@
+package broker
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// api is one API key the broker serves: its version range and handler. A
+// handler gets a request decoded at a version in the range and returns
+// its response (the caller sets its version), nil for none, or an error
+// that closes the connection.
+type api struct {
+	key      kmsg.Key
+	min, max int16
+	handle   func(srv *Server, h header, req kmsg.Request) (kmsg.Response, error)
+}
+
+// apis are the APIs served, by key. The ranges start low enough for
+// Debian's librdkafka 2.0.2 to enable its features (it needs each range
+// to overlap single versions: Produce 3 and 7, Fetch 4 and 10, ListOffsets
+// 1, InitProducerId 0; rdkafka_feature.c) and Produce from v0: librdkafka
+// sends compressed batches only to a broker that advertises Produce v0
+// (librdkafka #4956; Kafka keeps v0-v2 advertised for it, KAFKA-18659),
+// though a request at v0-v2 carries legacy messages, which Produce
+// answers with UNSUPPORTED_FOR_MESSAGE_FORMAT. They end before the
+// versions that name topics by id (Produce v13, Fetch v13).
+var apis []api
+
+// byKey indexes apis by key.
+var byKey map[int16]*api
+
+// init fills apis, which refer to the handler of ApiVersions, which lists
+// apis.
+func init() {
+	apis = []api{
+		{kmsg.Produce, 0, 11, handleProduce},
+		{kmsg.Fetch, 4, 12, handleFetch},
+		{kmsg.ListOffsets, 0, 6, handleListOffsets},
+		{kmsg.Metadata, 0, 12, handleMetadata},
+		{kmsg.ApiVersions, 0, 4, handleApiVersions},
+		{kmsg.InitProducerID, 0, 4, handleInitProducerID},
+	}
+	byKey = make(map[int16]*api, len(apis))
+	for i := range apis {
+		byKey[apis[i].key.Int16()] = &apis[i]
+	}
+}
+
+// apiFor returns the API of key, nil if it is not served.
+func apiFor(key int16) *api { return byKey[key] }

@@ -1,0 +1,156 @@
+package broker
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// reusedFrameBytes is the largest request buffer a connection keeps for
+// its next request; a larger one is dropped after its request.
+const reusedFrameBytes = 1 << 20
+
+// conn is one client connection: serve reads, decodes and handles its
+// requests in order, and a writer goroutine writes the responses in the
+// same order.
+type conn struct {
+	srv *Server
+	nc  net.Conn
+	out chan response // to the writer, in request order
+	buf []byte        // the last request's frame, reused when small
+}
+
+// response is a response to write, with the correlation id of its request.
+type response struct {
+	corr int32
+	resp kmsg.Response
+}
+
+func newConn(srv *Server, nc net.Conn) *conn {
+	return &conn{srv: srv, nc: nc, out: make(chan response, 8)}
+}
+
+// serve runs the connection until the client goes, a request closes it
+// or the Server closes.
+func (c *conn) serve() {
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		c.write()
+	}()
+	if err := c.read(); err != nil {
+		c.srv.logf("broker: %s: closed: %v", c.nc.RemoteAddr(), err)
+	}
+	close(c.out)
+	<-wrote
+	c.nc.Close()
+}
+
+// read handles requests until one fails; the error says why the
+// connection closes (nil when the client closed it).
+func (c *conn) read() error {
+	var size [4]byte
+	for {
+		if c.srv.opts.IdleTimeout > 0 {
+			_ = c.nc.SetReadDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
+		}
+		if _, err := io.ReadFull(c.nc, size[:]); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		n := int32(binary.BigEndian.Uint32(size[:]))
+		if n < 0 || int(n) > c.srv.opts.MaxRequestBytes {
+			return fmt.Errorf("broker: request of %d bytes out of range [0, %d] (MaxRequestBytes): %w", n, c.srv.opts.MaxRequestBytes, errMalformed)
+		}
+		frame := c.frame(int(n))
+		if _, err := io.ReadFull(c.nc, frame); err != nil {
+			return fmt.Errorf("broker: request of %d bytes cut short: %w", n, err)
+		}
+		resp, corr, err := c.srv.handleFrame(frame)
+		if err != nil {
+			return err
+		}
+		if resp != nil {
+			c.out <- response{corr: corr, resp: resp}
+		}
+	}
+}
+
+// frame returns a buffer of n bytes for a request.
+func (c *conn) frame(n int) []byte {
+	if n > reusedFrameBytes {
+		return make([]byte, n)
+	}
+	if cap(c.buf) < n {
+		c.buf = make([]byte, n, max(n, 4<<10))
+	}
+	return c.buf[:n]
+}
+
+// write writes the responses the reader hands it until it closes out. A
+// failed write closes the connection, and the rest are dropped.
+func (c *conn) write() {
+	var buf []byte
+	failed := false
+	for r := range c.out {
+		if failed {
+			continue
+		}
+		buf = appendResponse(buf[:0], r.corr, r.resp)
+		if c.srv.opts.IdleTimeout > 0 {
+			_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
+		}
+		if _, err := c.nc.Write(buf); err != nil {
+			failed = true
+			c.nc.Close() // the reader's next read fails
+		}
+		if cap(buf) > reusedFrameBytes {
+			buf = nil
+		}
+	}
+}
+
+// handleFrame decodes and handles one request frame (the bytes after the
+// size), and returns the response to send (nil for none, as for a Produce
+// with acks 0) with the request's correlation id. An error closes the
+// connection: a frame that does not decode, an unknown key or a version
+// out of range (but ApiVersions'), or a handler that panicked.
+func (srv *Server) handleFrame(frame []byte) (resp kmsg.Response, corr int32, err error) {
+	h, body, err := parseHeader(frame)
+	if err != nil {
+		return nil, 0, err
+	}
+	a := apiFor(h.key)
+	if a == nil {
+		return nil, 0, fmt.Errorf("broker: API key %d (%s) not served: %w", h.key, kmsg.NameForKey(h.key), errMalformed)
+	}
+	if h.version < a.min || h.version > a.max {
+		if h.key == kmsg.ApiVersions.Int16() {
+			return srv.unsupportedApiVersions(), h.corr, nil
+		}
+		return nil, 0, fmt.Errorf("broker: %s v%d out of the served range [%d, %d]: %w", kmsg.NameForKey(h.key), h.version, a.min, a.max, errMalformed)
+	}
+	req := kmsg.RequestForKey(h.key)
+	req.SetVersion(h.version)
+	if err := decodeBody(req, body); err != nil {
+		return nil, 0, err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			resp, corr, err = nil, 0, fmt.Errorf("broker: %s v%d: %w: %v\n%s", kmsg.NameForKey(h.key), h.version, errPanic, p, debug.Stack())
+		}
+	}()
+	resp, err = a.handle(srv, h, req)
+	if err != nil || resp == nil {
+		return nil, 0, err
+	}
+	resp.SetVersion(h.version)
+	return resp, h.corr, nil
+}

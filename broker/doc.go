@@ -1,0 +1,39 @@
+// Package broker serves a strata.Store over Kafka's wire protocol, so that
+// Kafka clients (franz-go, librdkafka and what is built on it, Sarama,
+// kafkajs, Kafka's own tools) produce to and fetch from a Strata directory.
+//
+// It is one broker, node id 0, the leader of every partition, whose
+// metadata points clients at its advertised address. Request and response
+// bodies are franz-go's kmsg types; the request and response headers are
+// framed here (Kafka's RequestHeader v1/v2 and ResponseHeader v0/v1).
+//
+// # Basics
+//
+// Start listens and serves in the background:
+//
+//	srv, err := broker.Start(store, &broker.Options{Addr: "127.0.0.1:9092"})
+//	...
+//	defer srv.Close()
+//
+// New and Serve serve a listener of the caller's (a tls.Listener, say).
+// Close closes the listener and every connection and waits for them; it
+// does not close the Store.
+//
+// # What is served
+//
+// ApiVersions, Metadata, Produce, Fetch, ListOffsets and InitProducerId
+// without a transactional id (idempotent producers); see Server for the
+// version ranges. Every other API key makes the broker close the
+// connection, as a Kafka broker does for a key it does not know.
+//
+// # Connections
+//
+// Each connection has one goroutine that reads, decodes and handles
+// requests in order, and one that writes the responses, in the same order.
+// A frame is a 4-byte big-endian size and that many bytes; a size over
+// Options.MaxRequestBytes, a frame that does not decode, an unknown key, or
+// a version out of the served range closes the connection without touching
+// the store (an ApiVersions request at an unknown version is answered with
+// UNSUPPORTED_VERSION and the served ranges, as Kafka answers it). A frame
+// must arrive whole within Options.IdleTimeout of the previous response.
+package broker

@@ -1,0 +1,65 @@
+package broker
+
+import (
+	"errors"
+
+	"github.com/stratalog/strata"
+)
+
+// Kafka's error codes the broker answers with (Kafka's
+// clients/.../common/protocol/Errors.java).
+const (
+	errNone                      int16 = 0
+	errOffsetOutOfRange          int16 = 1
+	errCorruptMessage            int16 = 2
+	errUnknownTopicOrPartition   int16 = 3
+	errMessageTooLarge           int16 = 10
+	errInvalidTopic              int16 = 17
+	errInvalidRequiredAcks       int16 = 21
+	errInvalidTimestamp          int16 = 32
+	errUnsupportedVersion        int16 = 35
+	errTopicAlreadyExists        int16 = 36
+	errInvalidRequest            int16 = 42
+	errUnsupportedMessageFormat  int16 = 43
+	errOutOfOrderSequence        int16 = 45
+	errInvalidProducerEpoch      int16 = 47
+	errInvalidTxnState           int16 = 48
+	errKafkaStorage              int16 = 56
+	errFetchSessionIDNotFound    int16 = 70
+	errUnsupportedCompression    int16 = 76
+	errInvalidRecord             int16 = 87
+	errTransactionalIDNotAllowed int16 = 53 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+)
+
+// codeOf returns Kafka's error code for an error of the Store.
+func codeOf(err error) int16 {
+	switch {
+	case err == nil:
+		return errNone
+	case errors.Is(err, strata.ErrUnknownTopic), errors.Is(err, strata.ErrUnknownPartition):
+		return errUnknownTopicOrPartition
+	case errors.Is(err, strata.ErrInvalidTopic), errors.Is(err, strata.ErrReservedTopic):
+		return errInvalidTopic
+	case errors.Is(err, strata.ErrOffsetOutOfRange):
+		return errOffsetOutOfRange
+	case errors.Is(err, strata.ErrBatchTooLarge), errors.Is(err, strata.ErrDecompressedTooLarge):
+		return errMessageTooLarge
+	case errors.Is(err, strata.ErrUnsupportedFormat):
+		return errUnsupportedMessageFormat
+	case errors.Is(err, strata.ErrUnsupportedCompression):
+		return errUnsupportedCompression
+	case errors.Is(err, strata.ErrTimestampTooFarAhead):
+		return errInvalidTimestamp
+	case errors.Is(err, strata.ErrOutOfOrderSequence):
+		return errOutOfOrderSequence
+	case errors.Is(err, strata.ErrProducerFenced):
+		return errInvalidProducerEpoch
+	case errors.Is(err, strata.ErrNoKey), errors.Is(err, strata.ErrInvalidProducer):
+		return errInvalidRecord
+	case errors.Is(err, strata.ErrCorrupt), errors.Is(err, strata.ErrNoRecords):
+		return errCorruptMessage
+	case errors.Is(err, strata.ErrTopicExists):
+		return errTopicAlreadyExists
+	}
+	return errKafkaStorage
+}

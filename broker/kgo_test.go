@@ -1,0 +1,66 @@
+package broker_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/log"
+)
+
+// TestKgoProduceConsume produces with kgo's defaults (idempotent, snappy,
+// acks all) and consumes the records back, and checks that the batches
+// are stored as they came: snappy, with the producer id.
+func TestKgoProduceConsume(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("events", strata.TopicConfig{Partitions: 3}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()), kgo.DefaultProduceTopic("events"))
+	require.NoError(t, err)
+	defer cl.Close()
+	const n = 1000
+	recs := make([]*kgo.Record, n)
+	for i := range recs {
+		recs[i] = &kgo.Record{Key: fmt.Appendf(nil, "key-%d", i%17), Value: fmt.Appendf(nil, "value %d, compressible compressible compressible", i)}
+	}
+	require.NoError(t, cl.ProduceSync(ctx, recs...).FirstErr())
+
+	var total int64
+	for p := range 3 {
+		end, err := s.ListOffsets("events", p, strata.Latest)
+		require.NoError(t, err)
+		total += end
+		b, err := s.View(strata.ReadUncommitted).ReadBatches("events", p, 0, 1<<20, nil)
+		require.NoError(t, err)
+		if len(b) == 0 {
+			continue
+		}
+		h, err := log.ReadHeader(b)
+		require.NoError(t, err)
+		require.Equal(t, log.Snappy, h.Compression())
+		require.GreaterOrEqual(t, h.ProducerID, int64(0), "idempotent")
+	}
+	require.Equal(t, int64(n), total)
+
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()), kgo.ConsumeTopics("events"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	defer consumer.Close()
+	got := map[string]bool{}
+	for len(got) < n {
+		fs := consumer.PollFetches(ctx)
+		require.NoError(t, ctx.Err())
+		fs.EachError(func(topic string, p int32, err error) { require.NoError(t, err, "%s-%d", topic, p) })
+		fs.EachRecord(func(r *kgo.Record) { got[string(r.Value)] = true })
+	}
+	for _, r := range recs {
+		require.True(t, got[string(r.Value)], "%s", r.Value)
+	}
+}

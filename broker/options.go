@@ -1,0 +1,116 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	stdlog "log"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/stratalog/strata"
+)
+
+// The defaults of Options.
+const (
+	// DefaultAddr is the address Start listens on: loopback only.
+	DefaultAddr = "127.0.0.1:9092"
+	// DefaultMaxRequestBytes is Kafka's socket.request.max.bytes.
+	DefaultMaxRequestBytes = 100 << 20
+	// DefaultIdleTimeout is Kafka's connections.max.idle.ms.
+	DefaultIdleTimeout = 10 * time.Minute
+	// DefaultMaxConns is the default cap on open connections.
+	DefaultMaxConns = 1024
+)
+
+// ErrInvalidOptions means an Options field is out of range; the message
+// says which and the valid range.
+var ErrInvalidOptions = errors.New("broker: invalid options")
+
+// Options configure a Server. The zero value (or nil) means every default;
+// a zero field means its default.
+type Options struct {
+	// Addr is the TCP address Start listens on, host:port. Default
+	// DefaultAddr (127.0.0.1:9092): listen on every interface only by
+	// saying so (":9092").
+	Addr string
+	// AdvertisedAddr is the host:port Metadata gives clients for the broker
+	// (Kafka's advertised.listeners): what they connect to after the
+	// bootstrap. Default: the address the listener is bound to.
+	AdvertisedAddr string
+	// MaxRequestBytes bounds a request frame (Kafka's
+	// socket.request.max.bytes), and so what one request may make the
+	// broker allocate to read it: a larger size prefix closes the
+	// connection before anything is read or allocated. Default
+	// DefaultMaxRequestBytes (100 MiB); at least 1 KiB.
+	MaxRequestBytes int
+	// IdleTimeout closes a connection that sends no request for that long,
+	// or whose request does not arrive whole within it (Kafka's
+	// connections.max.idle.ms). Default DefaultIdleTimeout (10 minutes).
+	IdleTimeout time.Duration
+	// MaxConns caps the connections open at once; one more is closed as
+	// soon as it is accepted. Default DefaultMaxConns (1024).
+	MaxConns int
+	// AutoCreateTopics makes Metadata create the topics it is asked for
+	// that do not exist, when the client allows it (Kafka's
+	// auto.create.topics.enable), with AutoCreateConfig. Default false:
+	// an unknown topic is UNKNOWN_TOPIC_OR_PARTITION.
+	AutoCreateTopics bool
+	// AutoCreateConfig is the config of the topics AutoCreateTopics
+	// creates; its zero value is the store's defaults (one partition,
+	// Kafka's num.partitions).
+	AutoCreateConfig strata.TopicConfig
+	// ErrorLog receives the reasons connections are closed (a malformed or
+	// oversized request, a handler's panic); nil discards them.
+	ErrorLog *stdlog.Logger
+}
+
+// withDefaults returns a copy of o (nil meaning none) with the defaults
+// filled in, or ErrInvalidOptions.
+func (o *Options) withDefaults() (Options, error) {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.MaxRequestBytes == 0 {
+		c.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	switch {
+	case c.MaxRequestBytes < 1<<10:
+		return c, fmt.Errorf("broker: MaxRequestBytes %d out of range [1024, %d]: %w", c.MaxRequestBytes, int64(1<<31-1), ErrInvalidOptions)
+	case c.MaxRequestBytes > 1<<31-1:
+		return c, fmt.Errorf("broker: MaxRequestBytes %d out of range [1024, %d]: %w", c.MaxRequestBytes, int64(1<<31-1), ErrInvalidOptions)
+	case c.IdleTimeout < 0:
+		return c, fmt.Errorf("broker: IdleTimeout %v is negative: %w", c.IdleTimeout, ErrInvalidOptions)
+	case c.MaxConns < 0:
+		return c, fmt.Errorf("broker: MaxConns %d is negative: %w", c.MaxConns, ErrInvalidOptions)
+	}
+	if c.AdvertisedAddr != "" {
+		if _, _, err := splitHostPort(c.AdvertisedAddr); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// splitHostPort splits an advertised host:port.
+func splitHostPort(addr string) (string, int32, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("broker: advertised address %q: %v: %w", addr, err, ErrInvalidOptions)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || host == "" {
+		return "", 0, fmt.Errorf("broker: advertised address %q is not host:port with a port in [0, 65535]: %w", addr, ErrInvalidOptions)
+	}
+	return host, int32(p), nil
+}
