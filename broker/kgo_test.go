@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/stratalog/strata"
@@ -63,4 +64,17 @@ func TestKgoProduceConsume(t *testing.T) {
 	for _, r := range recs {
 		require.True(t, got[string(r.Value)], "%s", r.Value)
 	}
+}
+
+// TestKgoUnknownTopic checks that kgo sees UNKNOWN_TOPIC_OR_PARTITION
+// for a topic the store does not have.
+func TestKgoUnknownTopic(t *testing.T) {
+	_, srv := serve(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()), kgo.UnknownTopicRetries(0))
+	require.NoError(t, err)
+	defer cl.Close()
+	err = cl.ProduceSync(ctx, &kgo.Record{Topic: "missing", Value: []byte("v")}).FirstErr()
+	require.ErrorIs(t, err, kerr.UnknownTopicOrPartition)
 }

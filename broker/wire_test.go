@@ -309,3 +309,21 @@ func TestMetadataAutoCreate(t *testing.T) {
 		})
 	}
 }
+
+// TestConnLimits checks that a connection idle, or stalled mid-request,
+// for IdleTimeout is closed, and that one over MaxConns is closed at once.
+func TestConnLimits(t *testing.T) {
+	_, srv := serve(t, &broker.Options{IdleTimeout: 50 * time.Millisecond, MaxConns: 2})
+	idle := dial(t, srv)
+	stalled := dial(t, srv)
+	_, err := stalled.nc.Write([]byte{0, 0, 0, 20, 0, 18})
+	require.NoError(t, err)
+	idle.requireClosed()
+	stalled.requireClosed()
+
+	srv2 := func() *broker.Server { _, s := serve(t, &broker.Options{MaxConns: 1}); return s }()
+	first := dial(t, srv2)
+	first.roundTrip(kmsg.NewPtrApiVersionsRequest())
+	dial(t, srv2).requireClosed()
+	first.roundTrip(kmsg.NewPtrApiVersionsRequest())
+}
