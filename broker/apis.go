@@ -22,7 +22,8 @@ type api struct {
 // (librdkafka #4956; Kafka keeps v0-v2 advertised for it, KAFKA-18659),
 // though a request at v0-v2 carries legacy messages, which Produce
 // answers with UNSUPPORTED_FOR_MESSAGE_FORMAT. They end before the
-// versions that name topics by id (Produce v13, Fetch v13).
+// versions that name topics by id (Produce v13, Fetch v13, DeleteTopics
+// v6).
 var apis []api
 
 // byKey indexes apis by key.
@@ -37,6 +38,8 @@ func init() {
 		{kmsg.ListOffsets, 0, 6, handleListOffsets},
 		{kmsg.Metadata, 0, 12, handleMetadata},
 		{kmsg.ApiVersions, 0, 4, handleApiVersions},
+		{kmsg.CreateTopics, 0, 7, handleCreateTopics},
+		{kmsg.DeleteTopics, 0, 5, handleDeleteTopics},
 		{kmsg.InitProducerID, 0, 4, handleInitProducerID},
 	}
 	byKey = make(map[int16]*api, len(apis))

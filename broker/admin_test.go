@@ -1,0 +1,84 @@
+package broker_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/stratalog/strata"
+)
+
+func createReq(version int16, validateOnly bool, topics ...kmsg.CreateTopicsRequestTopic) *kmsg.CreateTopicsRequest {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.SetVersion(version)
+	req.ValidateOnly = validateOnly
+	req.Topics = topics
+	return req
+}
+
+func createTopic(name string, parts int32, rf int16, configs ...string) kmsg.CreateTopicsRequestTopic {
+	t := kmsg.NewCreateTopicsRequestTopic()
+	t.Topic, t.NumPartitions, t.ReplicationFactor = name, parts, rf
+	for i := 0; i+1 < len(configs); i += 2 {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = configs[i], &configs[i+1]
+		t.Configs = append(t.Configs, c)
+	}
+	return t
+}
+
+// TestCreateDeleteTopics checks CreateTopics with configs, its error codes
+// per topic, ValidateOnly, and DeleteTopics.
+func TestCreateDeleteTopics(t *testing.T) {
+	s, srv := serve(t, nil)
+	c := dial(t, srv)
+	resp := c.roundTrip(createReq(7, false,
+		createTopic("orders", 3, -1, "cleanup.policy", "compact", "retention.ms", "-1", "max.message.bytes", "2048", "message.timestamp.type", "LogAppendTime"),
+		createTopic("orders", 1, 1),
+		createTopic("bad-rf", 1, 3),
+		createTopic("bad-parts", 0, 1),
+		createTopic("bad-config", 1, 1, "unclean.leader.election.enable", "true"),
+		createTopic("bad-value", 1, 1, "retention.ms", "soon"),
+		createTopic("__internal", 1, 1),
+		createTopic("defaults", -1, -1),
+	)).(*kmsg.CreateTopicsResponse)
+	codes := map[string]int16{}
+	for i, tt := range resp.Topics {
+		if i > 0 && tt.Topic == "orders" {
+			codes["orders again"] = tt.ErrorCode
+			continue
+		}
+		codes[tt.Topic] = tt.ErrorCode
+	}
+	require.Equal(t, map[string]int16{
+		"orders": 0, "orders again": 36, "bad-rf": 38, "bad-parts": 37,
+		"bad-config": 40, "bad-value": 40, "__internal": 17, "defaults": 0,
+	}, codes)
+	require.Equal(t, int32(3), resp.Topics[0].NumPartitions)
+	require.NotEqual(t, [16]byte{}, resp.Topics[0].TopicID)
+
+	d, err := s.DescribeTopic("orders")
+	require.NoError(t, err)
+	require.Len(t, d.Partitions, 3)
+	require.Equal(t, strata.CleanupCompact, d.Config.CleanupPolicy)
+	require.Equal(t, time.Duration(-1), d.Config.Retention)
+	require.Equal(t, 2048, d.Config.MaxBatchBytes)
+	require.Equal(t, strata.LogAppendTime, d.Config.TimestampType)
+	require.Equal(t, []string{"defaults", "orders"}, s.Topics())
+
+	v := c.roundTrip(createReq(4, true, createTopic("checked", 2, 1), createTopic("orders", 1, 1))).(*kmsg.CreateTopicsResponse)
+	require.Equal(t, int16(0), v.Topics[0].ErrorCode)
+	require.Equal(t, int16(36), v.Topics[1].ErrorCode)
+	require.Equal(t, []string{"defaults", "orders"}, s.Topics(), "ValidateOnly creates nothing")
+
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	del.SetVersion(5)
+	del.TopicNames = []string{"orders", "missing", "__consumer_offsets"}
+	dr := c.roundTrip(del).(*kmsg.DeleteTopicsResponse)
+	require.Equal(t, int16(0), dr.Topics[0].ErrorCode)
+	require.Equal(t, int16(3), dr.Topics[1].ErrorCode)
+	require.Equal(t, int16(17), dr.Topics[2].ErrorCode)
+	require.Equal(t, []string{"defaults"}, s.Topics())
+}
