@@ -138,7 +138,11 @@ func (p *txnPart) free() {
 // transaction of the id is still open, BeginTxn aborts it and fences it —
 // its later calls return ErrProducerFenced — as Kafka fences a zombie
 // producer. BeginTxn waits, as long as ctx allows, for a Commit or Abort
-// of the id that is under way. It writes nothing itself.
+// of the id that is under way. What it writes is the end of the id's
+// previous transaction (the abort of a fenced one, or the markers of a
+// decided one a failure left unwritten) and, for a new id, the reservation
+// of its producer id; the new transaction's first record in
+// __transaction_state comes with its first partition.
 //
 // Bad options are ErrInvalidConfig. A ctx that has ended is its error,
 // whether the id is new or not, and nothing changes.
