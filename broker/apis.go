@@ -17,7 +17,7 @@ type api struct {
 // apis are the APIs served, by key. The ranges start low enough for
 // Debian's librdkafka 2.0.2 to enable its features (it needs each range
 // to overlap single versions: Produce 3 and 7, Fetch 4 and 10, ListOffsets
-// 1, InitProducerId 0; rdkafka_feature.c) and Produce from v0: librdkafka
+// 1, InitProducerId 0, FindCoordinator 0 for LZ4; rdkafka_feature.c) and Produce from v0: librdkafka
 // sends compressed batches only to a broker that advertises Produce v0
 // (librdkafka #4956; Kafka keeps v0-v2 advertised for it, KAFKA-18659),
 // though a request at v0-v2 carries legacy messages, which Produce
@@ -37,6 +37,7 @@ func init() {
 		{kmsg.Fetch, 4, 12, handleFetch},
 		{kmsg.ListOffsets, 0, 6, handleListOffsets},
 		{kmsg.Metadata, 0, 12, handleMetadata},
+		{kmsg.FindCoordinator, 0, 4, handleFindCoordinator},
 		{kmsg.ApiVersions, 0, 4, handleApiVersions},
 		{kmsg.CreateTopics, 0, 7, handleCreateTopics},
 		{kmsg.DeleteTopics, 0, 5, handleDeleteTopics},

@@ -16,7 +16,7 @@ import (
 
 // serve opens a store in a temporary directory and serves it on a free
 // loopback port; both close when the test ends.
-func serve(t *testing.T, opts *broker.Options) (*strata.Store, *broker.Server) {
+func serve(t testing.TB, opts *broker.Options) (*strata.Store, *broker.Server) {
 	t.Helper()
 	s, err := strata.Open(t.TempDir(), nil)
 	require.NoError(t, err)

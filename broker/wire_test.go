@@ -327,3 +327,28 @@ func TestConnLimits(t *testing.T) {
 	dial(t, srv2).requireClosed()
 	first.roundTrip(kmsg.NewPtrApiVersionsRequest())
 }
+
+// TestFindCoordinator checks that every group and transactional id is
+// coordinated by node 0, at the advertised address, in both shapes.
+func TestFindCoordinator(t *testing.T) {
+	_, srv := serve(t, &broker.Options{AdvertisedAddr: "kafka.example:9093"})
+	c := dial(t, srv)
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.SetVersion(3)
+	req.CoordinatorKey = "g"
+	resp := c.roundTrip(req).(*kmsg.FindCoordinatorResponse)
+	require.Equal(t, int16(0), resp.ErrorCode)
+	require.Equal(t, [3]any{int32(0), "kafka.example", int32(9093)}, [3]any{resp.NodeID, resp.Host, resp.Port})
+
+	req.SetVersion(4)
+	req.CoordinatorType = 1
+	req.CoordinatorKeys = []string{"a", "b"}
+	resp = c.roundTrip(req).(*kmsg.FindCoordinatorResponse)
+	require.Len(t, resp.Coordinators, 2)
+	require.Equal(t, "b", resp.Coordinators[1].Key)
+	require.Equal(t, int32(9093), resp.Coordinators[1].Port)
+
+	req.CoordinatorType = 2
+	resp = c.roundTrip(req).(*kmsg.FindCoordinatorResponse)
+	require.Equal(t, int16(42), resp.Coordinators[0].ErrorCode)
+}

@@ -1,0 +1,44 @@
+package broker
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+// The coordinator types of FindCoordinator (KIP-98; share groups, 2, are
+// not served).
+const (
+	coordinatorGroup       = 0
+	coordinatorTransaction = 1
+)
+
+// handleFindCoordinator answers node 0, the one broker, for every group
+// and transactional id (one key below v4, a list from v4 on, KIP-699). The
+// group and transaction APIs the coordinator would then serve are not
+// served yet: a client that goes on to them has its connection closed.
+// Debian's librdkafka also enables LZ4 only with FindCoordinator v0
+// advertised (rdkafka_feature.c).
+func handleFindCoordinator(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.FindCoordinatorRequest)
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	host, port := srv.advertised()
+	code := errNone
+	if req.CoordinatorType != coordinatorGroup && req.CoordinatorType != coordinatorTransaction {
+		code = errInvalidRequest
+	}
+	if req.Version < 4 {
+		resp.ErrorCode = code
+		resp.NodeID, resp.Host, resp.Port = nodeID, host, port
+		if code != errNone {
+			resp.NodeID, resp.Host, resp.Port = -1, "", -1
+		}
+		return resp, nil
+	}
+	for _, key := range req.CoordinatorKeys {
+		c := kmsg.NewFindCoordinatorResponseCoordinator()
+		c.Key, c.ErrorCode = key, code
+		c.NodeID, c.Host, c.Port = nodeID, host, port
+		if code != errNone {
+			c.NodeID, c.Host, c.Port = -1, "", -1
+		}
+		resp.Coordinators = append(resp.Coordinators, c)
+	}
+	return resp, nil
+}
