@@ -31,8 +31,10 @@ type AbortedTxn = partition.AbortedTxn
 
 // AppendBatch appends one Kafka RecordBatch (magic 2, as a Kafka client
 // sends it in a Produce request, compressed or not) to a partition as it
-// came, stamping its base offset into it, and returns that offset. The
-// bytes are not kept: the caller may reuse them once AppendBatch returns.
+// came, and returns its base offset. AppendBatch writes into batch (its
+// base offset and, for a LogAppendTime topic, the append time, with the
+// CRC) and keeps none of it: the caller may reuse it once AppendBatch
+// returns.
 //
 // The batch is checked whole first, as Kafka's LogValidator does: a batch
 // over the topic's MaxBatchBytes is ErrBatchTooLarge; a bad CRC, length or
