@@ -13,7 +13,8 @@ import (
 // which validates it (as Kafka's LogValidator does) and stores it as it
 // came, compressed or not, and checks an idempotent producer's sequence.
 // Every partition gets its own error code; a bad topic or batch never
-// closes the connection. acks 0 gets no response; 1 and -1 (all) are
+// closes the connection. A LogAppendTime topic's append time is in the
+// response, as Kafka gives it. acks 0 gets no response; 1 and -1 (all) are
 // answered once the batches are written (fsynced under SyncAlways): the
 // one broker is every replica.
 //
@@ -41,6 +42,7 @@ func handleProduce(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, err
 			default:
 				sp.ErrorCode, sp.BaseOffset = srv.produce(rt.Topic, rp.Partition, rp.Records)
 				if sp.ErrorCode == errNone {
+					sp.LogAppendTime = logAppendTime(rp.Records)
 					sp.LogStartOffset, _ = srv.store.View(strata.ReadUncommitted).ListOffsets(rt.Topic, int(rp.Partition), strata.Earliest)
 				}
 			}
@@ -67,4 +69,15 @@ func (srv *Server) produce(topic string, part int32, records []byte) (int16, int
 		}
 	}
 	return codeOf(err), -1
+}
+
+// logAppendTime returns the time a LogAppendTime topic stamped an appended
+// batch with (AppendBatch writes it into the batch), -1 for a CreateTime
+// batch, as Kafka answers.
+func logAppendTime(batch []byte) int64 {
+	h, err := log.ReadHeader(batch)
+	if err != nil || h.TimestampType() != log.LogAppendTime {
+		return -1
+	}
+	return h.MaxTimestamp
 }

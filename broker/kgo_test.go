@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/stratalog/strata"
 	"github.com/stratalog/strata/log"
@@ -77,4 +79,34 @@ func TestKgoUnknownTopic(t *testing.T) {
 	defer cl.Close()
 	err = cl.ProduceSync(ctx, &kgo.Record{Topic: "missing", Value: []byte("v")}).FirstErr()
 	require.ErrorIs(t, err, kerr.UnknownTopicOrPartition)
+}
+
+// TestLogAppendTime checks that a LogAppendTime topic's append time is in
+// the Produce response and on the records kgo consumes.
+func TestLogAppendTime(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("stamped", strata.TopicConfig{TimestampType: strata.LogAppendTime}))
+	require.NoError(t, s.CreateTopic("created", strata.TopicConfig{}))
+	old := time.Now().Add(-time.Hour)
+	b, err := log.EncodeBatch(nil, []strata.Record{{Value: []byte("v"), Timestamp: old}}, log.BatchOptions{Now: old.UnixMilli()})
+	require.NoError(t, err)
+	c := dial(t, srv)
+	resp := c.roundTrip(produceReq("stamped", bytes.Clone(b))).(*kmsg.ProduceResponse)
+	p := resp.Topics[0].Partitions[0]
+	require.Equal(t, int16(0), p.ErrorCode)
+	got, err := s.Get("stamped", 0, 0)
+	require.NoError(t, err)
+	require.Equal(t, got.Timestamp.UnixMilli(), p.LogAppendTime)
+	require.Greater(t, p.LogAppendTime, old.Add(time.Minute).UnixMilli())
+	resp = c.roundTrip(produceReq("created", b)).(*kmsg.ProduceResponse)
+	require.Equal(t, int64(-1), resp.Topics[0].Partitions[0].LogAppendTime)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()), kgo.ConsumeTopics("stamped"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	defer cl.Close()
+	fs := cl.PollFetches(ctx)
+	require.NoError(t, fs.Err())
+	require.Equal(t, p.LogAppendTime, fs.Records()[0].Timestamp.UnixMilli())
 }
