@@ -144,7 +144,7 @@ func TestProducerRetriesIOError(t *testing.T) {
 		failures int64
 		wantErr  bool
 		wantWait time.Duration
-		linger   time.Duration // between the Produce calls and the Flush, under Linger: time.Hour
+		linger   time.Duration // between the Produce calls and the Flush
 	}{
 		{"idempotent/one failure", strata.ProducerOptions{}, 1, false, 100 * time.Millisecond, 0},
 		{"idempotent/three failures", strata.ProducerOptions{RetryBackoff: time.Second}, 3, false, 3 * time.Second, 0},
@@ -160,11 +160,12 @@ func TestProducerRetriesIOError(t *testing.T) {
 				s, m := idemStore(t, strata.TopicConfig{})
 				var armed atomic.Bool
 				m.SetInjector(failLogWrites(tc.failures, &armed))
+				// Only the Flush ships, so that the three records are one
+				// batch, the one the injected failures hit: with no linger
+				// the sender could take the first record alone, and the
+				// other two would land in a batch no failure reaches.
 				opts := tc.opts
-				opts.Linger = -1
-				if tc.linger > 0 {
-					opts.Linger = time.Hour
-				}
+				opts.Linger = time.Hour
 				p := s.Producer(opts)
 				defer p.Close()
 				var o outcomes
