@@ -118,3 +118,23 @@ func FuzzHandleFrame(f *testing.F) {
 		}
 	})
 }
+
+// TestHandlerPanicCloses checks that a handler's panic is recovered and
+// closes the connection (an error), the Server going on.
+func TestHandlerPanicCloses(t *testing.T) {
+	srv := testServer(t)
+	key := kmsg.ListOffsets.Int16()
+	orig := byKey[key]
+	t.Cleanup(func() { byKey[key] = orig })
+	panicking := *orig
+	panicking.handle = func(*Server, header, kmsg.Request) (kmsg.Response, error) { panic("boom") }
+	byKey[key] = &panicking
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.SetVersion(1)
+	_, _, err := srv.handleFrame(frameOf(req))
+	require.ErrorIs(t, err, errPanic)
+	byKey[key] = orig
+	resp, _, err := srv.handleFrame(frameOf(req))
+	require.NoError(t, err)
+	require.NotNil(t, resp)
+}

@@ -110,3 +110,49 @@ func TestLogAppendTime(t *testing.T) {
 	require.NoError(t, fs.Err())
 	require.Equal(t, p.LogAppendTime, fs.Records()[0].Timestamp.UnixMilli())
 }
+
+// TestKgoReadCommitted checks that kgo at read_committed skips an aborted
+// transaction's records (by the aborted transactions a Fetch lists) and
+// stops before an open one, and at read_uncommitted sees them all.
+func TestKgoReadCommitted(t *testing.T) {
+	s, srv := serve(t, nil)
+	// Records of 100 bytes and a MaxBatchBytes of 256 make a transaction
+	// write every two records before it ends.
+	require.NoError(t, s.CreateTopic("payments", strata.TopicConfig{MaxBatchBytes: 256}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	value := func(v string) strata.Record { return strata.Record{Value: fmt.Appendf(nil, "%-100s", v)} }
+	txn := func(id string, values ...string) *strata.Txn {
+		tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: id})
+		require.NoError(t, err)
+		for _, v := range values {
+			require.NoError(t, tx.AppendTo(ctx, "payments", 0, value(v)))
+		}
+		return tx
+	}
+	_, err := s.AppendTo(ctx, "payments", 0, value("created"))
+	require.NoError(t, err)
+	require.NoError(t, txn("settlement", "paid").Commit(ctx))
+	require.NoError(t, txn("refunds", "refund 1", "refund 2", "refund 3").Abort(ctx))
+	require.NoError(t, txn("settlement", "paid 2").Commit(ctx))
+	open := txn("payouts", "payout 1", "payout 2", "payout 3")
+	defer open.Abort(ctx)
+	_, err = s.AppendTo(ctx, "payments", 0, value("later"))
+	require.NoError(t, err)
+
+	consume := func(iso kgo.IsolationLevel, want int) []string {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()), kgo.ConsumeTopics("payments"),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(iso))
+		require.NoError(t, err)
+		defer cl.Close()
+		var got []string
+		for len(got) < want {
+			fs := cl.PollFetches(ctx)
+			require.NoError(t, fs.Err())
+			fs.EachRecord(func(r *kgo.Record) { got = append(got, string(bytes.TrimSpace(r.Value))) })
+		}
+		return got
+	}
+	require.Equal(t, []string{"created", "paid", "paid 2"}, consume(kgo.ReadCommitted(), 3))
+	require.Equal(t, []string{"created", "paid", "refund 1", "refund 2", "paid 2", "payout 1", "payout 2", "later"}, consume(kgo.ReadUncommitted(), 8))
+}
