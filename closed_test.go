@@ -36,6 +36,9 @@ func TestClosedStore(t *testing.T) {
 		return nil
 	}
 	calls := map[string]func() error{
+		"AbortedTxns":        func() error { _, err := s.AbortedTxns("t", 0, 0, 1); return err },
+		"AppendBatch":        func() error { _, _, err := s.AppendBatch(ctx, "t", 0, nil); return err },
+		"NewProducerID":      func() error { _, err := s.NewProducerID(); return err },
 		"Append":             func() error { _, err := s.Append(ctx, "t", strata.Record{}); return err },
 		"AppendIfEnd":        func() error { _, err := s.AppendIfEnd(ctx, "t", 0, 1, strata.Record{}); return err },
 		"AppendIfLast":       func() error { _, err := s.AppendIfLast(ctx, "t", []byte("k"), 0, rec("k", "v")); return err },
@@ -91,6 +94,8 @@ func TestClosedStore(t *testing.T) {
 				"Lag":         second(v.Lag(ctx, "g", "t")),
 				"Scan":        first(v.Scan("t", 0, 0)),
 				"Records":     first(v.Records(ctx, "t", 0, 0)),
+				"ReadBatches": second(v.ReadBatches("t", 0, 0, 1<<10, nil)),
+				"Wait":        v.Wait(ctx, "t", 0, 0),
 			} {
 				require.ErrorIs(t, err, strata.ErrClosed, name)
 				requireOnePrefix(t, err.Error())
@@ -99,6 +104,9 @@ func TestClosedStore(t *testing.T) {
 	}
 	// The same calls with bad input: the closed store is reported first.
 	bad := map[string]func() error{
+		"AbortedTxns":        func() error { _, err := s.AbortedTxns("__x", -1, 5, 1); return err },
+		"AppendBatch":        func() error { _, _, err := s.AppendBatch(ctx, "", -1, []byte{1}); return err },
+		"NewProducerID":      func() error { _, err := s.NewProducerID(); return err },
 		"Append":             func() error { _, err := s.Append(ctx, ""); return err },
 		"AppendIfEnd":        func() error { _, err := s.AppendIfEnd(ctx, "__x", -1, -1); return err },
 		"AppendIfLast":       func() error { _, err := s.AppendIfLast(ctx, "__x", nil, -5, rec("j", "v")); return err },
