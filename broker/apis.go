@@ -37,6 +37,8 @@ func init() {
 		{kmsg.Fetch, 4, 12, handleFetch},
 		{kmsg.ListOffsets, 0, 6, handleListOffsets},
 		{kmsg.Metadata, 0, 12, handleMetadata},
+		{kmsg.OffsetCommit, 0, 8, handleOffsetCommit},
+		{kmsg.OffsetFetch, 0, 7, handleOffsetFetch},
 		{kmsg.FindCoordinator, 0, 4, handleFindCoordinator},
 		{kmsg.ApiVersions, 0, 4, handleApiVersions},
 		{kmsg.CreateTopics, 0, 7, handleCreateTopics},

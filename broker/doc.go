@@ -22,8 +22,8 @@
 // # What is served
 //
 // ApiVersions, Metadata, Produce, Fetch, ListOffsets, FindCoordinator,
-// InitProducerId without a transactional id (idempotent producers),
-// CreateTopics and DeleteTopics; the handlers' comments (NN_name.go, by API key) say what
+// standalone OffsetCommit and OffsetFetch, InitProducerId without a
+// transactional id (idempotent producers), CreateTopics and DeleteTopics; the handlers' comments (NN_name.go, by API key) say what
 // each does, and apis.go the version ranges. Every other API key makes the broker close the
 // connection, as a Kafka broker does for a key it does not know.
 //
