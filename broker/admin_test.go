@@ -1,6 +1,8 @@
 package broker_test
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -81,4 +83,55 @@ func TestCreateDeleteTopics(t *testing.T) {
 	require.Equal(t, int16(3), dr.Topics[1].ErrorCode)
 	require.Equal(t, int16(17), dr.Topics[2].ErrorCode)
 	require.Equal(t, []string{"defaults"}, s.Topics())
+}
+
+// TestDeleteRecords checks that DeleteRecords moves the start offset (-1
+// meaning the high watermark) and answers it, and refuses an offset past
+// the end.
+func TestDeleteRecords(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("events", strata.TopicConfig{Partitions: 2}))
+	for range 3 {
+		_, err := s.AppendTo(context.Background(), "events", 0, strata.Record{Value: []byte("v")})
+		require.NoError(t, err)
+		_, err = s.AppendTo(context.Background(), "events", 1, strata.Record{Value: []byte("v")})
+		require.NoError(t, err)
+	}
+	c := dial(t, srv)
+	req := kmsg.NewPtrDeleteRecordsRequest()
+	req.SetVersion(2)
+	rt := kmsg.NewDeleteRecordsRequestTopic()
+	rt.Topic = "events"
+	for part, off := range []int64{2, -1} {
+		rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+		rp.Partition, rp.Offset = int32(part), off
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = []kmsg.DeleteRecordsRequestTopic{rt}
+	resp := c.roundTrip(req).(*kmsg.DeleteRecordsResponse)
+	require.Equal(t, int64(2), resp.Topics[0].Partitions[0].LowWatermark)
+	require.Equal(t, int64(3), resp.Topics[0].Partitions[1].LowWatermark)
+	start, err := s.ListOffsets("events", 0, strata.Earliest)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), start)
+
+	req.Topics[0].Partitions = req.Topics[0].Partitions[:1]
+	req.Topics[0].Partitions[0].Offset = 10
+	resp = c.roundTrip(req).(*kmsg.DeleteRecordsResponse)
+	require.Equal(t, int16(1), resp.Topics[0].Partitions[0].ErrorCode)
+}
+
+// TestDescribeCluster checks the one broker at the advertised address.
+func TestDescribeCluster(t *testing.T) {
+	_, srv := serve(t, nil)
+	c := dial(t, srv)
+	req := kmsg.NewPtrDescribeClusterRequest()
+	req.SetVersion(1)
+	resp := c.roundTrip(req).(*kmsg.DescribeClusterResponse)
+	require.Equal(t, int16(0), resp.ErrorCode)
+	require.Len(t, resp.Brokers, 1)
+	require.Equal(t, srv.Addr().String(), fmt.Sprintf("%s:%d", resp.Brokers[0].Host, resp.Brokers[0].Port))
+	req.EndpointType = 2
+	resp = c.roundTrip(req).(*kmsg.DescribeClusterResponse)
+	require.Equal(t, int16(114), resp.ErrorCode)
 }

@@ -43,7 +43,9 @@ func init() {
 		{kmsg.ApiVersions, 0, 4, handleApiVersions},
 		{kmsg.CreateTopics, 0, 7, handleCreateTopics},
 		{kmsg.DeleteTopics, 0, 5, handleDeleteTopics},
+		{kmsg.DeleteRecords, 0, 2, handleDeleteRecords},
 		{kmsg.InitProducerID, 0, 4, handleInitProducerID},
+		{kmsg.DescribeCluster, 0, 1, handleDescribeCluster},
 	}
 	byKey = make(map[int16]*api, len(apis))
 	for i := range apis {

@@ -23,7 +23,8 @@
 //
 // ApiVersions, Metadata, Produce, Fetch, ListOffsets, FindCoordinator,
 // standalone OffsetCommit and OffsetFetch, InitProducerId without a
-// transactional id (idempotent producers), CreateTopics and DeleteTopics; the handlers' comments (NN_name.go, by API key) say what
+// transactional id (idempotent producers), CreateTopics, DeleteTopics,
+// DeleteRecords and DescribeCluster; the handlers' comments (NN_name.go, by API key) say what
 // each does, and apis.go the version ranges. Every other API key makes the broker close the
 // connection, as a Kafka broker does for a key it does not know.
 //
