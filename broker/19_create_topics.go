@@ -11,7 +11,7 @@ import (
 // handleCreateTopics creates each topic with Store.CreateTopic: its
 // partitions (-1 for the default of Options.AutoCreateConfig), a
 // replication factor of -1 or 1 (the one broker), no manual replica
-// assignment, and the configs Strata has (see topicConfigs; any other is
+// assignment, and the configs Strata has (topic_configs.go; any other is
 // INVALID_CONFIG). ValidateOnly checks without creating. Each topic gets
 // its own error code and message.
 func handleCreateTopics(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
@@ -60,10 +60,12 @@ func (srv *Server) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bo
 	if rt.NumPartitions > 0 {
 		cfg.Partitions = int(rt.NumPartitions)
 	}
-	for _, c := range rt.Configs {
-		if err := applyConfig(&cfg, c.Name, c.Value); err != nil {
-			return cfg, errInvalidConfig, err
-		}
+	names, values := make([]string, len(rt.Configs)), make([]*string, len(rt.Configs))
+	for i, c := range rt.Configs {
+		names[i], values[i] = c.Name, c.Value
+	}
+	if err := applyConfigs(&cfg, names, values); err != nil {
+		return cfg, errInvalidConfig, err
 	}
 	full, err := cfg.WithDefaults()
 	if err != nil {

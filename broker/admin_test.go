@@ -135,3 +135,47 @@ func TestDescribeCluster(t *testing.T) {
 	resp = c.roundTrip(req).(*kmsg.DescribeClusterResponse)
 	require.Equal(t, int16(114), resp.ErrorCode)
 }
+
+// TestDescribeConfigs checks a topic's configs as CreateTopics set them,
+// the defaults marked, a compression level applying to its own codec only.
+func TestDescribeConfigs(t *testing.T) {
+	_, srv := serve(t, nil)
+	c := dial(t, srv)
+	resp := c.roundTrip(createReq(5, false, createTopic("orders", 1, 1,
+		"cleanup.policy", "compact", "compression.type", "lz4", "compression.gzip.level", "2", "compression.lz4.level", "5"))).(*kmsg.CreateTopicsResponse)
+	require.Equal(t, int16(0), resp.Topics[0].ErrorCode)
+
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.SetVersion(4)
+	for _, name := range []string{"orders", "missing"} {
+		r := kmsg.NewDescribeConfigsRequestResource()
+		r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, name
+		req.Resources = append(req.Resources, r)
+	}
+	broker := kmsg.NewDescribeConfigsRequestResource()
+	broker.ResourceType, broker.ResourceName = kmsg.ConfigResourceTypeBroker, "0"
+	req.Resources = append(req.Resources, broker)
+	dr := c.roundTrip(req).(*kmsg.DescribeConfigsResponse)
+	require.Equal(t, int16(0), dr.Resources[0].ErrorCode)
+	got := map[string]string{}
+	defaults := map[string]bool{}
+	for _, e := range dr.Resources[0].Configs {
+		got[e.Name] = *e.Value
+		defaults[e.Name] = e.Source == kmsg.ConfigSourceDefaultConfig // IsDefault is v0 only
+	}
+	require.Equal(t, "compact", got["cleanup.policy"])
+	require.False(t, defaults["cleanup.policy"])
+	require.Equal(t, "lz4", got["compression.type"])
+	require.Equal(t, "5", got["compression.lz4.level"])
+	require.NotContains(t, got, "compression.gzip.level")
+	require.Equal(t, "604800000", got["retention.ms"])
+	require.True(t, defaults["retention.ms"])
+	require.Equal(t, int16(3), dr.Resources[1].ErrorCode)
+	require.Equal(t, int16(0), dr.Resources[2].ErrorCode)
+
+	req.Resources = req.Resources[:1]
+	req.Resources[0].ConfigNames = []string{"max.message.bytes"}
+	dr = c.roundTrip(req).(*kmsg.DescribeConfigsResponse)
+	require.Len(t, dr.Resources[0].Configs, 1)
+	require.Equal(t, "1048576", *dr.Resources[0].Configs[0].Value)
+}

@@ -45,6 +45,7 @@ func init() {
 		{kmsg.DeleteTopics, 0, 5, handleDeleteTopics},
 		{kmsg.DeleteRecords, 0, 2, handleDeleteRecords},
 		{kmsg.InitProducerID, 0, 4, handleInitProducerID},
+		{kmsg.DescribeConfigs, 0, 4, handleDescribeConfigs},
 		{kmsg.DescribeCluster, 0, 1, handleDescribeCluster},
 	}
 	byKey = make(map[int16]*api, len(apis))

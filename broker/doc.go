@@ -24,7 +24,7 @@
 // ApiVersions, Metadata, Produce, Fetch, ListOffsets, FindCoordinator,
 // standalone OffsetCommit and OffsetFetch, InitProducerId without a
 // transactional id (idempotent producers), CreateTopics, DeleteTopics,
-// DeleteRecords and DescribeCluster. Each API has its file, named by its
+// DescribeConfigs, DeleteRecords and DescribeCluster. Each API has its file, named by its
 // key (00_produce.go, 01_fetch.go, ...), whose handler's comment says what
 // it does; apis.go lists the version ranges. Every other API key makes
 // the broker close the connection, as a Kafka broker does for a key it

@@ -14,11 +14,25 @@ import (
 // or a value out of range (Kafka's INVALID_CONFIG).
 var errBadTopicConfig = errors.New("broker: invalid topic config")
 
-// topicConfigs maps Kafka's topic config names to the fields of
-// strata.TopicConfig (Kafka's TopicConfig.java): each sets its field from
-// the value, or fails.
-var topicConfigs = map[string]func(c *strata.TopicConfig, v string) error{
-	"cleanup.policy": func(c *strata.TopicConfig, v string) error {
+// topicConfig is one of Kafka's topic configs that strata.TopicConfig has
+// (Kafka's TopicConfig.java): how to set its field from a value, and how
+// to write the field as one.
+type topicConfig struct {
+	name string
+	set  func(c *strata.TopicConfig, v string) error
+	get  func(c strata.TopicConfig) string
+}
+
+// levelConfigs are the per-codec compression levels (KIP-390), all one
+// field in strata.TopicConfig: the one of the topic's codec applies.
+var levelConfigs = map[string]strata.CompressionType{
+	"compression.gzip.level": strata.CompressionGzip,
+	"compression.lz4.level":  strata.CompressionLZ4,
+	"compression.zstd.level": strata.CompressionZstd,
+}
+
+var topicConfigs = []topicConfig{
+	{"cleanup.policy", func(c *strata.TopicConfig, v string) error {
 		switch v {
 		case "delete":
 			c.CleanupPolicy = strata.CleanupDelete
@@ -30,21 +44,18 @@ var topicConfigs = map[string]func(c *strata.TopicConfig, v string) error{
 			return fmt.Errorf("not delete, compact or compact,delete")
 		}
 		return nil
-	},
-	"retention.ms":           msConfig(func(c *strata.TopicConfig) *time.Duration { return &c.Retention }),
-	"segment.ms":             msConfig(func(c *strata.TopicConfig) *time.Duration { return &c.SegmentAge }),
-	"delete.retention.ms":    msConfig(func(c *strata.TopicConfig) *time.Duration { return &c.DeleteRetention }),
-	"min.compaction.lag.ms":  msConfig(func(c *strata.TopicConfig) *time.Duration { return &c.MinCompactionLag }),
-	"max.compaction.lag.ms":  msConfig(func(c *strata.TopicConfig) *time.Duration { return &c.MaxCompactionLag }),
-	"retention.bytes":        intConfig(func(c *strata.TopicConfig, n int64) { c.RetentionBytes = n }),
-	"segment.bytes":          intConfig(func(c *strata.TopicConfig, n int64) { c.SegmentBytes = n }),
-	"max.message.bytes":      intConfig(func(c *strata.TopicConfig, n int64) { c.MaxBatchBytes = clampInt(n) }),
-	"index.interval.bytes":   intConfig(func(c *strata.TopicConfig, n int64) { c.IndexIntervalBytes = clampInt(n) }),
-	"segment.index.bytes":    intConfig(func(c *strata.TopicConfig, n int64) { c.MaxIndexBytes = clampInt(n) }),
-	"compression.gzip.level": intConfig(func(c *strata.TopicConfig, n int64) { c.CompressionLevel = clampInt(n) }),
-	"compression.lz4.level":  intConfig(func(c *strata.TopicConfig, n int64) { c.CompressionLevel = clampInt(n) }),
-	"compression.zstd.level": intConfig(func(c *strata.TopicConfig, n int64) { c.CompressionLevel = clampInt(n) }),
-	"message.timestamp.type": func(c *strata.TopicConfig, v string) error {
+	}, func(c strata.TopicConfig) string { return string(c.CleanupPolicy) }},
+	msConfig("retention.ms", func(c *strata.TopicConfig) *time.Duration { return &c.Retention }),
+	msConfig("segment.ms", func(c *strata.TopicConfig) *time.Duration { return &c.SegmentAge }),
+	msConfig("delete.retention.ms", func(c *strata.TopicConfig) *time.Duration { return &c.DeleteRetention }),
+	msConfig("min.compaction.lag.ms", func(c *strata.TopicConfig) *time.Duration { return &c.MinCompactionLag }),
+	msConfig("max.compaction.lag.ms", func(c *strata.TopicConfig) *time.Duration { return &c.MaxCompactionLag }),
+	intConfig("retention.bytes", func(c *strata.TopicConfig) *int64 { return &c.RetentionBytes }),
+	intConfig("segment.bytes", func(c *strata.TopicConfig) *int64 { return &c.SegmentBytes }),
+	smallIntConfig("max.message.bytes", func(c *strata.TopicConfig) *int { return &c.MaxBatchBytes }),
+	smallIntConfig("index.interval.bytes", func(c *strata.TopicConfig) *int { return &c.IndexIntervalBytes }),
+	smallIntConfig("segment.index.bytes", func(c *strata.TopicConfig) *int { return &c.MaxIndexBytes }),
+	{"message.timestamp.type", func(c *strata.TopicConfig, v string) error {
 		switch v {
 		case "CreateTime":
 			c.TimestampType = log.CreateTime
@@ -54,26 +65,31 @@ var topicConfigs = map[string]func(c *strata.TopicConfig, v string) error{
 			return fmt.Errorf("not CreateTime or LogAppendTime")
 		}
 		return nil
-	},
-	"compression.type": func(c *strata.TopicConfig, v string) error {
+	}, func(c strata.TopicConfig) string {
+		if c.TimestampType == log.LogAppendTime {
+			return "LogAppendTime"
+		}
+		return "CreateTime"
+	}},
+	{"compression.type", func(c *strata.TopicConfig, v string) error {
 		c.Compression = strata.CompressionType(v)
 		return nil // checked by WithDefaults
-	},
-	"min.cleanable.dirty.ratio": func(c *strata.TopicConfig, v string) error {
+	}, func(c strata.TopicConfig) string { return string(c.Compression) }},
+	{"min.cleanable.dirty.ratio", func(c *strata.TopicConfig, v string) error {
 		r, err := strconv.ParseFloat(v, 64)
 		c.MinCleanableDirtyRatio = r
 		return err
-	},
-	"preallocate": func(c *strata.TopicConfig, v string) error {
+	}, func(c strata.TopicConfig) string { return strconv.FormatFloat(c.MinCleanableDirtyRatio, 'g', -1, 64) }},
+	{"preallocate", func(c *strata.TopicConfig, v string) error {
 		b, err := strconv.ParseBool(v)
 		c.Preallocate = b
 		return err
-	},
+	}, func(c strata.TopicConfig) string { return strconv.FormatBool(c.Preallocate) }},
 }
 
-// msConfig sets a duration from milliseconds (-1, forever, stays -1).
-func msConfig(field func(c *strata.TopicConfig) *time.Duration) func(c *strata.TopicConfig, v string) error {
-	return func(c *strata.TopicConfig, v string) error {
+// msConfig is a duration in milliseconds (-1, forever, stays -1).
+func msConfig(name string, field func(c *strata.TopicConfig) *time.Duration) topicConfig {
+	return topicConfig{name, func(c *strata.TopicConfig, v string) error {
 		ms, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			return err
@@ -84,39 +100,88 @@ func msConfig(field func(c *strata.TopicConfig) *time.Duration) func(c *strata.T
 		}
 		*field(c) = d
 		return nil
-	}
-}
-
-// intConfig sets an integer field.
-func intConfig(set func(c *strata.TopicConfig, n int64)) func(c *strata.TopicConfig, v string) error {
-	return func(c *strata.TopicConfig, v string) error {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return err
+	}, func(c strata.TopicConfig) string {
+		d := *field(&c)
+		if d < 0 {
+			return "-1"
 		}
-		set(c, n)
-		return nil
-	}
+		return strconv.FormatInt(d.Milliseconds(), 10)
+	}}
 }
 
-// applyConfig sets one of Kafka's topic configs on c; a null value leaves
-// the default.
-func applyConfig(c *strata.TopicConfig, name string, value *string) error {
-	set, ok := topicConfigs[name]
-	if !ok {
-		return fmt.Errorf("broker: topic config %q is not one Strata has: %w", name, errBadTopicConfig)
-	}
-	if value == nil {
-		return nil
-	}
-	if err := set(c, *value); err != nil {
-		return fmt.Errorf("broker: topic config %s=%q: %v: %w", name, *value, err, errBadTopicConfig)
+func intConfig(name string, field func(c *strata.TopicConfig) *int64) topicConfig {
+	return topicConfig{name, func(c *strata.TopicConfig, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		*field(c) = n
+		return err
+	}, func(c strata.TopicConfig) string { return strconv.FormatInt(*field(&c), 10) }}
+}
+
+// smallIntConfig is an int field of Kafka's int type, 32 bits.
+func smallIntConfig(name string, field func(c *strata.TopicConfig) *int) topicConfig {
+	return topicConfig{name, func(c *strata.TopicConfig, v string) error {
+		n, err := strconv.ParseInt(v, 10, 32)
+		*field(c) = int(n)
+		return err
+	}, func(c strata.TopicConfig) string { return strconv.Itoa(*field(&c)) }}
+}
+
+// findTopicConfig returns the config of a name, nil if Strata has none.
+func findTopicConfig(name string) *topicConfig {
+	for i := range topicConfigs {
+		if topicConfigs[i].name == name {
+			return &topicConfigs[i]
+		}
 	}
 	return nil
 }
 
-// clampInt is n as an int field, clamped to int32's range so that
-// WithDefaults refuses a value out of range rather than one wrapped.
-func clampInt(n int64) int {
-	return int(min(max(n, -1<<31), 1<<31-1))
+// applyConfigs sets Kafka's topic configs on c (a null value leaves the
+// default); a compression level applies when it is the one of the topic's
+// codec.
+func applyConfigs(c *strata.TopicConfig, names []string, values []*string) error {
+	levels := map[strata.CompressionType]string{}
+	for i, name := range names {
+		value := values[i]
+		if codec, ok := levelConfigs[name]; ok {
+			if value != nil {
+				levels[codec] = *value
+			}
+			continue
+		}
+		tc := findTopicConfig(name)
+		if tc == nil {
+			return fmt.Errorf("broker: topic config %q is not one Strata has: %w", name, errBadTopicConfig)
+		}
+		if value == nil {
+			continue
+		}
+		if err := tc.set(c, *value); err != nil {
+			return fmt.Errorf("broker: topic config %s=%q: %v: %w", name, *value, err, errBadTopicConfig)
+		}
+	}
+	if v, ok := levels[c.Compression]; ok {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil {
+			return fmt.Errorf("broker: topic config compression.%s.level=%q: %v: %w", c.Compression, v, err, errBadTopicConfig)
+		}
+		c.CompressionLevel = int(n)
+	}
+	return nil
+}
+
+// describeConfigs returns the topic configs of c, with defaults filled in,
+// by name, and whether each is its default.
+func describeConfigs(c strata.TopicConfig) (names, values []string, isDefault []bool) {
+	def, _ := strata.TopicConfig{}.WithDefaults()
+	for _, tc := range topicConfigs {
+		v := tc.get(c)
+		names, values, isDefault = append(names, tc.name), append(values, v), append(isDefault, v == tc.get(def))
+	}
+	for name, codec := range levelConfigs {
+		if codec == c.Compression {
+			names, values, isDefault = append(names, name), append(values, strconv.Itoa(c.CompressionLevel)), append(isDefault, c.CompressionLevel == 0)
+		}
+	}
+	return names, values, isDefault
 }
