@@ -69,7 +69,10 @@ func Start(s *strata.Store, opts *Options) (*Server, error) {
 		ln.Close()
 		return nil, err
 	}
-	srv.wg.Go(func() { _ = srv.accept(ln) })
+	go func() {
+		defer srv.wg.Done()
+		_ = srv.accept(ln)
+	}()
 	return srv, nil
 }
 
@@ -82,12 +85,14 @@ func (srv *Server) Serve(ln net.Listener) error {
 		ln.Close()
 		return err
 	}
-	srv.wg.Add(1)
 	defer srv.wg.Done()
 	return srv.accept(ln)
 }
 
-// listen records ln as the Server's listener, and the advertised address.
+// listen records ln as the Server's listener, and the advertised address,
+// and counts the accept loop in wg (under the lock, so that a Close that
+// has begun waiting never misses it): its caller runs the loop and calls
+// wg.Done.
 func (srv *Server) listen(ln net.Listener) error {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
@@ -106,6 +111,7 @@ func (srv *Server) listen(ln net.Listener) error {
 		return err
 	}
 	srv.mu.ln, srv.mu.host, srv.mu.port, srv.mu.serving = ln, host, port, true
+	srv.wg.Add(1)
 	return nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"net"
+	"runtime"
 	"testing"
 	"time"
 
@@ -351,4 +353,41 @@ func TestFindCoordinator(t *testing.T) {
 	req.CoordinatorType = 2
 	resp = c.roundTrip(req).(*kmsg.FindCoordinatorResponse)
 	require.Equal(t, int16(42), resp.Coordinators[0].ErrorCode)
+}
+
+// TestServeAndClose checks New and Serve on a listener of the caller's,
+// that Serve returns ErrServerClosed after Close, and that a second Serve
+// is refused.
+func TestServeAndClose(t *testing.T) {
+	s, err := strata.Open(t.TempDir(), nil)
+	require.NoError(t, err)
+	defer s.Close()
+	srv, err := broker.New(s, nil)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	c := dial(t, waitServing(t, srv))
+	c.roundTrip(kmsg.NewPtrApiVersionsRequest())
+	ln2, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	require.ErrorIs(t, srv.Serve(ln2), broker.ErrInvalidOptions)
+	require.NoError(t, srv.Close())
+	require.ErrorIs(t, <-served, broker.ErrServerClosed)
+	c.requireClosed()
+	require.NoError(t, srv.Close(), "again")
+
+	_, err = broker.New(s, &broker.Options{MaxRequestBytes: 10})
+	require.ErrorIs(t, err, broker.ErrInvalidOptions)
+	_, err = broker.New(s, &broker.Options{AdvertisedAddr: "no-port"})
+	require.ErrorIs(t, err, broker.ErrInvalidOptions)
+}
+
+// waitServing returns srv once Serve has taken its listener.
+func waitServing(t *testing.T, srv *broker.Server) *broker.Server {
+	for srv.Addr() == nil {
+		runtime.Gosched()
+	}
+	return srv
 }
