@@ -14,11 +14,14 @@ type api struct {
 	handle   func(srv *Server, h header, req kmsg.Request) (kmsg.Response, error)
 }
 
-// apis are the APIs served, by key. The ranges start low enough for
-// Debian's librdkafka 2.0.2 to enable its features (it needs each range
-// to overlap single versions: Produce 3 and 7, Fetch 4 and 10, ListOffsets
-// 1, InitProducerId 0, FindCoordinator 0 for LZ4; rdkafka_feature.c) and Produce from v0: librdkafka
-// sends compressed batches only to a broker that advertises Produce v0
+// apis are the APIs served, by key. Serving another is a file of its own
+// (NN_name.go, NN its key) with its handler, and a row here.
+//
+// The ranges start low enough for Debian's librdkafka 2.0.2 to enable its
+// features (it needs each range to overlap single versions: Produce 3
+// and 7, Fetch 4 and 10, ListOffsets 1, InitProducerId 0, FindCoordinator
+// 0 for LZ4; rdkafka_feature.c), and Produce from v0: librdkafka sends
+// compressed batches only to a broker that advertises Produce v0
 // (librdkafka #4956; Kafka keeps v0-v2 advertised for it, KAFKA-18659),
 // though a request at v0-v2 carries legacy messages, which Produce
 // answers with UNSUPPORTED_FOR_MESSAGE_FORMAT. They end before the
