@@ -3,13 +3,14 @@ package strata_test
 import (
 	"bufio"
 	"fmt"
+	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -23,7 +24,9 @@ const killProducerEnv = "STRATA_KILL9_PRODUCER"
 
 // TestKill9IdempotentProducer: a child process produces to 3 partitions
 // under SyncAlways with an idempotent Producer (ProduceSync), printing each
-// acknowledged record, until it is killed with SIGKILL. After every round
+// acknowledged record, until it is killed with SIGKILL once the parent has
+// read a random number of those lines (the logged seed gives them). After
+// every round
 // the reopened store has each acknowledged record exactly once and no
 // record twice, and the batches of each round carry a producer id of their
 // own: no id was handed out again after a kill.
@@ -31,9 +34,13 @@ func TestKill9IdempotentProducer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	opts := &strata.Options{Sync: strata.SyncAlways, Logger: logOnFailure(t)}
 	const parts = 3
 	dir := t.TempDir()
-	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways})
+	s, err := strata.Open(dir, opts)
 	require.NoError(t, err)
 	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: parts, SegmentBytes: 16 << 10}))
 	require.NoError(t, s.Close())
@@ -41,31 +48,17 @@ func TestKill9IdempotentProducer(t *testing.T) {
 	acked := map[string]bool{}
 	for round := range 4 {
 		cmd, lines := startChild(t, "TestKill9IdempotentProducerChild", fmt.Sprintf("%s=%s,%d", killProducerEnv, dir, round))
-		done := make(chan struct{})
-		first := make(chan struct{})
-		go func() {
-			defer close(done)
-			started := false
-			for line := range lines {
-				if v, ok := strings.CutPrefix(line, "ack "); ok {
-					if !started {
-						started = true
-						close(first)
-					}
-					acked[v] = true
-				}
+		kill := 1 + rng.IntN(600)
+		atAck := killAt(t, cmd, lines, kill, func(line string) bool {
+			v, ok := strings.CutPrefix(line, "ack ")
+			if ok {
+				acked[v] = true
 			}
-		}()
-		select { // kill once the child is producing
-		case <-first:
-		case <-time.After(20 * time.Second):
-		}
-		time.Sleep(time.Duration(10+20*round) * time.Millisecond)
-		require.NoError(t, cmd.Process.Kill())
-		_ = cmd.Wait()
-		<-done
+			return ok
+		})
+		t.Logf("round %d: killed at acknowledgement %d: %v", round, kill, atAck)
 
-		s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways})
+		s, err := strata.Open(dir, opts)
 		require.NoError(t, err, "round %d", round)
 		seen := map[string]int{}
 		for part := range parts {
@@ -106,7 +99,7 @@ func TestKill9IdempotentProducerChild(t *testing.T) {
 		t.Skip("run by TestKill9IdempotentProducer")
 	}
 	dir, round, _ := strings.Cut(env, ",")
-	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways})
+	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(2)

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"log/slog"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
@@ -22,15 +24,19 @@ const killDirEnv = "STRATA_KILL9_STORE"
 // TestKill9Commits is the partition package's kill -9 test extended to
 // committed offsets: a child process appends a record and commits the
 // offset after it, under SyncAlways, printing each acknowledged commit; it
-// is killed with SIGKILL 20 ms × the round after its first commit, and the
-// reopened store has every acknowledged commit (and the records it points
-// past).
+// is killed with SIGKILL once the parent has read a random number of those
+// lines (the logged seed gives them), and the reopened store has every
+// acknowledged commit (and the records it points past).
 func TestKill9Commits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	opts := &strata.Options{Sync: strata.SyncAlways, Logger: logOnFailure(t)}
 	dir := t.TempDir()
-	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways})
+	s, err := strata.Open(dir, opts)
 	require.NoError(t, err)
 	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{SegmentBytes: 64 << 10}))
 	require.NoError(t, s.Close())
@@ -38,32 +44,20 @@ func TestKill9Commits(t *testing.T) {
 	total := 0
 	for round := range 5 {
 		cmd, lines := startChild(t, "TestKill9CommitsChild", killDirEnv+"="+dir)
-		acked := make(chan int64, 1)
-		first := make(chan struct{})
-		go func() {
-			last := int64(-1)
-			for line := range lines {
-				if rest, ok := strings.CutPrefix(line, "ack "); ok {
-					if n, err := strconv.ParseInt(rest, 10, 64); err == nil {
-						if last < 0 {
-							close(first)
-						}
-						last = n
-					}
+		last := int64(-1)
+		kill := 1 + rng.IntN(200)
+		atAck := killAt(t, cmd, lines, kill, func(line string) bool {
+			if rest, ok := strings.CutPrefix(line, "ack "); ok {
+				if n, err := strconv.ParseInt(rest, 10, 64); err == nil {
+					last = n
+					return true
 				}
 			}
-			acked <- last
-		}()
-		select { // kill once the child is committing
-		case <-first:
-		case <-time.After(20 * time.Second):
-		}
-		time.Sleep(time.Duration(20*round) * time.Millisecond)
-		require.NoError(t, cmd.Process.Kill())
-		_ = cmd.Wait()
-		last := <-acked
+			return false
+		})
+		t.Logf("round %d: killed at acknowledgement %d: %v; the last acknowledged commit %d", round, kill, atAck, last)
 
-		s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways})
+		s, err := strata.Open(dir, opts)
 		require.NoError(t, err, "round %d", round)
 		om, ok := s.Committed("g", "t", 0)
 		if last >= 0 {
@@ -86,7 +80,7 @@ func TestKill9CommitsChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestKill9Commits")
 	}
-	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways})
+	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(2)
@@ -130,4 +124,44 @@ func startChild(t *testing.T, test, env string) (*exec.Cmd, <-chan string) {
 		_, _ = io.Copy(io.Discard, stdout)
 	}()
 	return cmd, lines
+}
+
+// killTimeout bounds how long killAt waits for the lines it counts: a child
+// that has not printed them by then (a loaded machine) is killed anyway.
+const killTimeout = 20 * time.Second
+
+// killAt reads a child's lines until its output ends, passing each to
+// count, and kills the child with SIGKILL once count has returned true n
+// times, or after killTimeout if that has not happened by then. The lines
+// the child printed before it died are all read: a kill lands a little
+// after the line that asked for it. It waits for the child, and reports
+// whether the kill came at the n-th counted line.
+func killAt(t *testing.T, cmd *exec.Cmd, lines <-chan string, n int, count func(line string) bool) bool {
+	t.Helper()
+	timeout := time.NewTimer(killTimeout)
+	defer timeout.Stop()
+	counted, killed, atLine := 0, false, false
+	kill := func() {
+		if !killed {
+			killed = true
+			require.NoError(t, cmd.Process.Kill())
+		}
+	}
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				_ = cmd.Wait()
+				return atLine
+			}
+			if count(line) {
+				if counted++; counted == n && !killed {
+					atLine = true
+					kill()
+				}
+			}
+		case <-timeout.C:
+			kill()
+		}
+	}
 }

@@ -3,11 +3,12 @@ package strata_test
 import (
 	"bufio"
 	"fmt"
+	"log/slog"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -18,59 +19,40 @@ import (
 const killTopicsDirEnv = "STRATA_KILL9_TOPICS_STORE"
 
 // TestKill9Topics kills, with SIGKILL, a child that creates a topic, fills
-// and commits it and deletes it, over and over, at a different moment of
-// the cycle each round (during Open, CreateTopic, appends, commits and
-// DeleteTopic). After each kill the store opens, every commit it has is in
-// range, and a topic created again under the name inherits nothing: no
-// commit, and a group consumer starts it at offset 0.
+// and commits it and deletes it, over and over, printing a line after each
+// call; the kill comes once the parent has read a random number of those
+// lines (the logged seed gives them), at a different moment of the cycle
+// each round (during CreateTopic, appends, commits and DeleteTopic), and in
+// the first round at the end of the first cycle. After each kill the store
+// opens, every commit it has is in range, and a topic created again under
+// the name inherits nothing: no commit, and a group consumer starts it at
+// offset 0.
 func TestKill9Topics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
 	dir := t.TempDir()
-	opts := &strata.Options{Sync: strata.SyncAlways}
+	opts := &strata.Options{Sync: strata.SyncAlways, Logger: logOnFailure(t)}
 	const parts = 3
 	cycles := 0
-	var cycle time.Duration // how long a child's cycle takes here, measured in round 0
 	for round := range 12 {
 		cmd, lines := startChild(t, "TestKill9TopicsChild", killTopicsDirEnv+"="+dir)
-		started, first := make(chan struct{}), make(chan struct{})
-		counted := make(chan int, 1)
-		go func() {
-			n := 0
-			for line := range lines {
-				if line == "open" {
-					close(started)
-				}
-				if strings.HasPrefix(line, "cycle") {
-					if n++; n == 1 {
-						close(first)
-					}
-				}
-			}
-			counted <- n
-		}()
-		select {
-		case <-started:
-		case <-time.After(20 * time.Second):
-		}
+		// Round 0 is killed at the end of the first cycle, the others
+		// at a random call of the first two.
+		kill := 1 + rng.IntN(2*killTopicsCycleLines)
 		if round == 0 {
-			// Measure a cycle (machines and -race differ by 10×), and
-			// kill right after it.
-			t0 := time.Now()
-			select {
-			case <-first:
-			case <-time.After(20 * time.Second):
-			}
-			cycle = time.Since(t0)
-		} else {
-			// A different point of the first cycle each round, and of
-			// the second in some.
-			time.Sleep(cycle * time.Duration(round%7) / 5)
+			kill = killTopicsCycleLines
 		}
-		require.NoError(t, cmd.Process.Kill())
-		_ = cmd.Wait()
-		cycles += <-counted
+		atLine := killAt(t, cmd, lines, kill, func(line string) bool {
+			if strings.HasPrefix(line, "cycle") {
+				cycles++
+			}
+			return true
+		})
+		t.Logf("round %d: killed at line %d: %v", round, kill, atLine)
 
 		s, err := strata.Open(dir, opts)
 		require.NoError(t, err, "round %d: the store opens after the kill", round)
@@ -96,6 +78,11 @@ func TestKill9Topics(t *testing.T) {
 	require.Positive(t, cycles, "the children completed cycles")
 }
 
+// killTopicsCycleLines is how many lines TestKill9TopicsChild prints by the
+// end of its first cycle: "open", then "create", 20 appends and a commit to
+// each of 3 partitions, and "cycle 0" after the deletion.
+const killTopicsCycleLines = 1 + 1 + 3*(20+1) + 1
+
 // TestKill9TopicsChild is TestKill9Topics' child: it creates, fills,
 // commits and deletes topic t until it is killed.
 func TestKill9TopicsChild(t *testing.T) {
@@ -107,31 +94,36 @@ func TestKill9TopicsChild(t *testing.T) {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(2)
 	}
-	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways})
+	out := bufio.NewWriter(os.Stdout)
+	did := func(what ...any) {
+		fmt.Fprintln(out, what...)
+		_ = out.Flush()
+	}
+	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fail(err)
 	}
-	out := bufio.NewWriter(os.Stdout)
-	fmt.Fprintln(out, "open")
-	_ = out.Flush()
+	did("open")
 	for i := 0; ; i++ {
 		if err := s.CreateTopic("t", strata.TopicConfig{Partitions: 3, SegmentBytes: 4 << 10}); err != nil {
 			fail(err)
 		}
+		did("create")
 		for p := range 3 {
 			for j := range 20 {
 				if _, err := s.AppendTo(ctx, "t", p, rec("k", fmt.Sprint("old-", i, "-", j))); err != nil {
 					fail(err)
 				}
+				did("append", p, j)
 			}
 			if err := s.Commit("g", "t", p, 15, ""); err != nil {
 				fail(err)
 			}
+			did("commit", p)
 		}
 		if err := s.DeleteTopic("t"); err != nil {
 			fail(err)
 		}
-		fmt.Fprintln(out, "cycle", i)
-		_ = out.Flush()
+		did("cycle", i)
 	}
 }

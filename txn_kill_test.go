@@ -2,11 +2,12 @@ package strata_test
 
 import (
 	"fmt"
+	"log/slog"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -19,16 +20,20 @@ const killTxnEnv = "STRATA_KILL9_TXN"
 
 // TestKill9Txns kills, with SIGKILL, a child process that commits
 // transactions across three partitions of two topics under SyncAlways,
-// printing each one whose Commit returned, at a later moment in each
-// round. The reopened store has every acknowledged transaction whole under
+// printing each one whose Commit returned, once the parent has read a
+// random number of those lines (the logged seed gives them). The reopened store has every acknowledged transaction whole under
 // ReadCommitted, and every other one whole or not at all, and no
 // transaction open.
 func TestKill9Txns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	opts := &strata.Options{Sync: strata.SyncAlways, Logger: logOnFailure(t)}
 	dir := t.TempDir()
-	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways})
+	s, err := strata.Open(dir, opts)
 	require.NoError(t, err)
 	require.NoError(t, s.CreateTopic("a", strata.TopicConfig{Partitions: 2, SegmentBytes: 64 << 10}))
 	require.NoError(t, s.CreateTopic("b", strata.TopicConfig{SegmentBytes: 64 << 10}))
@@ -37,32 +42,20 @@ func TestKill9Txns(t *testing.T) {
 	acked := 0
 	for round := range 5 {
 		cmd, lines := startChild(t, "TestKill9TxnsChild", fmt.Sprintf("%s=%d:%s", killTxnEnv, round, dir))
-		done := make(chan int, 1)
-		first := make(chan struct{})
-		go func() {
-			last := -1
-			for line := range lines {
-				if rest, ok := strings.CutPrefix(line, "ack "); ok {
-					if n, err := strconv.Atoi(rest); err == nil {
-						if last < 0 {
-							close(first)
-						}
-						last = n
-					}
+		last := -1
+		kill := 1 + rng.IntN(100)
+		atAck := killAt(t, cmd, lines, kill, func(line string) bool {
+			if rest, ok := strings.CutPrefix(line, "ack "); ok {
+				if n, err := strconv.Atoi(rest); err == nil {
+					last = n
+					return true
 				}
 			}
-			done <- last
-		}()
-		select { // kill once the child is committing
-		case <-first:
-		case <-time.After(20 * time.Second):
-		}
-		time.Sleep(time.Duration(5+10*round) * time.Millisecond)
-		require.NoError(t, cmd.Process.Kill())
-		_ = cmd.Wait()
-		last := <-done
+			return false
+		})
+		t.Logf("round %d: killed at acknowledgement %d: %v; the last acknowledged transaction %d", round, kill, atAck, last)
 
-		s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways})
+		s, err := strata.Open(dir, opts)
 		require.NoError(t, err, "round %d", round)
 		visible := map[string]bool{}
 		for _, tp := range txnCrashParts {
@@ -109,7 +102,7 @@ func TestKill9TxnsChild(t *testing.T) {
 	}
 	r, dir, _ := strings.Cut(env, ":")
 	round, _ := strconv.Atoi(r)
-	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways})
+	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(2)

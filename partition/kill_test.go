@@ -29,8 +29,9 @@ func killConfig() Config {
 }
 
 // TestKill9 starts a child process (this test binary) that appends under
-// SyncAlways and prints every acknowledged offset, kills it with SIGKILL at
-// a random moment, reopens the partition, and checks that every acknowledged
+// SyncAlways and prints every acknowledged offset, kills it with SIGKILL
+// once the parent has read a random number of those lines (the logged seed
+// gives them), reopens the partition, and checks that every acknowledged
 // record is there, intact, at its offset. It repeats for several rounds on
 // the same directory.
 func TestKill9(t *testing.T) {
@@ -38,7 +39,9 @@ func TestKill9(t *testing.T) {
 		t.Skip("starts child processes")
 	}
 	dir := t.TempDir()
-	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 9))
 	total := 0
 	for round := range 8 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKill9Child$", "-test.v")
@@ -49,7 +52,8 @@ func TestKill9(t *testing.T) {
 		require.NoError(t, cmd.Start())
 
 		acked := make(chan []int64, 1)
-		first := make(chan struct{})
+		kill := 1 + r.IntN(300)
+		reached := make(chan struct{})
 		go func() {
 			var offs []int64
 			sc := bufio.NewScanner(stdout)
@@ -57,23 +61,23 @@ func TestKill9(t *testing.T) {
 				if rest, ok := strings.CutPrefix(sc.Text(), "ack "); ok {
 					off, err := strconv.ParseInt(rest, 10, 64)
 					if err == nil {
-						if len(offs) == 0 {
-							close(first)
-						}
 						offs = append(offs, off)
+						if len(offs) == kill {
+							close(reached)
+						}
 					}
 				}
 			}
 			_, _ = io.Copy(io.Discard, stdout)
 			acked <- offs
 		}()
-		// Kill at a random moment once the child is appending (a loaded
-		// machine may take a while to start it).
+		// Kill at the chosen acknowledgement, or after a while if it has
+		// not come (a loaded machine may take that long to start the
+		// child).
 		select {
-		case <-first:
+		case <-reached:
 		case <-time.After(20 * time.Second):
 		}
-		time.Sleep(time.Duration(r.IntN(150)) * time.Millisecond)
 		require.NoError(t, cmd.Process.Kill())
 		_ = cmd.Wait()
 		offs := <-acked
