@@ -83,7 +83,8 @@ func TestResetNoneKeepsReportingAndAnnouncesTheRest(t *testing.T) {
 
 func TestDeleteTopicDeletesItsOffsetsAndData(t *testing.T) {
 	dir := t.TempDir()
-	s, err := strata.Open(dir, nil)
+	opts := &strata.Options{Logger: logOnFailure(t)}
+	s, err := strata.Open(dir, opts)
 	require.NoError(t, err)
 	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
 	for i := range 5 {
@@ -114,7 +115,7 @@ func TestDeleteTopicDeletesItsOffsetsAndData(t *testing.T) {
 	// A directory of another topic whose name extends this one's is kept.
 	other := filepath.Join(dir, "y-2-0")
 	require.NoError(t, os.MkdirAll(other, 0o755))
-	s, err = strata.Open(dir, nil)
+	s, err = strata.Open(dir, opts)
 	require.NoError(t, err)
 	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
 	require.NoError(t, s.CreateTopic("x", strata.TopicConfig{}))

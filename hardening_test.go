@@ -147,7 +147,8 @@ func TestDeleteTopicKeepsTheNextTopicsCommits(t *testing.T) {
 // is kept.
 func TestRegistryV1Upgrade(t *testing.T) {
 	dir := t.TempDir()
-	s, err := strata.Open(dir, nil)
+	opts := &strata.Options{Logger: logOnFailure(t)}
+	s, err := strata.Open(dir, opts)
 	require.NoError(t, err)
 	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 2, Retention: -1}))
 	for i := range 10 {
@@ -170,7 +171,7 @@ func TestRegistryV1Upgrade(t *testing.T) {
 	// old __consumer_offsets holds; the ones above carry d.ID. Either way
 	// the upgraded topic gets a new id; a commit carrying d.ID is then
 	// "for an earlier topic" and disappears.
-	s, err = strata.Open(dir, nil)
+	s, err = strata.Open(dir, opts)
 	require.NoError(t, err)
 	defer s.Close()
 	up, err := s.DescribeTopic("t")
@@ -190,7 +191,8 @@ func TestRegistryV1Upgrade(t *testing.T) {
 // writes the file again.
 func TestFlippedPartitionMetadataOpens(t *testing.T) {
 	dir := t.TempDir()
-	s, err := strata.Open(dir, nil)
+	opts := &strata.Options{Logger: logOnFailure(t)}
+	s, err := strata.Open(dir, opts)
 	require.NoError(t, err)
 	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
 	_, err = s.AppendTo(ctx, "t", 0, rec("k", "v"))
@@ -206,7 +208,7 @@ func TestFlippedPartitionMetadataOpens(t *testing.T) {
 		b[i] = 'A'
 	}
 	require.NoError(t, os.WriteFile(path, b, 0o644))
-	s, err = strata.Open(dir, nil)
+	s, err = strata.Open(dir, opts)
 	if err == nil {
 		s.Close()
 	}
@@ -251,7 +253,8 @@ func TestLostRegistryKeepsTheData(t *testing.T) {
 // the records after it stay reachable by offset.
 func TestRecordsAfterADamagedLengthStayReachable(t *testing.T) {
 	dir := t.TempDir()
-	s, err := strata.Open(dir, nil)
+	opts := &strata.Options{Logger: logOnFailure(t)}
+	s, err := strata.Open(dir, opts)
 	require.NoError(t, err)
 	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
 	for i := range 20 {
@@ -269,7 +272,7 @@ func TestRecordsAfterADamagedLengthStayReachable(t *testing.T) {
 	}
 	b[pos+11] ^= 0x40
 	require.NoError(t, os.WriteFile(logPath, b, 0o644))
-	s, err = strata.Open(dir, nil)
+	s, err = strata.Open(dir, opts)
 	require.NoError(t, err)
 	defer s.Close()
 	recs, err := s.Read(ctx, "t", 0, 0, 100)

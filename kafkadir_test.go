@@ -108,7 +108,7 @@ func openKafkaDir(t *testing.T, crashed bool, files kafkadir.Files) (*strata.Sto
 	if !crashed {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, ".clean-shutdown"), nil, 0o644))
 	}
-	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncNever})
+	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncNever, Logger: logOnFailure(t)})
 	require.NoError(t, err)
 	return s, dir, want, end
 }
@@ -208,7 +208,7 @@ func TestKafkaWrittenDirectory(t *testing.T) {
 			}
 			require.NoError(t, s.Close())
 
-			s, err = strata.Open(dir, nil)
+			s, err = strata.Open(dir, &strata.Options{Logger: logOnFailure(t)})
 			require.NoError(t, err)
 			recs, err = s.Read(ctx, "k", 0, 0, 1000)
 			require.NoError(t, err)

@@ -110,7 +110,7 @@ func TestKafkaWrittenTransactions(t *testing.T) {
 			if !crashed {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, ".clean-shutdown"), nil, 0o644))
 			}
-			s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncNever})
+			s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncNever, Logger: logOnFailure(t)})
 			require.NoError(t, err)
 			defer s.Close()
 

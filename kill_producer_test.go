@@ -26,10 +26,9 @@ const killProducerEnv = "STRATA_KILL9_PRODUCER"
 // under SyncAlways with an idempotent Producer (ProduceSync), printing each
 // acknowledged record, until it is killed with SIGKILL once the parent has
 // read a random number of those lines (the logged seed gives them). After
-// every round
-// the reopened store has each acknowledged record exactly once and no
-// record twice, and the batches of each round carry a producer id of their
-// own: no id was handed out again after a kill.
+// every round the reopened store has each acknowledged record exactly once
+// and no record twice, and the batches of each round carry a producer id
+// of their own: no id was handed out again after a kill.
 func TestKill9IdempotentProducer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")

@@ -41,7 +41,7 @@ func TestTxnOffsetsReplay(t *testing.T) {
 		for _, end := range []string{"commit", "abort", "open"} {
 			t.Run(fmt.Sprintf("crash=%v/%s", crash, end), func(t *testing.T) {
 				m := vfs.NewMem()
-				opts := &strata.Options{FS: m, Sync: strata.SyncAlways, CleanerInterval: -1, RetentionCheckInterval: -1}
+				opts := &strata.Options{FS: m, Sync: strata.SyncAlways, CleanerInterval: -1, RetentionCheckInterval: -1, Logger: logOnFailure(t)}
 				s, err := strata.Open("/s", opts)
 				require.NoError(t, err)
 				require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 2}))
@@ -104,7 +104,7 @@ func TestTxnOffsetsReplay(t *testing.T) {
 // transaction's offsets are never half there.
 func TestTxnOffsetsCrashAtEveryOperation(t *testing.T) {
 	ops := []vfs.Op{vfs.OpWrite, vfs.OpWriteMap, vfs.OpAllocate, vfs.OpSync, vfs.OpSyncDir, vfs.OpRename, vfs.OpCreate, vfs.OpTruncate}
-	opts := &strata.Options{Sync: strata.SyncAlways, RetentionCheckInterval: -1, CleanerInterval: -1}
+	opts := &strata.Options{Sync: strata.SyncAlways, RetentionCheckInterval: -1, CleanerInterval: -1, Logger: logOnFailure(t)}
 	setup := func() *vfs.Mem {
 		m := vfs.NewMem()
 		s, err := strata.Open("data", onFS(m, opts))

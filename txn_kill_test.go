@@ -21,9 +21,9 @@ const killTxnEnv = "STRATA_KILL9_TXN"
 // TestKill9Txns kills, with SIGKILL, a child process that commits
 // transactions across three partitions of two topics under SyncAlways,
 // printing each one whose Commit returned, once the parent has read a
-// random number of those lines (the logged seed gives them). The reopened store has every acknowledged transaction whole under
-// ReadCommitted, and every other one whole or not at all, and no
-// transaction open.
+// random number of those lines (the logged seed gives them). The reopened
+// store has every acknowledged transaction whole under ReadCommitted, and
+// every other one whole or not at all, and no transaction open.
 func TestKill9Txns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
