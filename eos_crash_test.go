@@ -3,7 +3,6 @@ package strata_test
 import (
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"testing"
 	"testing/synctest"
 
@@ -65,13 +64,6 @@ func eosCrashTest(t *testing.T, policy strata.SyncPolicy) {
 		require.NoError(t, s.Close())
 		return m.Crash()
 	}
-	count := func(m *vfs.Mem) int {
-		n := 0
-		for _, op := range condCrashOps {
-			n += m.Count(op)
-		}
-		return n
-	}
 	run := func(t *testing.T, s *strata.Store) []*eosOp {
 		var ops []*eosOp
 		w := &eosWorkload{errorf: t.Errorf, s: s, strict: true, everySync: everySync, begin: func(op *eosOp) { ops = append(ops, op) }}
@@ -85,13 +77,13 @@ func eosCrashTest(t *testing.T, policy strata.SyncPolicy) {
 	synctest.Test(t, func(t *testing.T) {
 		m := setup(t)
 		s := openCond(t, m, opts)
-		before := count(m)
+		before := condOpCount(m)
 		ops := run(t, s)
 		require.Len(t, ops, 3*eosCrashSteps)
 		for i, op := range ops {
 			require.NotEqual(t, "uncertain", op.State, "op %d (%s)", i, op.Kind)
 		}
-		total = count(m) - before
+		total = condOpCount(m) - before
 		for _, tp := range txnCrashParts {
 			p, err := strata.PartitionOf(s, tp.Topic, tp.Partition)
 			require.NoError(t, err)
@@ -101,31 +93,21 @@ func eosCrashTest(t *testing.T, policy strata.SyncPolicy) {
 	})
 	t.Logf("%d operations to fail at", total)
 
-	step := 1
-	if testing.Short() {
-		step = 5
-	}
 	retried := 0
-	for k := 0; k <= total; k += step {
-		for torn := range 3 {
-			if raceEnabled && torn != k%3 {
-				continue
-			}
-			at := fmt.Sprintf("k=%d torn=%d", k, torn)
-			synctest.Test(t, func(t *testing.T) {
-				m := setup(t)
-				s := openCond(t, m, opts)
-				m.SetInjector(vfs.FailAfter(k, condCrashOps...))
-				ops := run(t, s)
-				rng := rand.New(rand.NewPCG(uint64(k), uint64(torn)))
-				after := []func() *vfs.Mem{m.Crash, func() *vfs.Mem { return m.CrashKeepingPrefix(rng) }, func() *vfs.Mem { return m.CrashKeepingPages(rng) }}[torn]()
-				_ = s.Close()
-				s2 := openCond(t, after, opts, at)
-				st := checkEOSRecovered(t, s2, ops, policy == strata.SyncAlways, at)
-				retried += checkEOSAfterRestart(t, s2, ops, st, at)
-				require.NoError(t, s2.Close())
-			})
-		}
-	}
+	crashPoints(t, total, 5, func(k, torn int) {
+		at := fmt.Sprintf("k=%d torn=%d", k, torn)
+		synctest.Test(t, func(t *testing.T) {
+			m := setup(t)
+			s := openCond(t, m, opts)
+			m.SetInjector(vfs.FailAfter(k, condCrashOps...))
+			ops := run(t, s)
+			after := crashedWay(m, k, torn)
+			_ = s.Close()
+			s2 := openCond(t, after, opts, at)
+			st := checkEOSRecovered(t, s2, ops, policy == strata.SyncAlways, at)
+			retried += checkEOSAfterRestart(t, s2, ops, st, at)
+			require.NoError(t, s2.Close())
+		})
+	})
 	require.Positive(t, retried, "retries across a restart were answered as duplicates")
 }

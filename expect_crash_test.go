@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -204,22 +203,15 @@ func condCrashTest(t *testing.T, policy strata.SyncPolicy, everySync bool) {
 		require.NoError(t, s.Close())
 		return m.Crash()
 	}
-	count := func(m *vfs.Mem) int {
-		n := 0
-		for _, op := range condCrashOps {
-			n += m.Count(op)
-		}
-		return n
-	}
 
 	// A run without faults: every call does what the model says, and the
 	// partitions roll.
 	m := setup()
 	s := openCond(t, m, opts)
-	before := count(m)
+	before := condOpCount(m)
 	attempts := condWorkload(t, s, everySync)
 	require.Len(t, attempts, condSteps)
-	total := count(m) - before
+	total := condOpCount(m) - before
 	stats := s.Stats().Topics[condTopic]
 	require.NoError(t, s.Close())
 	require.Len(t, stats, condParts)
@@ -228,38 +220,18 @@ func condCrashTest(t *testing.T, policy strata.SyncPolicy, everySync bool) {
 	}
 
 	t.Logf("%d operations to fail at", total)
-	step := 1
-	if testing.Short() {
-		step = 5
-	}
-	// Each point is crashed the three ways, or (under the race detector,
-	// which makes a run several times slower) one of them in turn.
-	for k := 0; k <= total; k += step {
-		for torn := range 3 {
-			if raceEnabled && torn != k%3 {
-				continue
-			}
-			m := setup()
-			s := openCond(t, m, opts)
-			m.SetInjector(vfs.FailAfter(k, condCrashOps...))
-			attempts := condWorkload(t, s, everySync)
-			var after *vfs.Mem
-			rng := rand.New(rand.NewPCG(uint64(k), uint64(torn)))
-			switch torn {
-			case 0:
-				after = m.Crash()
-			case 1:
-				after = m.CrashKeepingPrefix(rng)
-			default:
-				after = m.CrashKeepingPages(rng)
-			}
-			_ = s.Close() // the dead store's files answer ErrCrashed; this stops its goroutines
-			s2 := openCond(t, after, opts, "k=%d torn=%d", k, torn)
-			model := checkCondRecovered(t, s2, attempts, policy == strata.SyncAlways, fmt.Sprintf("k=%d torn=%d", k, torn))
-			checkCondAfterRestart(t, s2, model, fmt.Sprintf("k=%d torn=%d", k, torn))
-			require.NoError(t, s2.Close())
-		}
-	}
+	crashPoints(t, total, 5, func(k, torn int) {
+		m := setup()
+		s := openCond(t, m, opts)
+		m.SetInjector(vfs.FailAfter(k, condCrashOps...))
+		attempts := condWorkload(t, s, everySync)
+		after := crashedWay(m, k, torn)
+		_ = s.Close() // the dead store's files answer ErrCrashed; this stops its goroutines
+		s2 := openCond(t, after, opts, "k=%d torn=%d", k, torn)
+		model := checkCondRecovered(t, s2, attempts, policy == strata.SyncAlways, fmt.Sprintf("k=%d torn=%d", k, torn))
+		checkCondAfterRestart(t, s2, model, fmt.Sprintf("k=%d torn=%d", k, torn))
+		require.NoError(t, s2.Close())
+	})
 }
 
 // checkCondRecovered reads every partition of the reopened store and
@@ -493,10 +465,7 @@ func TestConditionalAppendsRacingSurviveCrash(t *testing.T) {
 	m := setup()
 	s := openCond(t, m, opts)
 	races := condRacingWorkload(t, s)
-	total := 0
-	for _, op := range condCrashOps {
-		total += m.Count(op)
-	}
+	total := condOpCount(m)
 	require.NoError(t, s.Close())
 	won := 0
 	for _, r := range races {
@@ -520,8 +489,7 @@ func TestConditionalAppendsRacingSurviveCrash(t *testing.T) {
 		s := openCond(t, m, opts)
 		m.SetInjector(vfs.FailAfter(k, condCrashOps...))
 		races := condRacingWorkload(t, s)
-		rng := rand.New(rand.NewPCG(uint64(k), uint64(torn)))
-		after := []func() *vfs.Mem{m.Crash, func() *vfs.Mem { return m.CrashKeepingPrefix(rng) }, func() *vfs.Mem { return m.CrashKeepingPages(rng) }}[torn]()
+		after := crashedWay(m, k, torn)
 		_ = s.Close()
 		s2 := openCond(t, after, opts, at)
 		model := checkRacesRecovered(t, s2, races, at)

@@ -3,7 +3,6 @@ package strata_test
 import (
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -140,54 +139,37 @@ func txnCrashTest(t *testing.T, policy strata.SyncPolicy, everySync bool) {
 		require.NoError(t, s.Close())
 		return m.Crash()
 	}
-	count := func(m *vfs.Mem) int {
-		n := 0
-		for _, op := range condCrashOps {
-			n += m.Count(op)
-		}
-		return n
-	}
 
 	m := setup()
 	s := openCond(t, m, opts)
-	before := count(m)
+	before := condOpCount(m)
 	attempts := txnCrashWorkload(t, s, everySync)
 	require.Len(t, attempts, txnCrashSteps)
 	for _, a := range attempts {
 		require.NotEqual(t, "uncertain", a.state)
 	}
-	total := count(m) - before
+	total := condOpCount(m) - before
 	require.NoError(t, s.Close())
 	t.Logf("%d operations to fail at", total)
 
-	step := 1
-	if testing.Short() {
-		step = 5
-	}
-	for k := 0; k <= total; k += step {
-		for torn := range 3 {
-			if raceEnabled && torn != k%3 {
-				continue
-			}
-			at := fmt.Sprintf("k=%d torn=%d", k, torn)
-			m := setup()
-			s := openCond(t, m, opts)
-			m.SetInjector(vfs.FailAfter(k, condCrashOps...))
-			attempts := txnCrashWorkload(t, s, everySync)
-			rng := rand.New(rand.NewPCG(uint64(k), uint64(torn)))
-			after := []func() *vfs.Mem{m.Crash, func() *vfs.Mem { return m.CrashKeepingPrefix(rng) }, func() *vfs.Mem { return m.CrashKeepingPages(rng) }}[torn]()
-			_ = s.Close()
-			s2 := openCond(t, after, opts, at)
-			checkTxnsRecovered(t, s2, attempts, at)
-			tx, err := s2.BeginTxn(ctx, strata.TxnOptions{ID: "relay"})
-			require.NoError(t, err, at)
-			require.NoError(t, tx.AppendTo(ctx, "b", 0, strata.Record{Value: []byte("after")}), at)
-			require.NoError(t, tx.Commit(ctx), at)
-			v := viewTxns(t, s2, "b", 0)
-			require.Equal(t, "after", v.committed[len(v.committed)-1], at)
-			require.NoError(t, s2.Close())
-		}
-	}
+	crashPoints(t, total, 5, func(k, torn int) {
+		at := fmt.Sprintf("k=%d torn=%d", k, torn)
+		m := setup()
+		s := openCond(t, m, opts)
+		m.SetInjector(vfs.FailAfter(k, condCrashOps...))
+		attempts := txnCrashWorkload(t, s, everySync)
+		after := crashedWay(m, k, torn)
+		_ = s.Close()
+		s2 := openCond(t, after, opts, at)
+		checkTxnsRecovered(t, s2, attempts, at)
+		tx, err := s2.BeginTxn(ctx, strata.TxnOptions{ID: "relay"})
+		require.NoError(t, err, at)
+		require.NoError(t, tx.AppendTo(ctx, "b", 0, strata.Record{Value: []byte("after")}), at)
+		require.NoError(t, tx.Commit(ctx), at)
+		v := viewTxns(t, s2, "b", 0)
+		require.Equal(t, "after", v.committed[len(v.committed)-1], at)
+		require.NoError(t, s2.Close())
+	})
 }
 
 // checkTxnsRecovered checks the partitions of a reopened store against
