@@ -12,8 +12,13 @@ import (
 
 // BenchmarkProducer produces 100 B records (8-byte keys over 1024 keys,
 // routed to 4 partitions) from 1 and 8 goroutines under SyncNever: the
-// lingering Producer (default options, Flush at the end, inside the timing)
-// beside Store.Append of one record per call, in the same run.
+// lingering Producer (default options, Flush at the end, inside the
+// timing), idempotent (the default: every batch stamped with its producer
+// id and sequence and checked against the partition's producer state) and
+// with DisableIdempotence, beside Store.Append and AppendTo of one record
+// per call, in the same run. cpu-ns/op is the CPU time the process used
+// per record (all its goroutines), which other processes on a shared
+// machine stretch less than the wall-clock time.
 //
 //	go test -run '^$' -bench BenchmarkProducer -count 6 . | tee new.txt
 func BenchmarkProducer(b *testing.B) {
@@ -39,6 +44,7 @@ func BenchmarkProducer(b *testing.B) {
 		b.SetBytes(int64(len(recs[0].Key) + len(recs[0].Value)))
 		b.ReportAllocs()
 		b.ResetTimer()
+		cpu0, cpuOK := processCPU()
 		var wg sync.WaitGroup
 		errs := make(chan error, g)
 		for w := range g {
@@ -57,26 +63,39 @@ func BenchmarkProducer(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
+		cpu1, _ := processCPU()
 		close(errs)
 		for err := range errs {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		if cpuOK {
+			b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+		}
 	}
 	ctx := context.Background()
 	for _, g := range []int{1, 8} {
-		b.Run(fmt.Sprintf("api=producer/goroutines=%d", g), func(b *testing.B) {
-			s := open(b)
-			p := s.Producer(strata.ProducerOptions{})
-			defer p.Close()
-			run(b, g, func(i int) error {
-				return p.Produce(ctx, topicName, recs[i%keys], nil)
-			}, func() error { return p.Flush(ctx) })
-		})
+		for _, idem := range []string{"on", "off"} {
+			b.Run(fmt.Sprintf("api=producer/idempotence=%s/goroutines=%d", idem, g), func(b *testing.B) {
+				s := open(b)
+				p := s.Producer(strata.ProducerOptions{DisableIdempotence: idem == "off"})
+				defer p.Close()
+				run(b, g, func(i int) error {
+					return p.Produce(ctx, topicName, recs[i%keys], nil)
+				}, func() error { return p.Flush(ctx) })
+			})
+		}
 		b.Run(fmt.Sprintf("api=append/goroutines=%d", g), func(b *testing.B) {
 			s := open(b)
 			run(b, g, func(i int) error {
 				_, err := s.Append(ctx, topicName, recs[i%keys])
+				return err
+			}, func() error { return nil })
+		})
+		b.Run(fmt.Sprintf("api=appendto/goroutines=%d", g), func(b *testing.B) {
+			s := open(b)
+			run(b, g, func(i int) error {
+				_, err := s.AppendTo(ctx, topicName, i%parts, recs[i%keys])
 				return err
 			}, func() error { return nil })
 		})
