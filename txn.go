@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/stratalog/strata/group"
+	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/topic"
 	"github.com/stratalog/strata/txn"
@@ -295,13 +297,6 @@ func (t *Txn) add(ctx context.Context, tp *topic.Topic, parts []int, records []R
 	if err := orBackground(ctx).Err(); err != nil {
 		return err
 	}
-	if tp.Compacted() {
-		for i := range records {
-			if records[i].Key == nil {
-				return fmt.Errorf("strata: record %d to compacted %s: %w", i, tp.Name(), ErrNoKey)
-			}
-		}
-	}
 	// Each record as AppendTo would take it, alone: held, it is written
 	// later in a batch with others, or alone if it fills one.
 	for i := range records {
@@ -316,7 +311,7 @@ func (t *Txn) add(ctx context.Context, tp *topic.Topic, parts []int, records []R
 			return err
 		}
 	}
-	limit := tp.Config().MaxBatchBytes
+	limit := tp.Config().MaxBatchBytes - log.BatchHeaderSize
 	t.mu.Lock()
 	if err := t.openLocked(); err != nil {
 		t.mu.Unlock()
@@ -350,11 +345,9 @@ func (t *Txn) add(ctx context.Context, tp *topic.Topic, parts []int, records []R
 	return t.s.txns.flushEarly(ctx, t, full)
 }
 
-// recordSize is about what r takes in a batch.
+// recordSize bounds what r takes in a batch uncompressed, wherever it
+// stands in it: its encoded size with the widest offset and timestamp
+// deltas.
 func recordSize(r *Record) int {
-	n := 21 + len(r.Key) + len(r.Value)
-	for _, h := range r.Headers {
-		n += 10 + len(h.Key) + len(h.Value)
-	}
-	return n
+	return log.RecordSize(log.RecordFieldsSize(r), math.MaxInt32, math.MaxInt64)
 }
