@@ -157,13 +157,8 @@ func (f *fetch) offsets(sp *kmsg.FetchResponseTopicPartition, topic string, part
 // or offset if there are none.
 func batchesEnd(b []byte, offset int64) int64 {
 	next := offset
-	for len(b) > 0 {
-		h, err := log.ReadHeader(b)
-		if err != nil || h.Size() > len(b) {
-			break
-		}
-		next = max(next, h.NextOffset())
-		b = b[h.Size():]
+	for it := log.NewBatchIter(b); it.Next(); {
+		next = max(next, it.Header().NextOffset())
 	}
 	return next
 }
