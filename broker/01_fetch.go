@@ -31,11 +31,7 @@ func handleFetch(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error
 		resp.ErrorCode = errFetchSessionIDNotFound
 		return resp, nil
 	}
-	iso := strata.ReadUncommitted
-	if req.IsolationLevel == 1 {
-		iso = strata.ReadCommitted
-	}
-	f := fetch{srv: srv, req: req, view: srv.store.View(iso)}
+	f := fetch{srv: srv, req: req, view: srv.view(req.IsolationLevel)}
 	ctx, cancel := context.WithTimeout(srv.ctx, time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond)
 	defer cancel()
 	for {
@@ -49,6 +45,15 @@ func handleFetch(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error
 			return resp, nil
 		}
 	}
+}
+
+// view returns the store's View at a request's isolation level: 1 is
+// read_committed, anything else read_uncommitted.
+func (srv *Server) view(isolationLevel int8) strata.View {
+	if isolationLevel == 1 {
+		return srv.store.View(strata.ReadCommitted)
+	}
+	return srv.store.View(strata.ReadUncommitted)
 }
 
 // fetch is one Fetch request being answered.

@@ -23,10 +23,7 @@ const (
 func handleListOffsets(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ListOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
-	view := srv.store.View(strata.ReadUncommitted)
-	if req.IsolationLevel == 1 {
-		view = srv.store.View(strata.ReadCommitted)
-	}
+	view := srv.view(req.IsolationLevel)
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
