@@ -65,12 +65,7 @@ var topicConfigs = []topicConfig{
 			return fmt.Errorf("not CreateTime or LogAppendTime")
 		}
 		return nil
-	}, func(c strata.TopicConfig) string {
-		if c.TimestampType == log.LogAppendTime {
-			return "LogAppendTime"
-		}
-		return "CreateTime"
-	}},
+	}, func(c strata.TopicConfig) string { return c.TimestampType.String() }},
 	{"compression.type", func(c *strata.TopicConfig, v string) error {
 		c.Compression = strata.CompressionType(v)
 		return nil // checked by WithDefaults
