@@ -51,6 +51,11 @@ func TestProduceErrorCodes(t *testing.T) {
 	c := dial(t, srv)
 	corrupt := batch(t, 2)
 	corrupt[len(corrupt)-1] ^= 0xff // the CRC covers it
+	legacy := batch(t, 1)
+	legacy[16] = 1 // magic
+	txn, err := log.EncodeBatch(nil, []strata.Record{{Value: []byte("v")}},
+		log.BatchOptions{Now: time.Now().UnixMilli(), Idempotent: true, ProducerID: 1, Transactional: true})
+	require.NoError(t, err)
 	tests := []struct {
 		name    string
 		topic   string
@@ -63,6 +68,8 @@ func TestProduceErrorCodes(t *testing.T) {
 		{"bad CRC", "events", corrupt, 2},
 		{"cut short", "events", batch(t, 1)[:40], 2},
 		{"over max.message.bytes", "events", batch(t, 300), 10},
+		{"legacy magic", "events", legacy, 43},
+		{"transactional", "events", txn, 48},
 		{"ok", "events", batch(t, 2), 0},
 	}
 	for _, tt := range tests {
