@@ -39,5 +39,6 @@
 // a version out of the served range closes the connection without touching
 // the store (an ApiVersions request at an unknown version is answered with
 // UNSUPPORTED_VERSION and the served ranges, as Kafka answers it). A frame
-// must arrive whole within Options.IdleTimeout of the previous response.
+// must arrive whole within Options.IdleTimeout of the reader's being done
+// with the previous request (the response may still be being written).
 package broker
