@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/topic"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -59,7 +60,7 @@ func (srv *Server) topicMetadata(name string, create bool) kmsg.MetadataResponse
 			d, err = srv.store.DescribeTopic(name)
 		}
 	}
-	if err == nil && len(name) > 1 && name[:2] == "__" {
+	if err == nil && topic.IsInternal(name) {
 		// Internal topics are the store's: listed, as Kafka lists them,
 		// but not to be produced to or fetched from.
 		t.IsInternal = true
