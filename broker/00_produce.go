@@ -20,8 +20,10 @@ import (
 //
 // A partition's records must be one RecordBatch of magic 2: legacy
 // messages (Produce v0-v2 carry nothing else) are
-// UNSUPPORTED_FOR_MESSAGE_FORMAT. A transactional batch is
-// INVALID_TXN_STATE: transactions over the wire are not served yet.
+// UNSUPPORTED_FOR_MESSAGE_FORMAT. A request with a transactional id is
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition, and a
+// transactional batch INVALID_TXN_STATE: transactions over the wire are
+// not served yet.
 func handleProduce(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
@@ -38,7 +40,7 @@ func handleProduce(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, err
 			case badAcks:
 				sp.ErrorCode = errInvalidRequiredAcks
 			case req.TransactionID != nil:
-				sp.ErrorCode = errTransactionalIDNotAllowed
+				sp.ErrorCode = errTransactionalIDAuthorizationFailed
 			default:
 				sp.ErrorCode, sp.BaseOffset = srv.produce(rt.Topic, rp.Partition, rp.Records)
 				if sp.ErrorCode == errNone {

@@ -15,7 +15,7 @@ func handleInitProducerID(srv *Server, _ header, kreq kmsg.Request) (kmsg.Respon
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
-		resp.ErrorCode = errTransactionalIDNotAllowed
+		resp.ErrorCode = errTransactionalIDAuthorizationFailed
 		return resp, nil
 	}
 	id, err := srv.store.NewProducerID()

@@ -9,26 +9,26 @@ import (
 // Kafka's error codes the broker answers with (Kafka's
 // clients/.../common/protocol/Errors.java).
 const (
-	errNone                      int16 = 0
-	errOffsetOutOfRange          int16 = 1
-	errCorruptMessage            int16 = 2
-	errUnknownTopicOrPartition   int16 = 3
-	errMessageTooLarge           int16 = 10
-	errInvalidTopic              int16 = 17
-	errInvalidRequiredAcks       int16 = 21
-	errInvalidTimestamp          int16 = 32
-	errUnsupportedVersion        int16 = 35
-	errTopicAlreadyExists        int16 = 36
-	errInvalidRequest            int16 = 42
-	errUnsupportedMessageFormat  int16 = 43
-	errOutOfOrderSequence        int16 = 45
-	errInvalidProducerEpoch      int16 = 47
-	errInvalidTxnState           int16 = 48
-	errKafkaStorage              int16 = 56
-	errFetchSessionIDNotFound    int16 = 70
-	errUnsupportedCompression    int16 = 76
-	errInvalidRecord             int16 = 87
-	errTransactionalIDNotAllowed int16 = 53 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+	errNone                               int16 = 0
+	errOffsetOutOfRange                   int16 = 1
+	errCorruptMessage                     int16 = 2
+	errUnknownTopicOrPartition            int16 = 3
+	errMessageTooLarge                    int16 = 10
+	errInvalidTopic                       int16 = 17
+	errInvalidRequiredAcks                int16 = 21
+	errInvalidTimestamp                   int16 = 32
+	errUnsupportedVersion                 int16 = 35
+	errTopicAlreadyExists                 int16 = 36
+	errInvalidRequest                     int16 = 42
+	errUnsupportedMessageFormat           int16 = 43
+	errOutOfOrderSequence                 int16 = 45
+	errInvalidProducerEpoch               int16 = 47
+	errInvalidTxnState                    int16 = 48
+	errTransactionalIDAuthorizationFailed int16 = 53
+	errKafkaStorage                       int16 = 56
+	errFetchSessionIDNotFound             int16 = 70
+	errUnsupportedCompression             int16 = 76
+	errInvalidRecord                      int16 = 87
 )
 
 // codeOf returns Kafka's error code for an error of the Store.
