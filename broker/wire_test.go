@@ -78,6 +78,13 @@ func TestProduceErrorCodes(t *testing.T) {
 			require.Equal(t, tt.code, resp.Topics[0].Partitions[0].ErrorCode)
 		})
 	}
+	t.Run("transactional id", func(t *testing.T) {
+		req := produceReq("events", batch(t, 1))
+		id := "txn"
+		req.TransactionID = &id
+		resp := c.roundTrip(req).(*kmsg.ProduceResponse)
+		require.Equal(t, int16(53), resp.Topics[0].Partitions[0].ErrorCode)
+	})
 	end, err := s.ListOffsets("events", 0, strata.Latest)
 	require.NoError(t, err)
 	require.Equal(t, int64(2), end, "only the good batch")
