@@ -52,13 +52,12 @@ func ExampleView_ReadBatches() {
 			panic(err)
 		}
 		var bases []int64
-		for len(batches) > 0 {
-			h, err := log.ReadHeader(batches)
-			if err != nil {
-				panic(err)
-			}
-			bases = append(bases, h.BaseOffset)
-			batches = batches[h.Size():]
+		it := log.NewBatchIter(batches)
+		for it.Next() {
+			bases = append(bases, it.Header().BaseOffset)
+		}
+		if err := it.Err(); err != nil {
+			panic(err)
 		}
 		fmt.Println(iso, bases)
 	}
