@@ -4,33 +4,27 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The error codes of the group APIs beyond codeOf's.
-const (
-	errOffsetMetadataTooLarge int16 = 12
-	errIllegalGeneration      int16 = 22
-	errInvalidGroupID         int16 = 24
-	errUnknownMemberID        int16 = 25
-)
+// errOffsetMetadataTooLarge is Kafka's code for a commit's metadata
+// over the size limit.
+const errOffsetMetadataTooLarge int16 = 12
 
-// handleOffsetCommit commits offsets with Store.Commit: Kafka's
-// standalone commit, of a group without members over the wire
-// (generation -1 and no member id, as kadm and manual committers send it;
-// a member or generation is UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION, the
-// group protocol not being served yet). The commits go into the store's
-// __consumer_offsets, where Store.Committed, Lag and ResetOffsets see
-// them, metadata strings included. A group with consumers in the process
-// refuses them (UNKNOWN_MEMBER_ID).
+// handleOffsetCommit commits offsets with Store.Commit, a member's of
+// the group's current generation (memberCode checks it as Kafka does), or
+// a standalone commit (generation -1 and no member id, as kadm and manual
+// committers send it) of a group without members over the wire. The
+// commits go into the store's __consumer_offsets, where Store.Committed,
+// Lag and ResetOffsets see them, metadata strings included. A group with
+// consumers in the process refuses them (UNKNOWN_MEMBER_ID).
 func handleOffsetCommit(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.OffsetCommitRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
-	code := errNone
+	code := errInvalidGroupID
 	switch {
 	case req.Group == "":
-		code = errInvalidGroupID
-	case req.MemberID != "":
-		code = errUnknownMemberID
-	case req.Version >= 1 && req.Generation != -1:
-		code = errIllegalGeneration
+	case req.InstanceID != nil:
+		code = srv.memberCodeFor(req.Group, req.MemberID, *req.InstanceID, req.Generation)
+	default:
+		code = srv.memberCode(req.Group, req.MemberID, req.Generation)
 	}
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetCommitResponseTopic()

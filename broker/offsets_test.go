@@ -44,8 +44,8 @@ func TestOffsetCommitFetch(t *testing.T) {
 		code       int16
 	}{
 		{"ok", "g", "", -1, "events", 1, "meta data ✓", 0},
-		{"member", "g", "m-1", -1, "events", 1, "", 25},
-		{"generation", "g", "", 3, "events", 1, "", 22},
+		{"member", "g", "m-1", 2, "events", 1, "", 25},
+		{"generation", "g", "", 3, "events", 1, "", 25},
 		{"no group", "", "", -1, "events", 1, "", 24},
 		{"past the end", "g", "", -1, "events", 5, "", 1},
 		{"unknown topic", "g", "", -1, "missing", 0, "", 3},

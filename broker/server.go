@@ -23,6 +23,7 @@ type Server struct {
 	ctx    context.Context // ended by Close: ends long polls
 	cancel context.CancelFunc
 	slots  chan struct{} // one per open connection, MaxConns of them
+	groups groups        // the classic groups of wire clients (groups.go)
 
 	mu struct {
 		sync.Mutex
