@@ -140,7 +140,9 @@ type Consumer struct {
 // need not exist yet: partitions are assigned as they appear. Call Poll
 // often — it is also the consumer's heartbeat: one that does not poll for
 // longer than Options.SessionTimeout is evicted, its partitions go to the
-// others and its later commits fail with ErrFenced.
+// others and its later commits fail with ErrFenced. A group whose members
+// are Kafka clients served over the wire (package broker) takes no
+// Consumer: ErrGroupClaimed.
 func (s *Store) Consumer(groupName string, topics []string, opts ConsumerOptions) (_ *Consumer, err error) {
 	defer wrapErr(&err)
 	if s.closed.Load() {

@@ -32,7 +32,7 @@ func requireOnePrefix(t *testing.T, msg string) {
 // package prefix) ends the message of an error that matches one.
 var rootSentinels = []error{
 	strata.ErrBatchTooLarge, strata.ErrClosed, strata.ErrCorrupt, strata.ErrDecompressedTooLarge,
-	strata.ErrFenced, strata.ErrGroupActive, strata.ErrInvalidConfig, strata.ErrInvalidGroup,
+	strata.ErrFenced, strata.ErrGroupActive, strata.ErrGroupClaimed, strata.ErrInvalidConfig, strata.ErrInvalidGroup,
 	strata.ErrInvalidTopic, strata.ErrLocked, strata.ErrMetadataTooLarge, strata.ErrNoKey,
 	strata.ErrNoOffset, strata.ErrNoRecord, strata.ErrNoRecords, strata.ErrNotCompacted,
 	strata.ErrNotOwner, strata.ErrOffsetOutOfRange, strata.ErrReservedTopic,

@@ -223,3 +223,47 @@ func ExampleAtTime() {
 	// 08:58:30 -1
 	// 09:00:00 -1
 }
+
+// DeletePartitionOffsets deletes some of a group's offsets, those of
+// partitions no consumer of the group subscribes to.
+func ExampleStore_DeletePartitionOffsets() {
+	s, done := openOffsetsExample()
+	defer done()
+	for part := range 2 {
+		if err := s.Commit("billing", "orders", part, 3, ""); err != nil {
+			panic(err)
+		}
+	}
+	if err := s.DeletePartitionOffsets("billing", []strata.TopicPartition{{Topic: "orders", Partition: 1}}); err != nil {
+		panic(err)
+	}
+	_, ok0 := s.Committed("billing", "orders", 0)
+	_, ok1 := s.Committed("billing", "orders", 1)
+	fmt.Println(ok0, ok1)
+	// Output:
+	// true false
+}
+
+// ClaimGroup is what package broker calls for a group whose members are
+// Kafka clients: the store then refuses consumers of its own for it.
+func ExampleStore_ClaimGroup() {
+	s, done := openOffsetsExample()
+	defer done()
+	release, err := s.ClaimGroup("billing")
+	if err != nil {
+		panic(err)
+	}
+	_, err = s.Consumer("billing", []string{"orders"}, strata.ConsumerOptions{})
+	fmt.Println(errors.Is(err, strata.ErrGroupClaimed))
+	release()
+	c, err := s.Consumer("billing", []string{"orders"}, strata.ConsumerOptions{})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	_, err = s.ClaimGroup("billing")
+	fmt.Println(errors.Is(err, strata.ErrGroupActive))
+	// Output:
+	// true
+	// true
+}

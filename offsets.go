@@ -44,6 +44,11 @@ var (
 	// ErrGroupActive means an operation that needs a group without members
 	// (a commit or reset from outside a consumer) found members.
 	ErrGroupActive = group.ErrGroupActive
+	// ErrGroupClaimed means the group has members over Kafka's wire
+	// protocol (package broker serves them, and holds a claim on the
+	// group: ClaimGroup): it takes no Consumer, and its offsets are not
+	// reset or deleted as a whole, until they are gone.
+	ErrGroupClaimed = group.ErrGroupClaimed
 	// ErrNoOffset means ResetNone found no usable committed offset.
 	ErrNoOffset = group.ErrNoOffset
 )
@@ -276,11 +281,43 @@ func oldestFrom(p *partition.Partition, iso Isolation, from, end int64) time.Tim
 
 // DeleteGroupOffsets deletes a group's committed offsets — tombstones in
 // __consumer_offsets — as Kafka's kafka-consumer-groups --delete does. The
-// group must have no active consumers (ErrGroupActive).
+// group must have no active consumers (ErrGroupActive) and no members
+// over the wire (ErrGroupClaimed).
 func (s *Store) DeleteGroupOffsets(groupName string) (err error) {
 	defer wrapErr(&err)
 	if s.closed.Load() {
 		return ErrClosed
 	}
 	return s.groups.DeleteOffsets(groupName)
+}
+
+// DeletePartitionOffsets deletes a group's committed offsets of parts, as
+// Kafka's OffsetDelete does (kafka-consumer-groups --delete-offsets): no
+// consumer of the group may subscribe to their topics (ErrGroupActive).
+// Partitions without an offset are ignored.
+func (s *Store) DeletePartitionOffsets(groupName string, parts []TopicPartition) (err error) {
+	defer wrapErr(&err)
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if len(parts) == 0 {
+		return group.ValidateGroupID(groupName)
+	}
+	return s.groups.DeleteOffsets(groupName, parts...)
+}
+
+// ClaimGroup claims a consumer group for members that the store does not
+// manage: the Kafka clients that package broker serves, which run
+// Kafka's classic group protocol with their own assignors. Until release
+// is called, Store.Consumer for the group fails with ErrGroupClaimed, and
+// so do ResetOffsets and DeleteGroupOffsets; Commit still commits, the
+// claimer checking its members' commits itself. A group with consumers in
+// the process cannot be claimed (ErrGroupActive). Calling release again
+// does nothing.
+func (s *Store) ClaimGroup(groupName string) (release func(), err error) {
+	defer wrapErr(&err)
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	return s.groups.Claim(groupName)
 }

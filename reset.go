@@ -55,8 +55,9 @@ type OffsetChange struct {
 // ResetOffsets moves a group's committed offsets on every partition of a
 // topic to spec and returns the plan, as kafka-consumer-groups
 // --reset-offsets does. With dryRun it only returns the plan. The group must
-// have no active consumers (ErrGroupActive), so that none of them overwrites
-// the reset with its own commit.
+// have no active consumers (ErrGroupActive) nor members over the wire
+// (ErrGroupClaimed), so that none of them overwrites the reset with its
+// own commit.
 func (s *Store) ResetOffsets(groupName, topicName string, spec ResetSpec, dryRun bool) (_ []OffsetChange, err error) {
 	defer wrapErr(&err)
 	t, err := s.topic(topicName)
@@ -71,6 +72,9 @@ func (s *Store) ResetOffsets(groupName, topicName string, spec ResetSpec, dryRun
 	}
 	if len(s.groups.Members(groupName)) > 0 {
 		return nil, fmt.Errorf("strata: resetting group %q: %w", groupName, ErrGroupActive)
+	}
+	if s.groups.Claimed(groupName) {
+		return nil, fmt.Errorf("strata: resetting group %q: %w", groupName, ErrGroupClaimed)
 	}
 	plan := make([]OffsetChange, 0, t.NumPartitions())
 	offsets := map[TopicPartition]OffsetAndMetadata{}

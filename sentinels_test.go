@@ -41,6 +41,7 @@ var lowerSentinels = map[string]lowerSentinel{
 	"group.ErrBadRecord":                {group.ErrBadRecord, nil, "Open skips and logs a damaged commit record"},
 	"group.ErrFenced":                   {group.ErrFenced, strata.ErrFenced, ""},
 	"group.ErrGroupActive":              {group.ErrGroupActive, strata.ErrGroupActive, ""},
+	"group.ErrGroupClaimed":             {group.ErrGroupClaimed, strata.ErrGroupClaimed, ""},
 	"group.ErrInvalidGroup":             {group.ErrInvalidGroup, strata.ErrInvalidGroup, ""},
 	"group.ErrInvalidOffset":            {group.ErrInvalidOffset, strata.ErrOffsetOutOfRange, ""},
 	"group.ErrInvalidProducer":          {group.ErrInvalidProducer, nil, "the store's transactions commit offsets with the producer ids and epochs they were given"},

@@ -138,6 +138,7 @@ type groupState struct {
 
 	members    map[string]*member
 	issued     int // members ever joined; member ids are name-1 … name-issued
+	claims     int // claims not released (Claim)
 	generation int // bumped at every rebalance
 	// counts holds the partition count of every subscribed topic as of the
 	// last rebalance; Sync rebalances when one changes.
@@ -219,14 +220,14 @@ func (c *Coordinator) all() []*groupState {
 	return out
 }
 
-// Groups returns the groups that have members or committed offsets,
-// sorted by name.
+// Groups returns the groups that have members, committed offsets or a
+// claim (Claim), sorted by name.
 func (c *Coordinator) Groups() []string {
 	var out []string
 	for _, g := range c.all() {
 		g.mu.Lock()
 		c.expireGroupLocked(g)
-		if len(g.members) > 0 || len(g.offsets) > 0 {
+		if len(g.members) > 0 || len(g.offsets) > 0 || g.claims > 0 {
 			out = append(out, g.name)
 		}
 		g.mu.Unlock()

@@ -32,6 +32,11 @@ var (
 	// simple commit (no member id), or deleting offsets of topics that
 	// members subscribe to.
 	ErrGroupActive = errors.New("group: group has active members")
+	// ErrGroupClaimed means the group is claimed (Coordinator.Claim) by
+	// members the Coordinator does not manage (Kafka clients of a classic
+	// group served over the wire): it takes no members of its own, and
+	// its offsets are not deleted as a whole, until they are gone.
+	ErrGroupClaimed = errors.New("group: group claimed by members outside the coordinator")
 	// ErrMetadataTooLarge means a commit's metadata is longer than
 	// Options.MetadataMaxBytes (Kafka's offset.metadata.max.bytes).
 	ErrMetadataTooLarge = errors.New("group: offset metadata too large")

@@ -43,7 +43,7 @@ type MemberInfo struct {
 }
 
 // Join adds a new member to group, subscribed to topics, and rebalances
-// the group. It returns the member's id, "<group>-<n>" for the n-th member
+// the group; a claimed group (Claim) refuses it with [ErrGroupClaimed]. It returns the member's id, "<group>-<n>" for the n-th member
 // to join the group, and the new generation. The member owns nothing yet:
 // its first Sync hands it its partitions.
 //
@@ -60,6 +60,9 @@ func (c *Coordinator) Join(group string, topics []string) (MemberRef, error) {
 	}
 	g := c.lockGroup(group, true)
 	defer g.mu.Unlock()
+	if g.claims > 0 {
+		return MemberRef{}, fmt.Errorf("group: joining group %q: %w", group, ErrGroupClaimed)
+	}
 	now := c.opts.Now()
 	g.issued++
 	m := &member{

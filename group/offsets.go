@@ -308,7 +308,8 @@ func (c *Coordinator) DeleteStaleOffsets() (int, error) {
 // OffsetLog as one batch before it disappears. Partitions without an
 // offset are ignored.
 //
-// Deleting all offsets needs a group without members; deleting some needs
+// Deleting all offsets needs a group without members and unclaimed
+// ([ErrGroupClaimed]); deleting some needs
 // that no member subscribes to their topics (Kafka's OffsetDelete rule).
 // Otherwise it returns [ErrGroupActive] and deletes nothing. On an
 // OffsetLog error nothing is deleted.
@@ -322,6 +323,9 @@ func (c *Coordinator) DeleteOffsets(group string, parts ...TopicPartition) error
 	}
 	defer g.mu.Unlock()
 	if len(parts) == 0 {
+		if g.claims > 0 {
+			return fmt.Errorf("group: deleting the offsets of group %q: %w", group, ErrGroupClaimed)
+		}
 		if len(g.members) > 0 {
 			return fmt.Errorf("group: deleting the offsets of group %q, which has %d members: %w", group, len(g.members), ErrGroupActive)
 		}

@@ -1,0 +1,48 @@
+package group
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Claim marks group as used by members the Coordinator does not manage:
+// the Kafka clients of a classic group that a server (package broker)
+// coordinates itself, with assignments made by the clients. Until the
+// returned release is called, Join fails with [ErrGroupClaimed], and so
+// do DeleteOffsets of every offset and [Coordinator.Claimed] reports the
+// claim; commits, which the claimer checks against its own members, and
+// deleting the offsets of some partitions are still served. Claims nest:
+// the group is free once every claim is released. Calling release again
+// does nothing.
+//
+// A group with members of the Coordinator cannot be claimed:
+// [ErrGroupActive].
+func (c *Coordinator) Claim(group string) (release func(), err error) {
+	if err := checkGroup(group); err != nil {
+		return nil, err
+	}
+	g := c.lockGroup(group, true)
+	defer g.mu.Unlock()
+	if len(g.members) > 0 {
+		return nil, fmt.Errorf("group: claiming group %q, which has %d members: %w", group, len(g.members), ErrGroupActive)
+	}
+	g.claims++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.mu.Lock()
+			g.claims--
+			g.mu.Unlock()
+		})
+	}, nil
+}
+
+// Claimed reports whether group is claimed (Claim).
+func (c *Coordinator) Claimed(group string) bool {
+	g := c.lockGroup(group, false)
+	if g == nil {
+		return false
+	}
+	defer g.mu.Unlock()
+	return g.claims > 0
+}
