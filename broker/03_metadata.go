@@ -2,6 +2,7 @@ package broker
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/stratalog/strata"
 	"github.com/stratalog/strata/topic"
@@ -15,8 +16,16 @@ const nodeID = 0
 // clusterID is the cluster id Metadata reports.
 const clusterID = "strata"
 
+// internalTopics are the store's internal topics, which a Metadata
+// request for every topic lists once the store has created them, as Kafka
+// lists its own (clients skip them: kgo's regex consumer, librdkafka's
+// pattern subscription). The store creates __consumer_offsets at the first
+// commit, not at the first FindCoordinator as Kafka does.
+var internalTopics = []string{strata.ConsumerOffsetsTopic, strata.TransactionStateTopic}
+
 // handleMetadata describes the broker and the topics asked for (all of
-// them for a null list, or an empty one at v0), creating the unknown ones
+// them, the internal ones included, for a null list, or an empty one at
+// v0), creating the unknown ones
 // when Options.AutoCreateTopics allows it and the request does (always
 // below v4). Leader epochs are -1, which turns off the clients' KIP-320
 // checks (OffsetForLeaderEpoch is not served).
@@ -35,6 +44,11 @@ func handleMetadata(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, er
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if all {
 		names = srv.store.Topics()
+		for _, name := range internalTopics {
+			if _, err := srv.store.DescribeTopic(name); err == nil {
+				names = append(names, name)
+			}
+		}
 	}
 	for _, t := range req.Topics {
 		if t.Topic != nil {
@@ -49,12 +63,13 @@ func handleMetadata(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, er
 }
 
 // topicMetadata describes one topic, creating it first if create and it
-// does not exist.
+// does not exist (an internal topic of the store's that does not exist yet
+// is UNKNOWN_TOPIC_OR_PARTITION: the store creates it when it needs it).
 func (srv *Server) topicMetadata(name string, create bool) kmsg.MetadataResponseTopic {
 	t := kmsg.NewMetadataResponseTopic()
 	t.Topic = &name
 	d, err := srv.store.DescribeTopic(name)
-	if create && errors.Is(err, strata.ErrUnknownTopic) {
+	if create && errors.Is(err, strata.ErrUnknownTopic) && !slices.Contains(internalTopics, name) {
 		err = srv.store.EnsureTopic(name, srv.opts.AutoCreateConfig)
 		if err == nil || errors.Is(err, strata.ErrTopicConfigMismatch) {
 			d, err = srv.store.DescribeTopic(name)
