@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# kgo-suite.sh runs franz-go's own client tests (pkg/kgo, at the version
+# broker/go.mod requires) against the broker: it builds
+# examples/listener, starts it on a temporary directory with -auto-create
+# on a free loopback port, and runs each test of the suite on its own
+# (KGO_SEEDS at the listener, KGO_TEST_RF=1), with a time limit per test,
+# printing one line per test:
+#
+#	PASS|FAIL|SKIP|TIMEOUT  TestName  seconds
+#
+# and the counts at the end. A test's output is kept in $KGO_SUITE_LOGS
+# (default: a new temporary directory, printed). If a test leaves the
+# listener dead, the line says so and the next test gets a new one on a
+# new directory.
+#
+#	broker/testdata/kgo-suite.sh                 # every test of pkg/kgo
+#	broker/testdata/kgo-suite.sh 'TestGroup|Txn' # those matching a regexp
+#
+# Environment: KGO_TEST_RECORDS (default 10000, as tansu runs it; the
+# suite's own default is 500000), KGO_SUITE_TIMEOUT (per test, default
+# 180s), KGO_SUITE_LOGS, and franz-go's other KGO_TEST_* knobs, passed
+# through. The suite is not part of CI: the whole of it takes minutes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+filter=${1:-.}
+per_test=${KGO_SUITE_TIMEOUT:-180s}
+export KGO_TEST_RF=1 KGO_TEST_RECORDS=${KGO_TEST_RECORDS:-10000} KGO_LOG_LEVEL=${KGO_LOG_LEVEL:-none}
+logs=${KGO_SUITE_LOGS:-$(mktemp -d -t kgo-suite-logs.XXXXXX)}
+mkdir -p "$logs"
+work=$(mktemp -d -t kgo-suite.XXXXXX)
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	chmod -R u+w "$work" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# franz-go's source from the module cache (read-only there), copied so
+# that go test may build in it.
+version=$(go list -m -f '{{.Version}}' github.com/twmb/franz-go)
+src=$(go mod download -json "github.com/twmb/franz-go@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+cp -r "$src" "$work/franz-go"
+chmod -R u+w "$work/franz-go"
+echo "franz-go $version (pkg/kgo), logs in $logs"
+(cd "$work/franz-go/pkg/kgo" && go test -c -o "$work/kgo.test" .)
+go build -o "$work/listener" ./examples/listener
+
+# start runs a listener on a new directory and sets KGO_SEEDS to its address.
+n=0
+start() {
+	n=$((n + 1))
+	mkdir -p "$work/dir$n"
+	"$work/listener" -dir "$work/dir$n" -addr 127.0.0.1:0 -auto-create >"$logs/listener$n.out" 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do
+		addr=$(sed -n 's/^serving Kafka clients on //p' "$logs/listener$n.out")
+		[ -n "$addr" ] && break
+		kill -0 "$pid" 2>/dev/null || { cat "$logs/listener$n.out" >&2; exit 1; }
+		sleep 0.1
+	done
+	[ -n "$addr" ] || { echo "listener did not start" >&2; exit 1; }
+	export KGO_SEEDS=$addr
+}
+start
+
+declare -A count=()
+cd "$work/franz-go/pkg/kgo"
+for t in $("$work/kgo.test" -test.list "$filter" | grep '^Test'); do
+	began=$SECONDS
+	set +e
+	"$work/kgo.test" -test.run "^${t}\$" -test.v -test.count 1 -test.timeout "$per_test" >"$logs/$t.log" 2>&1
+	rc=$?
+	set -e
+	if grep -q "^--- FAIL: $t " "$logs/$t.log"; then
+		result=FAIL
+	elif grep -q "^--- SKIP: $t " "$logs/$t.log"; then
+		result=SKIP
+	elif grep -q "^--- PASS: $t " "$logs/$t.log" && [ $rc = 0 ]; then
+		result=PASS
+	elif grep -q '^panic: test timed out' "$logs/$t.log"; then
+		result=TIMEOUT
+	else
+		result=FAIL
+	fi
+	count[$result]=$((${count[$result]:-0} + 1))
+	note=
+	if ! kill -0 "$pid" 2>/dev/null; then
+		note="  (the listener died: $logs/listener$n.out)"
+		start
+	fi
+	printf '%-7s  %-60s %4ds%s\n' "$result" "$t" $((SECONDS - began)) "$note"
+done
+echo
+for r in PASS FAIL SKIP TIMEOUT; do
+	printf '%s %d  ' "$r" "${count[$r]:-0}"
+done
+echo
