@@ -25,9 +25,10 @@ var internalTopics = []string{strata.ConsumerOffsetsTopic, strata.TransactionSta
 
 // handleMetadata describes the broker and the topics asked for (all of
 // them, the internal ones included, for a null list, or an empty one at
-// v0), creating the unknown ones
-// when Options.AutoCreateTopics allows it and the request does (always
-// below v4). Leader epochs are -1, which turns off the clients' KIP-320
+// v0), creating the unknown ones when Options.AutoCreateTopics allows it
+// and the request does (always below v4). A topic asked for by id, with
+// a null name (v12 on), is described by its name, or is
+// UNKNOWN_TOPIC_ID. Leader epochs are -1, which turns off the clients' KIP-320
 // checks (OffsetForLeaderEpoch is not served).
 func handleMetadata(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.MetadataRequest)
@@ -40,26 +41,56 @@ func handleMetadata(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, er
 	resp.ClusterID = &cid
 	resp.ControllerID = nodeID
 
-	var names []string
-	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
-	if all {
-		names = srv.store.Topics()
-		for _, name := range internalTopics {
-			if _, err := srv.store.DescribeTopic(name); err == nil {
-				names = append(names, name)
-			}
+	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
+		for _, name := range srv.allTopics() {
+			resp.Topics = append(resp.Topics, srv.topicMetadata(name, false))
 		}
-	}
-	for _, t := range req.Topics {
-		if t.Topic != nil {
-			names = append(names, *t.Topic)
-		}
+		return resp, nil
 	}
 	create := srv.opts.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
-	for _, name := range names {
-		resp.Topics = append(resp.Topics, srv.topicMetadata(name, create && !all))
+	var byID map[[16]byte]string
+	for _, rt := range req.Topics {
+		if rt.Topic != nil {
+			resp.Topics = append(resp.Topics, srv.topicMetadata(*rt.Topic, create))
+			continue
+		}
+		if byID == nil {
+			byID = srv.topicIDs()
+		}
+		name, ok := byID[rt.TopicID]
+		if !ok {
+			t := kmsg.NewMetadataResponseTopic()
+			t.TopicID, t.ErrorCode = rt.TopicID, errUnknownTopicID
+			resp.Topics = append(resp.Topics, t)
+			continue
+		}
+		resp.Topics = append(resp.Topics, srv.topicMetadata(name, false))
 	}
 	return resp, nil
+}
+
+// allTopics returns the names of the store's topics, the internal ones
+// that exist included.
+func (srv *Server) allTopics() []string {
+	names := srv.store.Topics()
+	for _, name := range internalTopics {
+		if _, err := srv.store.DescribeTopic(name); err == nil {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// topicIDs maps the ids of the store's topics to their names, for a
+// Metadata request that names topics by id (v12 on, KIP-516).
+func (srv *Server) topicIDs() map[[16]byte]string {
+	m := map[[16]byte]string{}
+	for _, name := range srv.allTopics() {
+		if d, err := srv.store.DescribeTopic(name); err == nil {
+			m[[16]byte(d.ID)] = name
+		}
+	}
+	return m
 }
 
 // topicMetadata describes one topic, creating it first if create and it

@@ -29,6 +29,7 @@ const (
 	errFetchSessionIDNotFound             int16 = 70
 	errUnsupportedCompression             int16 = 76
 	errInvalidRecord                      int16 = 87
+	errUnknownTopicID                     int16 = 100
 )
 
 // codeOf returns Kafka's error code for an error of the Store.

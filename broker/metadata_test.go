@@ -59,3 +59,35 @@ func TestMetadataInternalTopics(t *testing.T) {
 	want[strata.ConsumerOffsetsTopic] = [2]any{int16(0), false} // v0 has no IsInternal
 	require.Equal(t, want, metadataTopics(t, c, 0, []string{}), "v0: an empty list is every topic")
 }
+
+// TestMetadataByTopicID checks that a Metadata request (v12) naming
+// topics by id, with null names, describes each by its name, and that an
+// unknown id is UNKNOWN_TOPIC_ID with the id, never a created topic.
+func TestMetadataByTopicID(t *testing.T) {
+	s, srv := serve(t, &broker.Options{AutoCreateTopics: true})
+	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: 3}))
+	d, err := s.DescribeTopic("orders")
+	require.NoError(t, err)
+	c := dial(t, srv)
+
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(12)
+	req.AllowAutoTopicCreation = true
+	unknown := [16]byte{1, 2, 3}
+	for _, id := range [][16]byte{d.ID, unknown} {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.TopicID = id
+		req.Topics = append(req.Topics, rt)
+	}
+	resp := c.roundTrip(req).(*kmsg.MetadataResponse)
+	require.Len(t, resp.Topics, 2)
+	got := resp.Topics[0]
+	require.Equal(t, int16(0), got.ErrorCode)
+	require.Equal(t, "orders", *got.Topic)
+	require.Equal(t, [16]byte(d.ID), got.TopicID)
+	require.Len(t, got.Partitions, 3)
+	require.Equal(t, int16(100), resp.Topics[1].ErrorCode)
+	require.Equal(t, unknown, resp.Topics[1].TopicID)
+	require.Nil(t, resp.Topics[1].Topic)
+	require.Equal(t, []string{"orders"}, s.Topics())
+}
