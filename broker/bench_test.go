@@ -18,21 +18,22 @@ const benchTopic = "bench"
 
 // benchServers returns the seed address of each server the benchmarks
 // compare, with the topic created: Strata's broker over a store on disk
-// (SyncEvery, the default) and franz-go's kfake (in memory).
+// (SyncEvery, the default), franz-go's kfake (in memory), and a sink (see
+// sink) that measures what the client costs by itself.
 func benchServers(b *testing.B) map[string]string {
 	s, srv := serve(b, nil)
 	require.NoError(b, s.CreateTopic(benchTopic, strata.TopicConfig{}))
 	fake, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, benchTopic))
 	require.NoError(b, err)
 	b.Cleanup(fake.Close)
-	return map[string]string{"strata": srv.Addr().String(), "kfake": fake.ListenAddrs()[0]}
+	return map[string]string{"strata": srv.Addr().String(), "kfake": fake.ListenAddrs()[0], "sink": startSink(b)}
 }
 
 // BenchmarkProduce produces records of 100 bytes with kgo, idempotent, as
 // fast as it takes them (linger 10 ms, its default), and waits for every
 // acknowledgement: ns/op is per record.
 func BenchmarkProduce(b *testing.B) {
-	for _, server := range []string{"strata", "kfake"} {
+	for _, server := range []string{"strata", "kfake", "sink"} {
 		for _, codec := range []string{"snappy", "none"} {
 			b.Run(fmt.Sprintf("server=%s/compression=%s", server, codec), func(b *testing.B) {
 				addr := benchServers(b)[server]
@@ -73,7 +74,7 @@ func BenchmarkProduce(b *testing.B) {
 // kgo's defaults, snappy) with a new kgo client from the start: ns/op is
 // per record.
 func BenchmarkConsume(b *testing.B) {
-	for _, server := range []string{"strata", "kfake"} {
+	for _, server := range []string{"strata", "kfake", "sink"} {
 		b.Run("server="+server, func(b *testing.B) {
 			addr := benchServers(b)[server]
 			ctx := context.Background()
