@@ -99,6 +99,7 @@ func TestClosedStore(t *testing.T) {
 				"Scan":        first(v.Scan("t", 0, 0)),
 				"Records":     first(v.Records(ctx, "t", 0, 0)),
 				"ReadBatches": second(v.ReadBatches("t", 0, 0, 1<<10, nil)),
+				"PinBatches":  second(v.PinBatches("t", 0, 0, 1<<10)),
 				"Wait":        v.Wait(ctx, "t", 0, 0),
 			} {
 				require.ErrorIs(t, err, strata.ErrClosed, name)

@@ -1,6 +1,7 @@
 package strata_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -64,6 +65,48 @@ func ExampleView_ReadBatches() {
 	// Output:
 	// read_uncommitted [4 5 6 7 8]
 	// read_committed [4 5]
+}
+
+// PinBatches returns the same batches as ReadBatches without copying
+// them, with the partition's offsets; they stay valid until Release.
+func ExampleView_PinBatches() {
+	s, _, done := examplePayments(nil)
+	defer done()
+	b, err := s.View(strata.ReadCommitted).PinBatches("payments", 0, 4, 1<<20)
+	if err != nil {
+		panic(err)
+	}
+	defer b.Release()
+	var bases []int64
+	for it := log.NewBatchIter(b.Bytes); it.Next(); {
+		bases = append(bases, it.Header().BaseOffset)
+	}
+	fmt.Println(bases, b.StartOffset, b.LastStableOffset, b.HighWatermark)
+	// Output:
+	// [4 5] 0 6 9
+}
+
+// Release lets the segment go once the bytes are written out: a segment
+// that retention dropped meanwhile is removed then.
+func ExamplePinnedBatches_Release() {
+	s, done := exampleStore(nil)
+	defer done()
+	if err := s.CreateTopic("events", strata.TopicConfig{}); err != nil {
+		panic(err)
+	}
+	if _, err := s.AppendTo(context.Background(), "events", 0, strata.Record{Value: []byte("a")}); err != nil {
+		panic(err)
+	}
+	b, err := s.View(strata.ReadUncommitted).PinBatches("events", 0, 0, 1<<20)
+	if err != nil {
+		panic(err)
+	}
+	var w bytes.Buffer
+	w.Write(b.Bytes) // a Kafka Fetch response would be written here
+	b.Release()
+	fmt.Println(w.Len() > 0)
+	// Output:
+	// true
 }
 
 // Wait blocks until a record is readable at the offset.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync/atomic"
 
 	"github.com/stratalog/strata/log"
 )
@@ -30,6 +31,36 @@ func (p *Partition) ReadBatches(buf []byte, offset int64, maxBytes int) ([]byte,
 	out := append(buf[:0], batches...)
 	_ = ref.release()
 	return out, nil
+}
+
+// Pin is a reader's hold on a segment: the memory mapping that the batches
+// of ViewBatches alias stays mapped, and the segment's files stay on disk
+// (unlinked, if retention, compaction or Truncate dropped the segment
+// meanwhile, or the partition closed), until Release. A Pin is safe for
+// concurrent use.
+type Pin struct {
+	ref  *segRef
+	done atomic.Bool
+}
+
+// Release lets the segment go: the last reader of a dropped segment
+// closes and removes it. Releasing again, or a nil Pin, does nothing.
+func (h *Pin) Release() {
+	if h != nil && h.done.CompareAndSwap(false, true) {
+		_ = h.ref.release()
+	}
+}
+
+// ViewBatches is ReadBatches without the copy: the batches alias the
+// memory mapping of the segment they come from, read-only, valid until
+// the Pin is released, which the caller must do (a Pin never released
+// keeps a dropped segment's disk space). No batches is a nil Pin.
+func (p *Partition) ViewBatches(offset int64, maxBytes int) ([]byte, *Pin, error) {
+	batches, ref, err := p.viewBatches(offset, maxBytes)
+	if err != nil || ref == nil {
+		return nil, nil, err
+	}
+	return batches, &Pin{ref: ref}, nil
 }
 
 // viewBatches is ReadBatches without the copy: the batches alias the memory
