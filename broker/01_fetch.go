@@ -21,6 +21,13 @@ import (
 // partition carries an empty record set, never a null one (librdkafka
 // retries a null one forever).
 //
+// The batches are not copied: the response aliases the segments' memory
+// mappings, pinned (View.PinBatches) until the connection's writer has
+// written them with one writev (see fetchResponse), so that retention,
+// compaction, DeleteRecords or Store.Close meanwhile never changes the
+// bytes sent; a pinned dropped segment is removed once written, or once
+// the write fails or times out (IdleTimeout).
+//
 // Fetch sessions (KIP-227) are not kept: every response has session id
 // 0, which makes clients send full fetches; a request on a session id is
 // FETCH_SESSION_ID_NOT_FOUND.
@@ -39,6 +46,7 @@ func handleFetch(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error
 		if failed || bytes >= int(req.MinBytes) || ctx.Err() != nil {
 			return resp, nil
 		}
+		resp.release() // nothing is held while waiting
 		f.waitAny(ctx, next)
 		if ctx.Err() != nil {
 			resp, _, _, _ = f.once()
@@ -71,26 +79,29 @@ type position struct {
 	next  int64
 }
 
-// once reads every partition of the request and returns the response,
-// the bytes of records in it, whether a partition failed, and where each
-// partition's next data would start.
-func (f *fetch) once() (*kmsg.FetchResponse, int, bool, []position) {
-	resp := f.req.ResponseKind().(*kmsg.FetchResponse)
+// once reads every partition of the request and returns the response
+// (whose batches it pins: the caller releases them, or hands them to the
+// writer), the bytes of records in it, whether a partition failed, and
+// where each partition's next data would start.
+func (f *fetch) once() (*fetchResponse, int, bool, []position) {
+	resp := &fetchResponse{FetchResponse: f.req.ResponseKind().(*kmsg.FetchResponse)}
 	total, failed := 0, false
 	var next []position
 	budget := int(f.req.MaxBytes)
 	if budget <= 0 {
 		budget = int(^uint32(0) >> 1)
 	}
+	resp.Topics = make([]kmsg.FetchResponseTopic, 0, len(f.req.Topics))
 	for _, rt := range f.req.Topics {
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic = rt.Topic
+		st.Partitions = make([]kmsg.FetchResponseTopicPartition, 0, len(rt.Partitions))
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.PreferredReadReplica = -1
 			sp.RecordBatches = []byte{}
-			end, err := f.partition(&sp, rt.Topic, int(rp.Partition), rp.FetchOffset, min(int(rp.PartitionMaxBytes), budget-total), total == 0)
+			end, err := f.partition(resp, &sp, rt.Topic, int(rp.Partition), rp.FetchOffset, min(int(rp.PartitionMaxBytes), budget-total), total == 0)
 			if err != nil {
 				sp.ErrorCode = codeOf(err)
 				failed = true
@@ -106,23 +117,25 @@ func (f *fetch) once() (*kmsg.FetchResponse, int, bool, []position) {
 }
 
 // partition fills sp with what a fetch of one partition from offset
-// returns, at most limit bytes (at least one batch when first), and
-// returns the offset after the batches returned (offset if none).
-func (f *fetch) partition(sp *kmsg.FetchResponseTopicPartition, topic string, part int, offset int64, limit int, first bool) (int64, error) {
+// returns, at most limit bytes (at least one batch when first), pinned in
+// resp, and returns the offset after the batches returned (offset if
+// none).
+func (f *fetch) partition(resp *fetchResponse, sp *kmsg.FetchResponseTopicPartition, topic string, part int, offset int64, limit int, first bool) (int64, error) {
 	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
 	next := offset
 	if limit > 0 || first {
-		b, err := f.view.ReadBatches(topic, part, offset, max(limit, 1), nil)
+		b, err := f.view.PinBatches(topic, part, offset, max(limit, 1))
 		if err != nil {
-			f.offsets(sp, topic, part)
+			_ = f.offsets(sp, topic, part)
 			return offset, err
 		}
-		if b != nil {
-			sp.RecordBatches = b
+		if b.Bytes != nil {
+			resp.pins = append(resp.pins, b)
+			sp.RecordBatches = b.Bytes
 		}
-		next = batchesEnd(b, offset)
-	}
-	if err := f.offsets(sp, topic, part); err != nil {
+		next = batchesEnd(b.Bytes, offset)
+		sp.LogStartOffset, sp.HighWatermark, sp.LastStableOffset = b.StartOffset, b.HighWatermark, b.LastStableOffset
+	} else if err := f.offsets(sp, topic, part); err != nil {
 		return offset, err
 	}
 	if f.view.Isolation() == strata.ReadCommitted {
@@ -143,8 +156,7 @@ func (f *fetch) partition(sp *kmsg.FetchResponseTopicPartition, topic string, pa
 }
 
 // offsets fills in a partition's high watermark, last stable offset and
-// log start offset, read after its batches so that they are never behind
-// them.
+// log start offset, for a partition whose batches were not read.
 func (f *fetch) offsets(sp *kmsg.FetchResponseTopicPartition, topic string, part int) error {
 	ru, rc := f.srv.store.View(strata.ReadUncommitted), f.srv.store.View(strata.ReadCommitted)
 	var err error

@@ -95,24 +95,43 @@ func (c *conn) frame(n int) []byte {
 }
 
 // write writes the responses the reader hands it until it closes out. A
-// failed write closes the connection, and the rest are dropped.
+// failed write closes the connection, and the rest are dropped. A Fetch
+// response goes out in one writev, its large record sets straight from the
+// segment mappings it pins, which it releases once written or dropped.
 func (c *conn) write() {
 	var buf []byte
+	var frame frameBuffers
+	var iov net.Buffers
 	failed := false
 	for r := range c.out {
 		if failed {
+			releaseResponse(r.resp)
 			continue
 		}
-		buf = appendResponse(buf[:0], r.corr, r.resp)
 		if c.srv.opts.IdleTimeout > 0 {
 			_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
 		}
-		if _, err := c.nc.Write(buf); err != nil {
+		var err error
+		if fr, ok := r.resp.(*fetchResponse); ok && appendFetchFrame(&frame, r.corr, fr.FetchResponse) {
+			iov = frame.buffers(iov)
+			w := iov // WriteTo consumes its receiver
+			_, err = w.WriteTo(c.nc)
+			clear(iov) // no references to the mappings once released
+			fr.release()
+			if cap(frame.head) > reusedFrameBytes {
+				frame.head = nil
+			}
+		} else {
+			buf = appendResponse(buf[:0], r.corr, r.resp)
+			_, err = c.nc.Write(buf)
+			releaseResponse(r.resp)
+			if cap(buf) > reusedFrameBytes {
+				buf = nil
+			}
+		}
+		if err != nil {
 			failed = true
 			c.nc.Close() // the reader's next read fails
-		}
-		if cap(buf) > reusedFrameBytes {
-			buf = nil
 		}
 	}
 }

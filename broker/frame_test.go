@@ -45,7 +45,7 @@ func TestFetchEmptyRecordsNotNull(t *testing.T) {
 		resp, corr, err := srv.handleFrame(frameOf(req))
 		require.NoError(t, err)
 		require.Equal(t, int32(7), corr)
-		p := resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
+		p := resp.(*fetchResponse).Topics[0].Partitions[0]
 		require.NotNil(t, p.RecordBatches, "v%d", v)
 		require.Empty(t, p.RecordBatches)
 	}
@@ -115,6 +115,7 @@ func FuzzHandleFrame(f *testing.F) {
 		}
 		if resp != nil {
 			appendResponse(nil, 0, resp)
+			releaseResponse(resp)
 		}
 	})
 }
