@@ -29,6 +29,23 @@ func benchServers(b *testing.B) map[string]string {
 	return map[string]string{"strata": srv.Addr().String(), "kfake": fake.ListenAddrs()[0], "sink": startSink(b)}
 }
 
+// measure starts a benchmark's timer and returns what stops it and
+// reports, beside ns/op, records/s and the CPU time of the whole process
+// (client and server) per record, cpu-ns/op, which other processes on a
+// shared machine stretch less than the wall-clock time.
+func measure(b *testing.B) (stop func()) {
+	b.ReportAllocs()
+	cpu, ok := processCPU()
+	b.ResetTimer()
+	return func() {
+		b.StopTimer()
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		if now, ok2 := processCPU(); ok && ok2 {
+			b.ReportMetric(float64(now-cpu)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
 // BenchmarkProduce produces records of 100 bytes with kgo, idempotent, as
 // fast as it takes them (linger 10 ms, its default), and waits for every
 // acknowledgement: ns/op is per record.
@@ -51,8 +68,7 @@ func BenchmarkProduce(b *testing.B) {
 				var failed atomic.Value
 				ctx := context.Background()
 				b.SetBytes(int64(len(value)))
-				b.ReportAllocs()
-				b.ResetTimer()
+				stop := measure(b)
 				for range b.N {
 					cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
 						if err != nil {
@@ -61,7 +77,7 @@ func BenchmarkProduce(b *testing.B) {
 					})
 				}
 				require.NoError(b, cl.Flush(ctx))
-				b.StopTimer()
+				stop()
 				if err, _ := failed.Load().(error); err != nil {
 					b.Fatal(err)
 				}
@@ -88,8 +104,7 @@ func BenchmarkConsume(b *testing.B) {
 			p.Close()
 
 			b.SetBytes(int64(len(value)))
-			b.ReportAllocs()
-			b.ResetTimer()
+			stop := measure(b)
 			cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(benchTopic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 			require.NoError(b, err)
 			defer cl.Close()
@@ -98,6 +113,7 @@ func BenchmarkConsume(b *testing.B) {
 				fs.EachError(func(_ string, _ int32, err error) { b.Fatal(err) })
 				n += fs.NumRecords()
 			}
+			stop()
 		})
 	}
 }
