@@ -36,14 +36,21 @@ func TestClosedStore(t *testing.T) {
 		return nil
 	}
 	calls := map[string]func() error{
-		"AbortedTxns":        func() error { _, err := s.AbortedTxns("t", 0, 0, 1); return err },
-		"AppendBatch":        func() error { _, _, err := s.AppendBatch(ctx, "t", 0, nil); return err },
-		"NewProducerID":      func() error { _, err := s.NewProducerID(); return err },
-		"Append":             func() error { _, err := s.Append(ctx, "t", strata.Record{}); return err },
-		"AppendIfEnd":        func() error { _, err := s.AppendIfEnd(ctx, "t", 0, 1, strata.Record{}); return err },
-		"AppendIfLast":       func() error { _, err := s.AppendIfLast(ctx, "t", []byte("k"), 0, rec("k", "v")); return err },
-		"AppendTo":           func() error { _, err := s.AppendTo(ctx, "t", 0, strata.Record{}); return err },
-		"BeginTxn":           func() error { _, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"}); return err },
+		"AbortedTxns":     func() error { _, err := s.AbortedTxns("t", 0, 0, 1); return err },
+		"AppendBatch":     func() error { _, _, err := s.AppendBatch(ctx, "t", 0, nil); return err },
+		"NewProducerID":   func() error { _, err := s.NewProducerID(); return err },
+		"Append":          func() error { _, err := s.Append(ctx, "t", strata.Record{}); return err },
+		"AppendIfEnd":     func() error { _, err := s.AppendIfEnd(ctx, "t", 0, 1, strata.Record{}); return err },
+		"AppendIfLast":    func() error { _, err := s.AppendIfLast(ctx, "t", []byte("k"), 0, rec("k", "v")); return err },
+		"AppendTo":        func() error { _, err := s.AppendTo(ctx, "t", 0, strata.Record{}); return err },
+		"BeginTxn":        func() error { _, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"}); return err },
+		"InitTxnProducer": func() error { _, err := s.InitTxnProducer(ctx, strata.TxnProducerOptions{ID: "x"}); return err },
+		"AddTxnPartitions": func() error {
+			return s.AddTxnPartitions(ctx, strata.TxnProducer{ID: "x"}, strata.TopicPartition{Topic: "t"})
+		},
+		"AppendTxnBatch":     func() error { _, _, err := s.AppendTxnBatch(ctx, strata.TxnProducer{ID: "x"}, "t", 0, nil); return err },
+		"CommitTxnOffsets":   func() error { return s.CommitTxnOffsets(ctx, strata.TxnProducer{ID: "x"}, "g", nil) },
+		"EndTxn":             func() error { return s.EndTxn(ctx, strata.TxnProducer{ID: "x"}, true) },
 		"Commit":             func() error { return s.Commit("g", "t", 0, 0, "") },
 		"Compact":            func() error { _, err := s.Compact(ctx, "c"); return err },
 		"Consumer":           func() error { _, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{}); return err },
@@ -109,14 +116,23 @@ func TestClosedStore(t *testing.T) {
 	}
 	// The same calls with bad input: the closed store is reported first.
 	bad := map[string]func() error{
-		"AbortedTxns":        func() error { _, err := s.AbortedTxns("__x", -1, 5, 1); return err },
-		"AppendBatch":        func() error { _, _, err := s.AppendBatch(ctx, "", -1, []byte{1}); return err },
-		"NewProducerID":      func() error { _, err := s.NewProducerID(); return err },
-		"Append":             func() error { _, err := s.Append(ctx, ""); return err },
-		"AppendIfEnd":        func() error { _, err := s.AppendIfEnd(ctx, "__x", -1, -1); return err },
-		"AppendIfLast":       func() error { _, err := s.AppendIfLast(ctx, "__x", nil, -5, rec("j", "v")); return err },
-		"AppendTo":           func() error { _, err := s.AppendTo(ctx, "__x", -1); return err },
-		"BeginTxn":           func() error { _, err := s.BeginTxn(ctx, strata.TxnOptions{Timeout: -1}); return err },
+		"AbortedTxns":     func() error { _, err := s.AbortedTxns("__x", -1, 5, 1); return err },
+		"AppendBatch":     func() error { _, _, err := s.AppendBatch(ctx, "", -1, []byte{1}); return err },
+		"NewProducerID":   func() error { _, err := s.NewProducerID(); return err },
+		"Append":          func() error { _, err := s.Append(ctx, ""); return err },
+		"AppendIfEnd":     func() error { _, err := s.AppendIfEnd(ctx, "__x", -1, -1); return err },
+		"AppendIfLast":    func() error { _, err := s.AppendIfLast(ctx, "__x", nil, -5, rec("j", "v")); return err },
+		"AppendTo":        func() error { _, err := s.AppendTo(ctx, "__x", -1); return err },
+		"BeginTxn":        func() error { _, err := s.BeginTxn(ctx, strata.TxnOptions{Timeout: -1}); return err },
+		"InitTxnProducer": func() error { _, err := s.InitTxnProducer(ctx, strata.TxnProducerOptions{Timeout: -1}); return err },
+		"AddTxnPartitions": func() error {
+			return s.AddTxnPartitions(ctx, strata.TxnProducer{}, strata.TopicPartition{Topic: "__x", Partition: -1})
+		},
+		"AppendTxnBatch": func() error { _, _, err := s.AppendTxnBatch(ctx, strata.TxnProducer{}, "", -1, []byte{1}); return err },
+		"CommitTxnOffsets": func() error {
+			return s.CommitTxnOffsets(ctx, strata.TxnProducer{}, "", map[strata.TopicPartition]strata.OffsetAndMetadata{{Topic: "__x", Partition: -1}: {Offset: -1}})
+		},
+		"EndTxn":             func() error { return s.EndTxn(ctx, strata.TxnProducer{ProducerID: -5}, true) },
 		"Commit":             func() error { return s.Commit("", "__x", -1, -1, string(make([]byte, 5000))) },
 		"Compact":            func() error { _, err := s.Compact(ctx, ""); return err },
 		"Consumer":           func() error { _, err := s.Consumer("", nil, strata.ConsumerOptions{CloseTimeout: -1}); return err },

@@ -13,8 +13,8 @@ func PartitionOf(s *Store, topicName string, part int) (*partition.Partition, er
 	return t.Partition(part)
 }
 
-// TxnProducer returns the transaction's producer id and epoch.
-func TxnProducer(t *Txn) (int64, int16) { return t.pid, t.epoch }
+// TxnProducerOf returns the transaction's producer id and epoch.
+func TxnProducerOf(t *Txn) (int64, int16) { return t.pid, t.epoch }
 
 // TxnStatesRead reports whether the store has read its transactional ids'
 // states (TransactionStateTopic), which a clean Open defers.

@@ -76,7 +76,7 @@ var lowerSentinels = map[string]lowerSentinel{
 	"partition.ErrOutOfOrderSequence":   {partition.ErrOutOfOrderSequence, strata.ErrOutOfOrderSequence, ""},
 	"partition.ErrProducerFenced":       {partition.ErrProducerFenced, strata.ErrProducerFenced, ""},
 	"partition.ErrInvalidProducer":      {partition.ErrInvalidProducer, strata.ErrInvalidProducer, ""},
-	"partition.ErrInvalidTxnState":      {partition.ErrInvalidTxnState, nil, "a Producer opens no transaction, and a transaction writes only transactional batches"},
+	"partition.ErrInvalidTxnState":      {partition.ErrInvalidTxnState, strata.ErrInvalidTxnState, ""},
 	"partition.ErrCoordinatorFenced":    {partition.ErrCoordinatorFenced, nil, "the store's transaction coordinator writes every marker at coordinator epoch 0"},
 	"partition.ErrTimestampTooFarAhead": {partition.ErrTimestampTooFarAhead, strata.ErrTimestampTooFarAhead, ""},
 	"partition.ErrWrongKey":             {partition.ErrWrongKey, strata.ErrWrongKey, ""},

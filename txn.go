@@ -90,6 +90,9 @@ type Txn struct {
 	start   time.Time // by the store's clock, for the record
 	expiry  *time.Timer
 	batches atomic.Int32 // written to the partitions
+	// wire marks the transaction of a TxnProducer, whose batches come
+	// written (AppendTxnBatch): it holds no records, only offsets.
+	wire bool
 
 	mu struct {
 		sync.Mutex

@@ -81,6 +81,14 @@ type txnEntry struct {
 	// gone is set when the id expired and the entry left the map: whoever
 	// waited for sem takes the map's entry instead.
 	gone bool
+	// expiredPID and expiredEpoch are the TxnProducer whose transaction
+	// a timeout aborted, fencing it, until the id's next InitTxnProducer
+	// or BeginTxn; expiredPID is -1 if none.
+	expiredPID   int64
+	expiredEpoch int16
+	// wireEnd is how the TxnProducer's last transaction ended (a
+	// wireEnd constant), for a retry of its EndTxn.
+	wireEnd int8
 }
 
 // txnMarker is a marker written to a partition, at an offset.
@@ -102,7 +110,7 @@ func (c *txnCoordinator) entry(id string) *txnEntry {
 	defer c.mu.Unlock()
 	e := c.ids[id]
 	if e == nil {
-		e = &txnEntry{id: id, sem: make(chan struct{}, 1), meta: txn.Metadata{ProducerID: -1, PreviousProducerID: -1, NextProducerID: -1}, committedPID: -1}
+		e = &txnEntry{id: id, sem: make(chan struct{}, 1), meta: txn.Metadata{ProducerID: -1, PreviousProducerID: -1, NextProducerID: -1}, committedPID: -1, expiredPID: -1}
 		c.ids[id] = e
 	}
 	return e
@@ -157,31 +165,16 @@ func (c *txnCoordinator) begin(ctx context.Context, opts TxnOptions) (*Txn, erro
 	// A failure can have left the last transaction unfinished (a marker
 	// that could not be written): it is finished first, as Kafka's
 	// coordinator retries its markers until they are written.
-	switch e.meta.State {
-	case txn.PrepareCommit, txn.PrepareAbort:
-		if err := c.finishLocked(e); err != nil {
-			return nil, err
-		}
-	case txn.Ongoing:
-		if e.meta.ProducerEpoch < math.MaxInt16-1 {
-			e.meta.ProducerEpoch++
-		}
-		if err := c.completeLocked(e, false); err != nil {
-			return nil, err
-		}
+	if err := c.settleLocked(e); err != nil {
+		return nil, err
 	}
-	pid, epoch := e.meta.ProducerID, e.meta.ProducerEpoch+1
-	if pid < 0 || e.meta.ProducerEpoch >= math.MaxInt16-1 {
-		// A new id, or one whose epochs are used up: a new producer id,
-		// as Kafka's InitProducerId gives at epoch exhaustion.
-		id, err := c.s.newProducerID()
-		if err != nil {
-			return nil, err
-		}
-		e.meta.PreviousProducerID = pid
-		pid, epoch = id, 0
+	// A new id, or one whose epochs are used up, gets a new producer id,
+	// as Kafka's InitProducerId gives at epoch exhaustion.
+	if err := c.nextEpochLocked(e); err != nil {
+		return nil, err
 	}
-	e.meta.ProducerID, e.meta.ProducerEpoch = pid, epoch
+	pid, epoch := e.meta.ProducerID, e.meta.ProducerEpoch
+	e.expiredPID, e.wireEnd = -1, wireEndNone
 	e.meta.Timeout = opts.Timeout
 	e.meta.Partitions = nil
 	t := &Txn{s: c.s, e: e, id: opts.ID, pid: pid, epoch: epoch, timeout: opts.Timeout, start: c.s.opts.Now()}
@@ -201,6 +194,9 @@ func (c *txnCoordinator) expire(t *Txn) {
 	err := fmt.Errorf("strata: transaction %q open for longer than its timeout of %v: %w", e.id, t.timeout, ErrTxnTimedOut)
 	if aerr := c.abortLocked(e, t, err); aerr != nil {
 		c.s.opts.Logger.Error("strata: aborting a transaction that timed out", "id", e.id, "err", aerr)
+	}
+	if t.wire {
+		e.expiredPID, e.expiredEpoch = t.pid, t.epoch
 	}
 }
 
@@ -239,6 +235,12 @@ func (c *txnCoordinator) end(ctx context.Context, t *Txn, commit bool) error {
 		return err
 	}
 	defer e.unlock()
+	return c.endOpenLocked(ctx, e, t, commit)
+}
+
+// endOpenLocked commits (commit set) or aborts t, the id's open
+// transaction. The caller holds e's sem.
+func (c *txnCoordinator) endOpenLocked(ctx context.Context, e *txnEntry, t *Txn, commit bool) error {
 	t.mu.Lock()
 	err := t.openLocked()
 	if err == nil {

@@ -25,7 +25,7 @@ func TestTxnCloseEndsTransactions(t *testing.T) {
 	require.NoError(t, done.Commit(ctx))
 	open, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
 	require.NoError(t, err)
-	pid, epoch := strata.TxnProducer(open)
+	pid, epoch := strata.TxnProducerOf(open)
 	big := make([]strata.Record, 600)
 	for i := range big {
 		big[i].Value = []byte(strings.Repeat("v", 2000))
@@ -48,7 +48,7 @@ func TestTxnCloseEndsTransactions(t *testing.T) {
 	next, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
 	require.NoError(t, err)
 	require.True(t, strata.TxnStatesRead(s))
-	npid, nepoch := strata.TxnProducer(next)
+	npid, nepoch := strata.TxnProducerOf(next)
 	require.Equal(t, pid, npid, "the id's producer id, read from its state")
 	require.Greater(t, nepoch, epoch, "past the epoch Close aborted at")
 	require.NoError(t, next.AppendTo(ctx, "a", 0, vals("next", 1)...))

@@ -142,8 +142,15 @@ func (c *txnCoordinator) replay(t *topic.Topic) error {
 		}
 		e := c.entry(id)
 		e.meta = m
-		if m.State == txn.PrepareCommit || m.State == txn.CompleteCommit {
+		switch {
+		case m.State == txn.PrepareCommit || m.State == txn.CompleteCommit:
 			e.committedPID, e.committedEpoch = m.ProducerID, m.ProducerEpoch
+		case m.State == txn.Ongoing && m.ProducerID == e.committedPID && m.ProducerEpoch == e.committedEpoch:
+			// A TxnProducer's next transaction at the epoch of its
+			// last commit (whose markers were made durable before this
+			// record): what the partitions hold open at that epoch is
+			// this one's, not committed.
+			e.committedPID = -1
 		}
 	}
 }

@@ -126,11 +126,11 @@ func TestBeginTxnFencesTheOpenOne(t *testing.T) {
 	old, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
 	require.NoError(t, err)
 	require.NoError(t, old.AppendTo(ctx, "a", 0, vals("old", 1)...))
-	pid, epoch := strata.TxnProducer(old)
+	pid, epoch := strata.TxnProducerOf(old)
 
 	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
 	require.NoError(t, err)
-	pid2, epoch2 := strata.TxnProducer(tx)
+	pid2, epoch2 := strata.TxnProducerOf(tx)
 	require.Equal(t, pid, pid2, "the id keeps its producer id")
 	require.Greater(t, epoch2, epoch)
 	require.ErrorIs(t, old.Commit(ctx), strata.ErrProducerFenced)
@@ -142,7 +142,7 @@ func TestBeginTxnFencesTheOpenOne(t *testing.T) {
 	// Another id has another producer id.
 	other, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "y"})
 	require.NoError(t, err)
-	pid3, _ := strata.TxnProducer(other)
+	pid3, _ := strata.TxnProducerOf(other)
 	require.NotEqual(t, pid, pid3)
 }
 
@@ -286,14 +286,14 @@ func TestTxnEpochsRunOut(t *testing.T) {
 	s := openTxnStore(t, vfs.NewMem(), strata.SyncNever)
 	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
 	require.NoError(t, err)
-	pid, epoch := strata.TxnProducer(tx)
+	pid, epoch := strata.TxnProducerOf(tx)
 	require.Zero(t, epoch)
 	// Kafka's last epoch is MaxInt16 - 1 (isProducerEpochExhausted).
 	for want := 1; want <= math.MaxInt16; want++ {
 		require.NoError(t, tx.Abort(ctx))
 		tx, err = s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
 		require.NoError(t, err)
-		p, e := strata.TxnProducer(tx)
+		p, e := strata.TxnProducerOf(tx)
 		if want == math.MaxInt16 {
 			require.NotEqual(t, pid, p)
 			require.Zero(t, e)
@@ -407,7 +407,7 @@ func TestTxnIDExpires(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, tx.AppendTo(ctx, "a", 0, vals(id, 1)...))
 		require.NoError(t, tx.Commit(ctx))
-		return strata.TxnProducer(tx)
+		return strata.TxnProducerOf(tx)
 	}
 	oldPID, _ := commit(s, "old")
 	keptPID, _ := commit(s, "kept")

@@ -118,11 +118,23 @@ func (c *txnCoordinator) addPartitionsLocked(e *txnEntry, t *Txn, add []txn.Part
 		return nil
 	}
 	now := c.s.opts.Now()
+	// A TxnProducer's transaction at the epoch of its last commit (a
+	// Txn has an epoch of its own; BeginTxn set it in e.meta already) is
+	// told apart from it at Open by its Ongoing record, which takes the
+	// commit's place (see replay): the commit's markers are made durable
+	// before it, and it before the transaction's first batch.
+	sync := false
 	if m.State != txn.Ongoing {
 		m.Start = t.start
+		sync = t.wire && (m.State == txn.CompleteCommit || m.State == txn.PrepareCommit) && m.ProducerID == t.pid && m.ProducerEpoch == t.epoch
+		if sync {
+			if err := c.syncMarkersLocked(e); err != nil {
+				return err
+			}
+		}
 	}
 	m.State, m.LastUpdate = txn.Ongoing, now
-	if err := c.writeState(e, m, false); err != nil {
+	if err := c.writeState(e, m, sync); err != nil {
 		return err
 	}
 	e.meta = m

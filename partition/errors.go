@@ -54,7 +54,7 @@ var (
 	ErrInvalidProducer = errors.New("partition: invalid producer batch")
 	// ErrInvalidTxnState means a producer with a transaction open in the
 	// partition wrote a batch outside it (Kafka's INVALID_TXN_STATE).
-	ErrInvalidTxnState = errors.New("partition: non-transactional batch in an open transaction")
+	ErrInvalidTxnState = errors.New("partition: invalid transaction state")
 	// ErrCoordinatorFenced means a marker carries a coordinator epoch
 	// older than one a marker of the producer already carried (Kafka's
 	// TRANSACTION_COORDINATOR_FENCED).

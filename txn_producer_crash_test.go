@@ -1,0 +1,153 @@
+package strata_test
+
+import (
+	"fmt"
+	"log/slog"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/vfs"
+)
+
+// txnProducerCrashWorkload is txnCrashWorkload's transactions made by one
+// TxnProducer, as a Kafka client makes them: the batches encoded by the
+// caller, every transaction at the one epoch InitTxnProducer gave (each
+// after the first follows a commit or an abort at its epoch), until a
+// call fails.
+func txnProducerCrashWorkload(t *testing.T, s *strata.Store, everySync bool) []txnAttempt {
+	var out []txnAttempt
+	p, err := s.InitTxnProducer(ctx, strata.TxnProducerOptions{ID: "relay"})
+	if err != nil {
+		return out
+	}
+	seqs := map[strata.TopicPartition]int32{}
+	for i := range txnCrashSteps {
+		if everySync && i%3 == 1 {
+			time.Sleep(txnCrashInterval + time.Millisecond)
+		}
+		a := txnAttempt{state: "uncertain"}
+		batches := map[strata.TopicPartition][]string{}
+		var parts []strata.TopicPartition
+		for j, tp := range txnCrashParts {
+			switch {
+			case i%4 == 0 && j != (i/4)%3:
+				continue
+			case i%4 != 0 && (i+j)%4 == 3:
+				continue
+			}
+			parts = append(parts, tp)
+			for k := range 1 + (i+j)%3 {
+				v := fmt.Sprintf("t%d.%s%d.%d", i, tp.Topic, tp.Partition, k)
+				a.values = append(a.values, v)
+				batches[tp] = append(batches[tp], v)
+			}
+		}
+		out = append(out, a)
+		if err := s.AddTxnPartitions(ctx, p, parts...); err != nil {
+			return out
+		}
+		for _, tp := range parts {
+			if _, _, err := s.AppendTxnBatch(ctx, p, tp.Topic, tp.Partition, txnBatch(p, seqs[tp], batches[tp]...)); err != nil {
+				return out
+			}
+			seqs[tp] += int32(len(batches[tp]))
+		}
+		if i%4 != 0 {
+			out[i].offset = int64(i + 1)
+			err := s.CommitTxnOffsets(ctx, p, txnCrashGroup, map[strata.TopicPartition]strata.OffsetAndMetadata{txnCrashInput: {Offset: out[i].offset}})
+			if err != nil {
+				return out
+			}
+		}
+		commit := i%3 != 2
+		if err := s.EndTxn(ctx, p, commit); err != nil {
+			return out
+		}
+		out[i].state = "committed"
+		if !commit {
+			out[i].state = "aborted"
+		}
+	}
+	return out
+}
+
+// TestTxnProducerSurviveCrashAtEveryOperation is
+// TestTxnSurviveCrashAtEveryOperation for a TxnProducer's transactions,
+// which share one epoch: after a crash at each operation, with what was
+// synced, a torn prefix of the rest, or random pages of it, every
+// transaction is visible whole or not at all, every one whose EndTxn
+// committed it is, no aborted one is, the group's offset is the last
+// visible one's, nothing is left open; and the id's next producer
+// commits.
+func TestTxnProducerSurviveCrashAtEveryOperation(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy strata.SyncPolicy
+	}{
+		{"SyncAlways", strata.SyncAlways},
+		{"SyncEvery", strata.SyncEvery(txnCrashInterval)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if tc.policy != strata.SyncEvery(txnCrashInterval) {
+				txnProducerCrashTest(t, tc.policy, false)
+				return
+			}
+			synctest.Test(t, func(t *testing.T) {
+				txnProducerCrashTest(t, tc.policy, true)
+			})
+		})
+	}
+}
+
+func txnProducerCrashTest(t *testing.T, policy strata.SyncPolicy, everySync bool) {
+	opts := &strata.Options{Sync: policy, RetentionCheckInterval: -1, CleanerInterval: -1, Logger: slog.New(slog.DiscardHandler)}
+	setup := func() *vfs.Mem {
+		m := vfs.NewMem()
+		s := openCond(t, m, opts)
+		require.NoError(t, s.CreateTopic("a", strata.TopicConfig{Partitions: 2, SegmentBytes: 1024}))
+		require.NoError(t, s.CreateTopic("b", strata.TopicConfig{Partitions: 1, SegmentBytes: 1024}))
+		require.NoError(t, s.CreateTopic(txnCrashInput.Topic, strata.TopicConfig{}))
+		_, err := s.AppendTo(ctx, txnCrashInput.Topic, 0, vals("in", txnCrashSteps)...)
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+		return m.Crash()
+	}
+
+	m := setup()
+	s := openCond(t, m, opts)
+	before := condOpCount(m)
+	attempts := txnProducerCrashWorkload(t, s, everySync)
+	require.Len(t, attempts, txnCrashSteps)
+	for _, a := range attempts {
+		require.NotEqual(t, "uncertain", a.state)
+	}
+	total := condOpCount(m) - before
+	require.NoError(t, s.Close())
+	t.Logf("%d operations to fail at", total)
+
+	crashPoints(t, total, 5, func(k, torn int) {
+		at := fmt.Sprintf("k=%d torn=%d", k, torn)
+		m := setup()
+		s := openCond(t, m, opts)
+		m.SetInjector(vfs.FailAfter(k, condCrashOps...))
+		attempts := txnProducerCrashWorkload(t, s, everySync)
+		after := crashedWay(m, k, torn)
+		_ = s.Close()
+		s2 := openCond(t, after, opts, at)
+		checkTxnsRecovered(t, s2, attempts, at)
+		p, err := s2.InitTxnProducer(ctx, strata.TxnProducerOptions{ID: "relay"})
+		require.NoError(t, err, at)
+		require.NoError(t, s2.AddTxnPartitions(ctx, p, strata.TopicPartition{Topic: "b"}), at)
+		_, _, err = s2.AppendTxnBatch(ctx, p, "b", 0, txnBatch(p, 0, "after"))
+		require.NoError(t, err, at)
+		require.NoError(t, s2.EndTxn(ctx, p, true), at)
+		v := viewTxns(t, s2, "b", 0)
+		require.Equal(t, "after", v.committed[len(v.committed)-1], at)
+		require.NoError(t, s2.Close())
+	})
+}
