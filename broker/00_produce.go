@@ -20,10 +20,9 @@ import (
 //
 // A partition's records must be one RecordBatch of magic 2: legacy
 // messages (Produce v0-v2 carry nothing else) are
-// UNSUPPORTED_FOR_MESSAGE_FORMAT. A request with a transactional id is
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition, and a
-// transactional batch INVALID_TXN_STATE: transactions over the wire are
-// not served yet.
+// UNSUPPORTED_FOR_MESSAGE_FORMAT. A request with a transactional id
+// appends its transactional batches to the producer's open transaction
+// (produceTxn); a transactional batch without one is INVALID_TXN_STATE.
 func handleProduce(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
@@ -39,10 +38,12 @@ func handleProduce(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, err
 			switch {
 			case badAcks:
 				sp.ErrorCode = errInvalidRequiredAcks
-			case req.TransactionID != nil:
-				sp.ErrorCode = errTransactionalIDAuthorizationFailed
 			default:
-				sp.ErrorCode, sp.BaseOffset = srv.produce(rt.Topic, rp.Partition, rp.Records)
+				if req.TransactionID != nil {
+					sp.ErrorCode, sp.BaseOffset = srv.produceTxn(*req.TransactionID, rt.Topic, rp.Partition, rp.Records)
+				} else {
+					sp.ErrorCode, sp.BaseOffset = srv.produce(rt.Topic, rp.Partition, rp.Records)
+				}
 				if sp.ErrorCode == errNone {
 					sp.LogAppendTime = logAppendTime(rp.Records)
 					sp.LogStartOffset, _ = srv.store.View(strata.ReadUncommitted).ListOffsets(rt.Topic, int(rp.Partition), strata.Earliest)

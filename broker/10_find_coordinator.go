@@ -10,9 +10,7 @@ const (
 )
 
 // handleFindCoordinator answers node 0, the one broker, for every group
-// and transactional id (one key below v4, a list from v4 on, KIP-699). The
-// group and transaction APIs the coordinator would then serve are not
-// served yet: a client that goes on to them has its connection closed.
+// and transactional id (one key below v4, a list from v4 on, KIP-699).
 // Debian's librdkafka also enables LZ4 only with FindCoordinator v0
 // advertised (rdkafka_feature.c).
 func handleFindCoordinator(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {

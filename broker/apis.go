@@ -48,6 +48,10 @@ func init() {
 		{kmsg.DeleteTopics, 0, 5, handleDeleteTopics},
 		{kmsg.DeleteRecords, 0, 2, handleDeleteRecords},
 		{kmsg.InitProducerID, 0, 4, handleInitProducerID},
+		{kmsg.AddPartitionsToTxn, 0, 3, handleAddPartitionsToTxn},
+		{kmsg.AddOffsetsToTxn, 0, 4, handleAddOffsetsToTxn},
+		{kmsg.EndTxn, 0, 4, handleEndTxn},
+		{kmsg.TxnOffsetCommit, 0, 4, handleTxnOffsetCommit},
 		{kmsg.DescribeConfigs, 0, 4, handleDescribeConfigs},
 		{kmsg.DescribeCluster, 0, 1, handleDescribeCluster},
 	}

@@ -22,8 +22,10 @@
 // # What is served
 //
 // ApiVersions, Metadata, Produce, Fetch, ListOffsets, FindCoordinator,
-// standalone OffsetCommit and OffsetFetch, InitProducerId without a
-// transactional id (idempotent producers), CreateTopics, DeleteTopics,
+// standalone OffsetCommit and OffsetFetch, InitProducerId (idempotent
+// and transactional producers), the transaction APIs (AddPartitionsToTxn,
+// AddOffsetsToTxn, TxnOffsetCommit, EndTxn, and Produce with a
+// transactional id, on Store.InitTxnProducer and its calls), CreateTopics, DeleteTopics,
 // DescribeConfigs, DeleteRecords and DescribeCluster. Each API has its file, named by its
 // key (00_produce.go, 01_fetch.go, ...), whose handler's comment says what
 // it does; apis.go lists the version ranges. Every other API key makes

@@ -24,11 +24,15 @@ const (
 	errOutOfOrderSequence                 int16 = 45
 	errInvalidProducerEpoch               int16 = 47
 	errInvalidTxnState                    int16 = 48
+	errInvalidProducerIDMapping           int16 = 49
+	errInvalidTransactionTimeout          int16 = 50
+	errConcurrentTransactions             int16 = 51
 	errTransactionalIDAuthorizationFailed int16 = 53
 	errKafkaStorage                       int16 = 56
 	errFetchSessionIDNotFound             int16 = 70
 	errUnsupportedCompression             int16 = 76
 	errInvalidRecord                      int16 = 87
+	errProducerFenced                     int16 = 90
 	errUnknownTopicID                     int16 = 100
 )
 

@@ -78,12 +78,12 @@ func TestProduceErrorCodes(t *testing.T) {
 			require.Equal(t, tt.code, resp.Topics[0].Partitions[0].ErrorCode)
 		})
 	}
-	t.Run("transactional id", func(t *testing.T) {
-		req := produceReq("events", batch(t, 1))
+	t.Run("transactional id without a producer", func(t *testing.T) {
+		req := produceReq("events", txn)
 		id := "txn"
 		req.TransactionID = &id
 		resp := c.roundTrip(req).(*kmsg.ProduceResponse)
-		require.Equal(t, int16(53), resp.Topics[0].Partitions[0].ErrorCode)
+		require.Equal(t, int16(49), resp.Topics[0].Partitions[0].ErrorCode, "INVALID_PRODUCER_ID_MAPPING")
 	})
 	end, err := s.ListOffsets("events", 0, strata.Latest)
 	require.NoError(t, err)

@@ -1,0 +1,172 @@
+package broker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/broker"
+)
+
+// txnClient is a kgo transactional producer of id to srv.
+func txnClient(t *testing.T, srv *broker.Server, id string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(srv.Addr().String()), kgo.TransactionalID(id),
+		kgo.DefaultProduceTopic("out"), kgo.RecordRetries(3)}, opts...)...)
+	require.NoError(t, err)
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// produceTxn produces values in one transaction of cl, to partition
+// by key, and ends it.
+func produceTxn(ctx context.Context, t *testing.T, cl *kgo.Client, commit bool, values ...string) {
+	t.Helper()
+	require.NoError(t, cl.BeginTransaction())
+	for _, v := range values {
+		require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Key: []byte(v), Value: []byte(v)}).FirstErr())
+	}
+	require.NoError(t, cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)))
+}
+
+// consumeAll reads every record of topic with kgo at an isolation level
+// until it has want records, and returns their values sorted.
+func consumeAll(ctx context.Context, t *testing.T, srv *broker.Server, topic string, iso kgo.IsolationLevel, want int) []string {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(iso))
+	require.NoError(t, err)
+	defer cl.Close()
+	var got []string
+	for len(got) < want {
+		fs := cl.PollFetches(ctx)
+		require.NoError(t, ctx.Err(), "got %d of %d records", len(got), want)
+		fs.EachError(func(topic string, p int32, err error) { require.NoError(t, err, "%s-%d", topic, p) })
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	sort.Strings(got)
+	return got
+}
+
+// storeValues reads every record of topic from the store at iso.
+func storeValues(t *testing.T, s *strata.Store, topic string, iso strata.Isolation) []string {
+	t.Helper()
+	d, err := s.DescribeTopic(topic)
+	require.NoError(t, err)
+	var got []string
+	for p := range d.Partitions {
+		for r, err := range s.View(iso).Scan(topic, p, 0) {
+			require.NoError(t, err)
+			got = append(got, string(r.Value))
+		}
+	}
+	sort.Strings(got)
+	return got
+}
+
+// TestKgoTransactions produces with kgo in transactions over the wire,
+// committed and aborted, and reads them back with kgo under
+// read_committed (only the committed ones) and read_uncommitted (all),
+// and from the store under ReadCommitted.
+func TestKgoTransactions(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("out", strata.TopicConfig{Partitions: 3}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := txnClient(t, srv, "tx")
+	var committed, all []string
+	for i := range 6 {
+		var vs []string
+		for j := range 5 {
+			vs = append(vs, fmt.Sprintf("t%d-r%d", i, j))
+		}
+		commit := i%2 == 0
+		produceTxn(ctx, t, cl, commit, vs...)
+		all = append(all, vs...)
+		if commit {
+			committed = append(committed, vs...)
+		}
+	}
+	sort.Strings(committed)
+	sort.Strings(all)
+	require.Equal(t, committed, storeValues(t, s, "out", strata.ReadCommitted))
+	require.Equal(t, all, storeValues(t, s, "out", strata.ReadUncommitted))
+	require.Equal(t, all, consumeAll(ctx, t, srv, "out", kgo.ReadUncommitted(), len(all)))
+	// read_committed: the committed records, then the end: a marker past
+	// the last aborted one says nothing more is coming.
+	require.Equal(t, committed, consumeAll(ctx, t, srv, "out", kgo.ReadCommitted(), len(committed)))
+}
+
+// TestKgoTxnZombieFenced: a second producer of the same transactional id
+// fences the first; the first's open transaction is aborted, and its
+// next produce or commit fails with a fencing error, never committing.
+func TestKgoTxnZombieFenced(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("out", strata.TopicConfig{}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	zombie := txnClient(t, srv, "tx")
+	require.NoError(t, zombie.BeginTransaction())
+	require.NoError(t, zombie.ProduceSync(ctx, &kgo.Record{Value: []byte("zombie")}).FirstErr())
+
+	fresh := txnClient(t, srv, "tx")
+	produceTxn(ctx, t, fresh, true, "fresh")
+
+	err := zombie.ProduceSync(ctx, &kgo.Record{Value: []byte("zombie 2")}).FirstErr()
+	if err == nil {
+		err = zombie.EndTransaction(ctx, kgo.TryCommit)
+	}
+	require.Error(t, err)
+	require.True(t, isFenced(err), "%v", err)
+	require.Equal(t, []string{"fresh"}, storeValues(t, s, "out", strata.ReadCommitted))
+}
+
+// isFenced reports whether err is one of the errors of a fenced producer.
+func isFenced(err error) bool {
+	for _, ke := range []*kerr.Error{kerr.ProducerFenced, kerr.InvalidProducerEpoch, kerr.InvalidProducerIDMapping} {
+		if errors.Is(err, ke) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestKgoTxnTimeout: a transaction open past kgo's TransactionTimeout is
+// aborted by the store; the client's commit of it fails, nothing of it is
+// read under read_committed, and the client's next transaction, once it
+// has aborted the failed one, commits.
+func TestKgoTxnTimeout(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("out", strata.TopicConfig{}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := txnClient(t, srv, "tx", kgo.TransactionTimeout(200*time.Millisecond))
+	require.NoError(t, cl.BeginTransaction())
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte("late")}).FirstErr())
+	for {
+		end, err := s.ListOffsets("out", 0, strata.Latest)
+		require.NoError(t, err)
+		lso, err := s.View(strata.ReadCommitted).ListOffsets("out", 0, strata.Latest)
+		require.NoError(t, err)
+		if lso == end {
+			break
+		}
+		require.NoError(t, ctx.Err(), "the store never aborted the transaction")
+		time.Sleep(10 * time.Millisecond)
+	}
+	err := cl.EndTransaction(ctx, kgo.TryCommit)
+	require.Error(t, err)
+	t.Logf("commit after the timeout: %v", err)
+	require.True(t, isFenced(err), "%v", err)
+	require.NoError(t, cl.EndTransaction(ctx, kgo.TryAbort))
+	produceTxn(ctx, t, cl, true, "again")
+	require.Equal(t, []string{"again"}, storeValues(t, s, "out", strata.ReadCommitted))
+}
