@@ -1,6 +1,16 @@
 package broker
 
-import "sync"
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 // Kafka's error codes of the group APIs (Kafka's Errors.java).
 const (
@@ -16,6 +26,13 @@ const (
 	errMemberIDRequired          int16 = 79
 	errFencedInstanceID          int16 = 82
 	errGroupSubscribedToTopic    int16 = 86
+)
+
+// The session timeouts a member may ask for: Kafka's defaults of
+// group.min.session.timeout.ms and group.max.session.timeout.ms.
+const (
+	minSessionTimeout = 6 * time.Second
+	maxSessionTimeout = 30 * time.Minute
 )
 
 // groupState is the state of a classic group, Kafka's GroupState
@@ -57,7 +74,9 @@ func (s groupState) String() string {
 }
 
 // groups are the classic groups of wire clients. One mutex guards them
-// all; no handler holds it while it waits for a rebalance.
+// all; no handler holds it while it waits for a rebalance. The store's
+// group of the same name is claimed (Store.ClaimGroup) while the wire
+// group has members, so that no strata.Consumer joins it meanwhile.
 type groups struct {
 	mu struct {
 		sync.Mutex
@@ -65,31 +84,86 @@ type groups struct {
 	}
 }
 
-// wireGroup is one classic group of wire clients. Its fields are
-// guarded by groups.mu.
+// wireGroup is one classic group of wire clients: the members, their
+// protocols and assignments, and the generation. Its fields are guarded
+// by groups.mu; its methods named ...Locked need it held.
 type wireGroup struct {
-	state      groupState
-	generation int32
-	members    map[string]*wireMember
+	srv          *Server
+	name         string
+	state        groupState
+	protocolType string // the members' (all the same), "" when empty
+	protocol     string // the protocol of the generation, "" when empty
+	generation   int32
+	leader       string
+	members      map[string]*wireMember
+	// pending are the member ids handed out with MEMBER_ID_REQUIRED
+	// (KIP-394) that have not joined with them yet, each with the timer
+	// that forgets it after its session timeout.
+	pending map[string]*time.Timer
 	// static maps a group.instance.id (KIP-345) to its member's id.
 	static map[string]string
+	// rebalance ends a PreparingRebalance after the longest rebalance
+	// timeout of the members; rebalances counts the rebalances begun, so
+	// that the timer of an earlier one does nothing.
+	rebalance  *time.Timer
+	rebalances uint64
+	// release gives back the claim on the store's group, held while the
+	// group has members or pending ones; nil when not held.
+	release func()
 }
 
 // wireMember is a member of a wireGroup.
-type wireMember struct{}
+type wireMember struct {
+	id, instanceID     string
+	clientID           string
+	session, rebalance time.Duration
+	protocols          []kmsg.JoinGroupRequestProtocol // in the member's order of preference
+	assignment         []byte                          // from the leader's SyncGroup
+	// join and sync are set while the member's JoinGroup or SyncGroup
+	// waits for the rebalance; its response is sent on them (buffered),
+	// and they are cleared.
+	join chan *kmsg.JoinGroupResponse
+	sync chan *kmsg.SyncGroupResponse
+	// timer evicts the member when it has not been heard from for its
+	// session timeout; beats counts its resets, so that a timer reset
+	// since does nothing. A member waiting in JoinGroup or SyncGroup is
+	// not evicted.
+	timer *time.Timer
+	beats uint64
+}
 
 // groupLocked returns the group named name, nil if there is none.
 func (gs *groups) groupLocked(name string) *wireGroup {
 	return gs.mu.m[name]
 }
 
+// addLocked returns the group named name, creating it Empty.
+func (gs *groups) addLocked(srv *Server, name string) *wireGroup {
+	if g := gs.mu.m[name]; g != nil {
+		return g
+	}
+	if gs.mu.m == nil {
+		gs.mu.m = map[string]*wireGroup{}
+	}
+	g := &wireGroup{
+		srv: srv, name: name,
+		members: map[string]*wireMember{},
+		pending: map[string]*time.Timer{},
+		static:  map[string]string{},
+	}
+	gs.mu.m[name] = g
+	return g
+}
+
 // memberCode is the error code (errNone if none) of an offset commit by
 // memberID at generation for group, as Kafka's ClassicGroup
 // validateOffsetCommit gives it: a commit at a negative generation (a
 // standalone commit: memberID "", generation -1) is accepted while the
-// group has no wire members; otherwise the member must be a member (UNKNOWN_MEMBER_ID) of the
-// current generation (ILLEGAL_GENERATION), and the group not between a
-// JoinGroup and its SyncGroup (REBALANCE_IN_PROGRESS).
+// group has no wire members; otherwise the member must be a member
+// (UNKNOWN_MEMBER_ID) of the current generation (ILLEGAL_GENERATION),
+// and the group not between a JoinGroup and its SyncGroup
+// (REBALANCE_IN_PROGRESS). A member's commit counts as its heartbeat, as
+// in Kafka.
 func (srv *Server) memberCode(group, memberID string, generation int32) int16 {
 	return srv.memberCodeFor(group, memberID, "", generation)
 }
@@ -119,6 +193,7 @@ func (srv *Server) memberCodeFor(group, memberID, instanceID string, generation 
 	if g.state == groupCompletingRebalance {
 		return errRebalanceInProgress
 	}
+	g.beatLocked(g.members[memberID])
 	return errNone
 }
 
@@ -138,4 +213,355 @@ func (g *wireGroup) checkMemberLocked(memberID, instanceID string) int16 {
 		return errUnknownMemberID
 	}
 	return errNone
+}
+
+// newMemberID returns a member id as Kafka makes them: the client id, a
+// dash and a random UUID.
+func newMemberID(clientID string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	h := hex.EncodeToString(b[:])
+	return clientID + "-" + h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// claimLocked claims the store's group for g's members, if not claimed
+// yet: false if the group has consumers in the process.
+func (g *wireGroup) claimLocked() bool {
+	if g.release != nil {
+		return true
+	}
+	release, err := g.srv.store.ClaimGroup(g.name)
+	if err != nil {
+		return false
+	}
+	g.release = release
+	return true
+}
+
+// releaseIfUnusedLocked gives back the claim on the store's group once g
+// has neither members nor pending ones, and forgets g once it is Empty
+// too (its committed offsets are the store's).
+func (g *wireGroup) releaseIfUnusedLocked() {
+	if len(g.members) > 0 || len(g.pending) > 0 {
+		return
+	}
+	if g.release != nil {
+		g.release()
+		g.release = nil
+	}
+	if gs := &g.srv.groups; g.state == groupEmpty && gs.mu.m[g.name] == g {
+		delete(gs.mu.m, g.name)
+	}
+}
+
+// beatLocked restarts m's session timer.
+func (g *wireGroup) beatLocked(m *wireMember) {
+	if m.timer != nil {
+		m.timer.Stop()
+	}
+	m.beats++
+	beats := m.beats
+	gs := &g.srv.groups
+	m.timer = time.AfterFunc(m.session, func() {
+		gs.mu.Lock()
+		defer gs.mu.Unlock()
+		if g.members[m.id] != m || m.beats != beats || m.join != nil || m.sync != nil {
+			return
+		}
+		g.removeLocked(m, errUnknownMemberID)
+	})
+}
+
+// addPendingLocked remembers id, handed out with MEMBER_ID_REQUIRED, for
+// session.
+func (g *wireGroup) addPendingLocked(id string, session time.Duration) {
+	gs := &g.srv.groups
+	var t *time.Timer
+	t = time.AfterFunc(session, func() {
+		gs.mu.Lock()
+		defer gs.mu.Unlock()
+		if g.pending[id] != t {
+			return
+		}
+		delete(g.pending, id)
+		g.releaseIfUnusedLocked()
+		if g.state == groupPreparingRebalance {
+			g.maybeCompleteJoinLocked()
+		}
+	})
+	g.pending[id] = t
+}
+
+// removeLocked takes m out of g, answers its waiting JoinGroup or
+// SyncGroup with code, and rebalances the others (Kafka's
+// removeMemberAndUpdateGroup).
+func (g *wireGroup) removeLocked(m *wireMember, code int16) {
+	if m.timer != nil {
+		m.timer.Stop()
+	}
+	delete(g.members, m.id)
+	if m.instanceID != "" && g.static[m.instanceID] == m.id {
+		delete(g.static, m.instanceID)
+	}
+	m.answerLocked(code)
+	switch g.state {
+	case groupStable, groupCompletingRebalance:
+		g.prepareRebalanceLocked()
+	case groupPreparingRebalance:
+		g.maybeCompleteJoinLocked()
+	}
+	g.releaseIfUnusedLocked()
+}
+
+// answerLocked answers m's waiting JoinGroup or SyncGroup with code.
+func (m *wireMember) answerLocked(code int16) {
+	if m.join != nil {
+		m.join <- joinError(code, m.id)
+		m.join = nil
+	}
+	if m.sync != nil {
+		m.sync <- syncError(code)
+		m.sync = nil
+	}
+}
+
+// prepareRebalanceLocked starts a rebalance (Kafka's prepareRebalance):
+// the members waiting in SyncGroup are told REBALANCE_IN_PROGRESS and
+// join again, as the others learn from their next heartbeat; the join
+// ends when every member has joined, or after the longest rebalance
+// timeout, without those that have not.
+func (g *wireGroup) prepareRebalanceLocked() {
+	if g.state == groupCompletingRebalance {
+		for _, m := range g.members {
+			m.assignment = nil
+			if m.sync != nil {
+				m.sync <- syncError(errRebalanceInProgress)
+				m.sync = nil
+				g.beatLocked(m)
+			}
+		}
+	}
+	g.state = groupPreparingRebalance
+	var timeout time.Duration
+	for _, m := range g.members {
+		timeout = max(timeout, m.rebalance)
+	}
+	if g.rebalance != nil {
+		g.rebalance.Stop()
+	}
+	g.rebalances++
+	n := g.rebalances
+	gs := &g.srv.groups
+	g.rebalance = time.AfterFunc(timeout, func() {
+		gs.mu.Lock()
+		defer gs.mu.Unlock()
+		if g.rebalances != n || g.state != groupPreparingRebalance {
+			return
+		}
+		for _, m := range g.members {
+			if m.join == nil {
+				g.removeMemberQuietlyLocked(m)
+			}
+		}
+		for id, t := range g.pending {
+			t.Stop()
+			delete(g.pending, id)
+		}
+		g.completeJoinLocked()
+		g.releaseIfUnusedLocked()
+	})
+	g.maybeCompleteJoinLocked()
+}
+
+// removeMemberQuietlyLocked takes m, which waits for nothing, out of g
+// without rebalancing: the rebalance under way goes on without it.
+func (g *wireGroup) removeMemberQuietlyLocked(m *wireMember) {
+	if m.timer != nil {
+		m.timer.Stop()
+	}
+	delete(g.members, m.id)
+	if m.instanceID != "" && g.static[m.instanceID] == m.id {
+		delete(g.static, m.instanceID)
+	}
+}
+
+// maybeCompleteJoinLocked completes the join once every member has
+// joined and no member id handed out is still to join.
+func (g *wireGroup) maybeCompleteJoinLocked() {
+	if g.state != groupPreparingRebalance || len(g.pending) > 0 {
+		return
+	}
+	for _, m := range g.members {
+		if m.join == nil {
+			return
+		}
+	}
+	g.completeJoinLocked()
+}
+
+// completeJoinLocked starts the next generation (Kafka's
+// initNextGeneration): the protocol every member supports, a leader, and
+// the JoinGroup responses, the leader's with every member's metadata.
+// Without members the group is Empty.
+func (g *wireGroup) completeJoinLocked() {
+	if g.rebalance != nil {
+		g.rebalance.Stop()
+		g.rebalance = nil
+	}
+	g.generation++
+	if len(g.members) == 0 {
+		g.state, g.protocol, g.protocolType, g.leader = groupEmpty, "", "", ""
+		return
+	}
+	g.protocol = g.selectProtocolLocked()
+	if g.members[g.leader] == nil {
+		g.leader = ""
+		for id := range g.members {
+			if g.leader == "" || id < g.leader {
+				g.leader = id
+			}
+		}
+	}
+	g.state = groupCompletingRebalance
+	for _, m := range g.members {
+		m.assignment = nil
+		if m.join != nil {
+			m.join <- g.joinResponseLocked(m)
+			m.join = nil
+		}
+		g.beatLocked(m)
+	}
+}
+
+// joinResponseLocked is m's JoinGroup response for the current
+// generation: the leader's lists the members and their metadata for the
+// protocol chosen.
+func (g *wireGroup) joinResponseLocked(m *wireMember) *kmsg.JoinGroupResponse {
+	resp := kmsg.NewPtrJoinGroupResponse()
+	resp.Generation = g.generation
+	protocolType, protocol := g.protocolType, g.protocol
+	resp.ProtocolType, resp.Protocol = &protocolType, &protocol
+	resp.LeaderID, resp.MemberID = g.leader, m.id
+	if m.id == g.leader {
+		for _, o := range g.sortedMembersLocked() {
+			rm := kmsg.NewJoinGroupResponseMember()
+			rm.MemberID = o.id
+			if o.instanceID != "" {
+				rm.InstanceID = &o.instanceID
+			}
+			rm.ProtocolMetadata = o.metadata(g.protocol)
+			resp.Members = append(resp.Members, rm)
+		}
+	}
+	return resp
+}
+
+// sortedMembersLocked returns g's members sorted by id.
+func (g *wireGroup) sortedMembersLocked() []*wireMember {
+	return slices.SortedFunc(maps.Values(g.members), func(a, b *wireMember) int { return strings.Compare(a.id, b.id) })
+}
+
+// metadata returns m's metadata for protocol, nil if it does not
+// support it.
+func (m *wireMember) metadata(protocol string) []byte {
+	for _, p := range m.protocols {
+		if p.Name == protocol {
+			return p.Metadata
+		}
+	}
+	return nil
+}
+
+// supportsLocked reports whether a member with protocols of
+// protocolType may join g, whose other members are all but except: the
+// same type, and a protocol every member supports (Kafka's
+// supportsProtocols).
+func (g *wireGroup) supportsLocked(protocolType string, protocols []kmsg.JoinGroupRequestProtocol, except string) bool {
+	others := 0
+	for _, m := range g.members {
+		if m.id != except {
+			others++
+		}
+	}
+	if others == 0 {
+		return true
+	}
+	if protocolType != g.protocolType {
+		return false
+	}
+	for _, p := range protocols {
+		all := true
+		for _, m := range g.members {
+			if m.id != except && !m.supports(p.Name) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// supports reports whether m lists protocol.
+func (m *wireMember) supports(protocol string) bool {
+	for _, p := range m.protocols {
+		if p.Name == protocol {
+			return true
+		}
+	}
+	return false
+}
+
+// selectProtocolLocked picks the protocol of the generation as Kafka's
+// selectProtocol does: among the protocols every member supports, the
+// one most members list first among them (ties to the first member's
+// preference, members in id order).
+func (g *wireGroup) selectProtocolLocked() string {
+	members := g.sortedMembersLocked()
+	var candidates []string
+	for _, p := range members[0].protocols {
+		all := true
+		for _, m := range members[1:] {
+			if !m.supports(p.Name) {
+				all = false
+				break
+			}
+		}
+		if all {
+			candidates = append(candidates, p.Name)
+		}
+	}
+	votes := map[string]int{}
+	for _, m := range members {
+		for _, p := range m.protocols {
+			if slices.Contains(candidates, p.Name) {
+				votes[p.Name]++
+				break
+			}
+		}
+	}
+	best := ""
+	for _, c := range candidates {
+		if best == "" || votes[c] > votes[best] {
+			best = c
+		}
+	}
+	return best
+}
+
+// joinError is a JoinGroup response with code.
+func joinError(code int16, memberID string) *kmsg.JoinGroupResponse {
+	resp := kmsg.NewPtrJoinGroupResponse()
+	resp.ErrorCode, resp.MemberID = code, memberID
+	return resp
+}
+
+// str is *s, "" for nil.
+func str(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

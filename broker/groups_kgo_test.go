@@ -1,0 +1,186 @@
+package broker_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/broker"
+)
+
+// groupConsumer is a kgo consumer of a group that processes each record
+// once: it commits what it polled before it lets a rebalance happen
+// (BlockRebalanceOnPoll), so that the next owner of a partition starts
+// after it.
+type groupConsumer struct {
+	cl     *kgo.Client
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu       sync.Mutex
+	assigned map[int32]bool
+}
+
+// startGroupConsumer starts a consumer of topic in group with balancer,
+// counting every value it consumes in seen.
+func startGroupConsumer(t *testing.T, srv *broker.Server, group, topic string, balancer kgo.GroupBalancer, seen *counter) *groupConsumer {
+	t.Helper()
+	gc := &groupConsumer{done: make(chan struct{}), assigned: map[int32]bool{}}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()),
+		kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.Balancers(balancer),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll(),
+		kgo.HeartbeatInterval(100*time.Millisecond),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+			gc.mu.Lock()
+			defer gc.mu.Unlock()
+			for _, p := range m[topic] {
+				gc.assigned[p] = true
+			}
+		}),
+		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+			gc.mu.Lock()
+			defer gc.mu.Unlock()
+			for _, p := range m[topic] {
+				delete(gc.assigned, p)
+			}
+		}),
+	)
+	require.NoError(t, err)
+	gc.cl = cl
+	ctx, cancel := context.WithCancel(context.Background())
+	gc.cancel = cancel
+	go func() {
+		defer close(gc.done)
+		for ctx.Err() == nil {
+			fs := cl.PollRecords(ctx, 50)
+			recs := fs.Records()
+			for _, r := range recs {
+				seen.add(string(r.Value))
+			}
+			if len(recs) > 0 {
+				if err := cl.CommitRecords(ctx, recs...); err != nil && ctx.Err() == nil {
+					t.Errorf("commit: %v", err)
+				}
+			}
+			cl.AllowRebalance()
+		}
+	}()
+	return gc
+}
+
+// owned returns how many partitions the consumer owns.
+func (gc *groupConsumer) owned() int {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	return len(gc.assigned)
+}
+
+// stop stops polling and leaves the group.
+func (gc *groupConsumer) stop() {
+	gc.cancel()
+	<-gc.done
+	gc.cl.Close()
+}
+
+// counter counts the values consumed.
+type counter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *counter) add(v string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[v]++
+}
+
+func (c *counter) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.n)
+}
+
+// eventually polls cond every 10ms until it holds, failing after a
+// minute.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestKgoGroup runs kgo consumers of a group with the cooperative-sticky
+// and the range balancer: one consumes everything, a second joins and
+// takes half of the partitions, then leaves and the first takes them
+// back; every record is consumed once, and the commits are the store's
+// (Store.Committed, Lag).
+func TestKgoGroup(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		balancer kgo.GroupBalancer
+	}{
+		{"cooperative-sticky", kgo.CooperativeStickyBalancer()},
+		{"range", kgo.RangeBalancer()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, srv := serve(t, nil)
+			const parts = 4
+			require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: parts}))
+			next := 0
+			produce := func(n int) {
+				for range n {
+					_, err := s.AppendTo(context.Background(), "orders", next%parts, strata.Record{Value: fmt.Appendf(nil, "order %d", next)})
+					require.NoError(t, err)
+					next++
+				}
+			}
+			var seen counter
+			produce(100)
+			a := startGroupConsumer(t, srv, "billing", "orders", tt.balancer, &seen)
+			defer a.stop()
+			eventually(t, "the first consumer to consume everything", func() bool { return seen.len() == 100 })
+			require.Equal(t, parts, a.owned())
+
+			b := startGroupConsumer(t, srv, "billing", "orders", tt.balancer, &seen)
+			eventually(t, "the partitions to be shared", func() bool { return a.owned() == parts/2 && b.owned() == parts/2 })
+			produce(100)
+			eventually(t, "the second hundred", func() bool { return seen.len() == 200 })
+			b.stop()
+			eventually(t, "the first consumer to own every partition", func() bool { return a.owned() == parts })
+			produce(100)
+			eventually(t, "the third hundred", func() bool { return seen.len() == 300 })
+
+			seen.mu.Lock()
+			for v, n := range seen.n {
+				require.Equal(t, 1, n, "%s consumed %d times", v, n)
+			}
+			seen.mu.Unlock()
+			eventually(t, "the commits of every record", func() bool {
+				lag, err := s.Lag(context.Background(), "billing", "orders")
+				require.NoError(t, err)
+				for _, pl := range lag {
+					if pl.Lag != 0 {
+						return false
+					}
+				}
+				return true
+			})
+			_, err := s.Consumer("billing", []string{"orders"}, strata.ConsumerOptions{})
+			require.ErrorIs(t, err, strata.ErrGroupClaimed, "the group has a member over the wire")
+		})
+	}
+}
