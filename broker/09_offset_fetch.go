@@ -7,53 +7,114 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// handleOffsetFetch returns a group's committed offsets with
+// handleOffsetFetch returns groups' committed offsets with
 // Store.Committed (in-process consumers' and wire clients' alike), with
 // their metadata strings; a partition without one is offset -1. A null
-// topic list (v2+) asks for every committed offset of the group. The
-// requests of several groups (v8+) are not served.
+// topic list (v2+) asks for every committed offset of the group. From v8
+// a request asks for several groups (KIP-709).
 func handleOffsetFetch(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.OffsetFetchRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
-	if req.Group == "" {
-		resp.ErrorCode = errInvalidGroupID
+	if req.Version < 8 {
+		var topics []requestedTopic
+		for _, t := range req.Topics {
+			topics = append(topics, requestedTopic{t.Topic, t.Partitions})
+		}
+		code, got := srv.committed(req.Group, topics, req.Topics == nil && req.Version >= 2)
+		resp.ErrorCode = code
+		for _, t := range got {
+			st := kmsg.NewOffsetFetchResponseTopic()
+			st.Topic = t.topic
+			for _, p := range t.parts {
+				sp := kmsg.NewOffsetFetchResponseTopicPartition()
+				sp.Partition, sp.Offset, sp.LeaderEpoch, sp.Metadata = p.partition, p.offset, -1, &p.metadata
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
 		return resp, nil
 	}
-	topics := req.Topics
-	if topics == nil && req.Version >= 2 {
+	for _, rg := range req.Groups {
+		var topics []requestedTopic
+		for _, t := range rg.Topics {
+			topics = append(topics, requestedTopic{t.Topic, t.Partitions})
+		}
+		code, got := srv.committed(rg.Group, topics, rg.Topics == nil)
+		sg := kmsg.NewOffsetFetchResponseGroup()
+		sg.Group, sg.ErrorCode = rg.Group, code
+		for _, t := range got {
+			st := kmsg.NewOffsetFetchResponseGroupTopic()
+			st.Topic = t.topic
+			for _, p := range t.parts {
+				sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+				sp.Partition, sp.Offset, sp.LeaderEpoch, sp.Metadata = p.partition, p.offset, -1, &p.metadata
+				st.Partitions = append(st.Partitions, sp)
+			}
+			sg.Topics = append(sg.Topics, st)
+		}
+		resp.Groups = append(resp.Groups, sg)
+	}
+	return resp, nil
+}
+
+// requestedTopic is a topic and the partitions of it an OffsetFetch asks
+// for.
+type requestedTopic struct {
+	topic string
+	parts []int32
+}
+
+// committedTopic is a topic's committed offsets.
+type committedTopic struct {
+	topic string
+	parts []committedPartition
+}
+
+// committedPartition is a partition's committed offset, -1 and ""
+// without one (Kafka's answer).
+type committedPartition struct {
+	partition int32
+	offset    int64
+	metadata  string
+}
+
+// committed returns group's committed offsets of topics, or of every
+// partition it has one for if all is set, and the group's error code.
+func (srv *Server) committed(group string, topics []requestedTopic, all bool) (int16, []committedTopic) {
+	if group == "" {
+		return errInvalidGroupID, nil
+	}
+	if all {
+		topics = nil
 		for _, name := range srv.store.Topics() {
 			d, err := srv.store.DescribeTopic(name)
 			if err != nil {
 				continue
 			}
-			t := kmsg.NewOffsetFetchRequestTopic()
-			t.Topic = name
+			t := requestedTopic{topic: name}
 			for _, p := range d.Partitions {
-				if _, ok := srv.store.Committed(req.Group, name, p.Partition); ok {
-					t.Partitions = append(t.Partitions, int32(p.Partition))
+				if _, ok := srv.store.Committed(group, name, p.Partition); ok {
+					t.parts = append(t.parts, int32(p.Partition))
 				}
 			}
-			if len(t.Partitions) > 0 {
+			if len(t.parts) > 0 {
 				topics = append(topics, t)
 			}
 		}
 	}
+	out := make([]committedTopic, 0, len(topics))
 	for _, rt := range topics {
-		st := kmsg.NewOffsetFetchResponseTopic()
-		st.Topic = rt.Topic
-		for _, part := range rt.Partitions {
-			sp := kmsg.NewOffsetFetchResponseTopicPartition()
-			sp.Partition, sp.Offset, sp.LeaderEpoch = part, -1, -1
-			md := "" // Kafka's answer without a commit too
-			if om, ok := srv.store.Committed(req.Group, rt.Topic, int(part)); ok {
-				sp.Offset, md = om.Offset, om.Metadata
+		ct := committedTopic{topic: rt.topic}
+		for _, part := range rt.parts {
+			cp := committedPartition{partition: part, offset: -1}
+			if om, ok := srv.store.Committed(group, rt.topic, int(part)); ok {
+				cp.offset, cp.metadata = om.Offset, om.Metadata
 			}
-			sp.Metadata = &md
-			st.Partitions = append(st.Partitions, sp)
+			ct.parts = append(ct.parts, cp)
 		}
-		resp.Topics = append(resp.Topics, st)
+		out = append(out, ct)
 	}
-	return resp, nil
+	return errNone, out
 }
 
 // groupCodeOf is codeOf for the group APIs.

@@ -189,7 +189,12 @@ func (m *wireMember) updateLocked(j *joinRequest) bool {
 	changed := !slices.EqualFunc(m.protocols, j.req.Protocols, func(a, b kmsg.JoinGroupRequestProtocol) bool {
 		return a.Name == b.Name && bytes.Equal(a.Metadata, b.Metadata)
 	})
-	m.protocols = j.req.Protocols
+	// The request's bytes are the connection's buffer, reused for its
+	// next request: the metadata is copied.
+	m.protocols = make([]kmsg.JoinGroupRequestProtocol, len(j.req.Protocols))
+	for i, p := range j.req.Protocols {
+		m.protocols[i] = kmsg.JoinGroupRequestProtocol{Name: p.Name, Metadata: bytes.Clone(p.Metadata)}
+	}
 	return changed
 }
 

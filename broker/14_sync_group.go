@@ -1,6 +1,10 @@
 package broker
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"bytes"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 // handleSyncGroup hands out the assignment of a generation, Kafka's
 // GroupCoordinator.handleSyncGroup: the leader's request carries every
@@ -71,7 +75,7 @@ func (gs *groups) syncLocked(req *kmsg.SyncGroupRequest) (chan *kmsg.SyncGroupRe
 	if m.id == g.leader {
 		for _, a := range req.GroupAssignment {
 			if o := g.members[a.MemberID]; o != nil {
-				o.assignment = a.MemberAssignment
+				o.assignment = bytes.Clone(a.MemberAssignment) // the request's bytes are the connection's buffer
 			}
 		}
 		g.state = groupStable

@@ -23,6 +23,8 @@ type groupConsumer struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	stopOnce sync.Once
+
 	mu       sync.Mutex
 	assigned map[int32]bool
 }
@@ -82,11 +84,12 @@ func (gc *groupConsumer) owned() int {
 	return len(gc.assigned)
 }
 
-// stop stops polling and leaves the group.
+// stop stops polling and leaves the group; stopping again does
+// nothing.
 func (gc *groupConsumer) stop() {
 	gc.cancel()
 	<-gc.done
-	gc.cl.Close()
+	gc.stopOnce.Do(gc.cl.Close)
 }
 
 // counter counts the values consumed.

@@ -1,0 +1,49 @@
+package broker
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// groupTypeClassic is the type of every group served (KIP-848's
+// ListGroups v5 types): the classic protocol.
+const groupTypeClassic = "classic"
+
+// handleListGroups lists the groups: those of wire clients with their
+// state and protocol type, and those with committed offsets only
+// (Store.Groups: in-process consumers' and standalone commits) as Empty,
+// filtered by state (v4+, case-insensitive, KIP-518) and type (v5+,
+// KIP-848: every group is "classic").
+func handleListGroups(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.ListGroupsRequest)
+	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
+	if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(t string) bool { return strings.EqualFold(t, groupTypeClassic) }) {
+		return resp, nil
+	}
+	wanted := func(state groupState) bool {
+		return len(req.StatesFilter) == 0 || slices.ContainsFunc(req.StatesFilter, func(s string) bool { return strings.EqualFold(s, state.String()) })
+	}
+	add := func(name, protocolType string, state groupState) {
+		if wanted(state) {
+			lg := kmsg.NewListGroupsResponseGroup()
+			lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = name, protocolType, state.String(), groupTypeClassic
+			resp.Groups = append(resp.Groups, lg)
+		}
+	}
+	known := srv.store.Groups()
+	gs := &srv.groups
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	for _, name := range known {
+		if gs.groupLocked(name) == nil {
+			add(name, "", groupEmpty)
+		}
+	}
+	for _, g := range gs.mu.m {
+		add(g.name, g.protocolType, g.state)
+	}
+	slices.SortFunc(resp.Groups, func(a, b kmsg.ListGroupsResponseGroup) int { return strings.Compare(a.Group, b.Group) })
+	return resp, nil
+}
