@@ -413,7 +413,6 @@ func (g *wireGroup) completeJoinLocked() {
 		g.state, g.protocol, g.protocolType, g.leader = groupEmpty, "", "", ""
 		return
 	}
-	g.protocol = g.selectProtocolLocked()
 	if g.members[g.leader] == nil {
 		g.leader = ""
 		for id := range g.members {
@@ -422,6 +421,7 @@ func (g *wireGroup) completeJoinLocked() {
 			}
 		}
 	}
+	g.protocol = g.selectProtocolLocked()
 	g.state = groupCompletingRebalance
 	for _, m := range g.members {
 		m.assignment = nil
@@ -516,14 +516,14 @@ func (m *wireMember) supports(protocol string) bool {
 
 // selectProtocolLocked picks the protocol of the generation as Kafka's
 // selectProtocol does: among the protocols every member supports, the
-// one most members list first among them (ties to the first member's
-// preference, members in id order).
+// one most members list first among them; a tie goes to the leader's
+// preference.
 func (g *wireGroup) selectProtocolLocked() string {
-	members := g.sortedMembersLocked()
+	leader := g.members[g.leader]
 	var candidates []string
-	for _, p := range members[0].protocols {
+	for _, p := range leader.protocols {
 		all := true
-		for _, m := range members[1:] {
+		for _, m := range g.members {
 			if !m.supports(p.Name) {
 				all = false
 				break
@@ -534,7 +534,7 @@ func (g *wireGroup) selectProtocolLocked() string {
 		}
 	}
 	votes := map[string]int{}
-	for _, m := range members {
+	for _, m := range g.members {
 		for _, p := range m.protocols {
 			if slices.Contains(candidates, p.Name) {
 				votes[p.Name]++
