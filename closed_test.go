@@ -163,6 +163,20 @@ func TestClosedStore(t *testing.T) {
 			return np.Produce(ctx, "", strata.Record{}, nil)
 		},
 	}
+	// Topic administration, and its View read.
+	calls["AlterTopicConfig"] = func() error { return s.AlterTopicConfig("t", strata.TopicConfig{}) }
+	bad["AlterTopicConfig"] = func() error { return s.AlterTopicConfig("__x", strata.TopicConfig{Partitions: -1}) }
+	calls["CreatePartitions"] = func() error { return s.CreatePartitions("t", 2) }
+	bad["CreatePartitions"] = func() error { return s.CreatePartitions("", -1) }
+	calls["ListOffsetTime"] = func() error { _, err := s.ListOffsetTime("t", 0, strata.MaxTimestamp); return err }
+	bad["ListOffsetTime"] = func() error { _, err := s.ListOffsetTime("", -1, strata.OffsetSpec{}); return err }
+	view := noError["View"]
+	noError["View"] = func(t *testing.T) {
+		view(t)
+		_, err := s.View(strata.ReadCommitted).ListOffsetTime("t", 0, strata.MaxTimestamp)
+		require.ErrorIs(t, err, strata.ErrClosed, "ListOffsetTime")
+		requireOnePrefix(t, err.Error())
+	}
 	requireCovers(t, reflect.TypeOf(s), calls, noError)
 	requireCovers(t, reflect.TypeOf(s), bad, noError)
 	for name, call := range calls {

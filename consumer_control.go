@@ -26,9 +26,9 @@ func (c *Consumer) Seek(tp TopicPartition, offset int64) (err error) {
 
 // SeekTo moves the consumer's position in a partition it owns as Seek
 // does, to the offset spec names: Earliest (the start offset), Latest (the
-// end: only records appended from now on), or AtTime(t), the first record
-// whose timestamp is at or after t, as ListOffsets finds it; the end when
-// no record is that late. The offsets are those of the consumer's
+// end: only records appended from now on), AtTime(t), the first record
+// whose timestamp is at or after t, as ListOffsets finds it, or
+// MaxTimestamp; the end when no record matches. The offsets are those of the consumer's
 // Isolation: under ReadCommitted, Latest is the last stable offset. A
 // partition the consumer does not own is ErrNotOwner, the zero OffsetSpec
 // ErrInvalidConfig.
@@ -39,7 +39,7 @@ func (c *Consumer) SeekTo(tp TopicPartition, spec OffsetSpec) (err error) {
 			return 0, fmt.Errorf("strata: seek of %s: %s: %w", tp, errZeroSpec, ErrInvalidConfig)
 		}
 		off, err := c.s.listOffsets(c.opts.Isolation, tp.Topic, tp.Partition, spec)
-		if err == nil && off < 0 { // AtTime: no record is that late
+		if err == nil && off < 0 { // AtTime, MaxTimestamp: no record matches
 			off, err = c.s.listOffsets(c.opts.Isolation, tp.Topic, tp.Partition, Latest)
 		}
 		if err != nil {

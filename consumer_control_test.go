@@ -502,7 +502,7 @@ func TestSeekToZeroSpec(t *testing.T) {
 	tp := strata.TopicPartition{Topic: "t", Partition: 0}
 	err = c.SeekTo(tp, strata.OffsetSpec{})
 	require.ErrorIs(t, err, strata.ErrInvalidConfig)
-	require.EqualError(t, err, "strata: seek of t-0: the zero OffsetSpec names no offset (use Earliest, Latest or AtTime): invalid config")
+	require.EqualError(t, err, "strata: seek of t-0: the zero OffsetSpec names no offset (use Earliest, Latest, AtTime or MaxTimestamp): invalid config")
 	_, err = s.ListOffsets("t", 0, strata.OffsetSpec{})
 	require.ErrorIs(t, err, strata.ErrInvalidConfig)
 	off, err := s.ListOffsets("t", 0, strata.AtTime(time.Unix(0, 0)))

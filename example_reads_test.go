@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/stratalog/strata"
 )
@@ -116,4 +117,76 @@ func ExampleStore_PartitionFor() {
 	// Output:
 	// 6 6
 	// true
+}
+
+// ListOffsetTime answers as Kafka's ListOffsets does, with the timestamp
+// of the record found: AtTime finds the first record, in offset order, at
+// or after the time (here one stamped later than it), and MaxTimestamp
+// the record with the largest timestamp.
+func ExampleStore_ListOffsetTime() {
+	s, done := exampleStore(nil)
+	defer done()
+	ctx := context.Background()
+	if err := s.CreateTopic("readings", strata.TopicConfig{}); err != nil {
+		panic(err)
+	}
+	for _, m := range []int{0, 5, 1} { // 09:00, 09:05, 09:01
+		r := strata.Record{Value: []byte("r"), Timestamp: exampleTime.Add(time.Duration(m) * time.Minute)}
+		if _, err := s.AppendTo(ctx, "readings", 0, r); err != nil {
+			panic(err)
+		}
+	}
+	for _, q := range []struct {
+		name string
+		spec strata.OffsetSpec
+	}{
+		{"AtTime(09:01)", strata.AtTime(exampleTime.Add(time.Minute))},
+		{"MaxTimestamp", strata.MaxTimestamp},
+		{"AtTime(09:06)", strata.AtTime(exampleTime.Add(6 * time.Minute))},
+	} {
+		ot, err := s.ListOffsetTime("readings", 0, q.spec)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%-14s offset %2d at %s\n", q.name, ot.Offset, ot.Timestamp.UTC().Format("15:04"))
+	}
+	// Output:
+	// AtTime(09:01)  offset  1 at 09:05
+	// MaxTimestamp   offset  1 at 09:05
+	// AtTime(09:06)  offset -1 at 00:00
+}
+
+// Under ReadCommitted, ListOffsetTime finds only records below the last
+// stable offset: the newest records here are in a transaction still open
+// (written, as they fill the topic's small batches).
+func ExampleView_ListOffsetTime() {
+	s, done := exampleStore(nil)
+	defer done()
+	ctx := context.Background()
+	if err := s.CreateTopic("readings", strata.TopicConfig{MaxBatchBytes: 256}); err != nil {
+		panic(err)
+	}
+	if _, err := s.AppendTo(ctx, "readings", 0, strata.Record{Value: []byte("r"), Timestamp: exampleTime}); err != nil {
+		panic(err)
+	}
+	txn, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "loader"})
+	if err != nil {
+		panic(err)
+	}
+	defer txn.Abort(ctx)
+	for range 3 {
+		if err := txn.AppendTo(ctx, "readings", 0, strata.Record{Value: make([]byte, 100), Timestamp: exampleTime.Add(time.Hour)}); err != nil {
+			panic(err)
+		}
+	}
+	for _, iso := range []strata.Isolation{strata.ReadUncommitted, strata.ReadCommitted} {
+		ot, err := s.View(iso).ListOffsetTime("readings", 0, strata.MaxTimestamp)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(iso, "offset", ot.Offset, "at", ot.Timestamp.UTC().Format("15:04"))
+	}
+	// Output:
+	// read_uncommitted offset 1 at 10:00
+	// read_committed offset 0 at 09:00
 }

@@ -285,6 +285,9 @@ func (p *Producer) Produce(ctx context.Context, topicName string, r Record, call
 		if at < 0 {
 			at = t.Route(nil)
 		}
+		if at >= len(tb.open) {
+			continue // CreatePartitions added partitions since topicLocked
+		}
 		b := tb.open[at]
 		limit := min(p.opts.BatchBytes, tb.maxBatch)
 		if b != nil && b.size+log.RecordSize(fields, int32(len(b.a.recs)), ts-b.baseTs) > limit {
@@ -329,10 +332,17 @@ func (tb *topicBatches) check(r *Record, ts int64, alone int, stamped bool, now 
 }
 
 // topicLocked returns the producer's state for topic t, made fresh when
-// the topic is new to it or was deleted and created again.
+// the topic is new to it or was deleted and created again, and grown when
+// CreatePartitions added partitions.
 func (p *Producer) topicLocked(name string, t *topic.Topic) *topicBatches {
 	tb := p.mu.topics[name]
 	if tb != nil && tb.t == t {
+		if n := t.NumPartitions(); n > len(tb.open) {
+			tb.open = append(tb.open, make([]*batch, n-len(tb.open))...)
+			if tb.seq != nil {
+				tb.seq = append(tb.seq, make([]int32, n-len(tb.seq))...)
+			}
+		}
 		return tb
 	}
 	if tb != nil {

@@ -235,6 +235,7 @@ const (
 	specEarliest
 	specLatest
 	specTime
+	specMaxTime
 )
 
 // The offset specs of ListOffsets, as Kafka's ListOffsets request has them.
@@ -248,6 +249,11 @@ var (
 	// and every commit uses this same boundary, so a record that was read
 	// is always below Latest, and committing its offset + 1 is in range.
 	Latest = OffsetSpec{kind: specLatest}
+	// MaxTimestamp is the offset of the first record, in offset order,
+	// with the largest timestamp (Kafka's ListOffsets MAX_TIMESTAMP,
+	// KIP-734); -1 for a partition without records. Transaction markers
+	// do not count.
+	MaxTimestamp = OffsetSpec{kind: specMaxTime}
 )
 
 // AtTime is the offset of the first record, in offset order, whose
@@ -255,45 +261,79 @@ var (
 func AtTime(t time.Time) OffsetSpec { return OffsetSpec{kind: specTime, ts: max(0, t.UnixMilli())} }
 
 // errZeroSpec is the reason a zero OffsetSpec is refused.
-const errZeroSpec = "the zero OffsetSpec names no offset (use Earliest, Latest or AtTime)"
+const errZeroSpec = "the zero OffsetSpec names no offset (use Earliest, Latest, AtTime or MaxTimestamp)"
 
-// ListOffsets looks up an offset of a partition: Earliest, Latest, or
-// AtTime(t). For AtTime, -1 means no record is that late (Kafka's answer).
-// The zero OffsetSpec is ErrInvalidConfig.
+// ListOffsets looks up an offset of a partition: Earliest, Latest,
+// AtTime(t) or MaxTimestamp. For AtTime and MaxTimestamp, -1 means no
+// record matches (Kafka's answer). The zero OffsetSpec is
+// ErrInvalidConfig.
 //
 // Under ReadCommitted, as Kafka's ListOffsets with isolation_level 1 (its
 // consumers' read_committed end), Latest is the last stable offset, and
-// AtTime finds only offsets below it (-1 otherwise).
+// AtTime and MaxTimestamp find only offsets below it (-1 otherwise).
 func (s *Store) ListOffsets(topicName string, part int, spec OffsetSpec) (int64, error) {
 	return s.listOffsets(0, topicName, part, spec)
 }
 
+// OffsetTime is an offset ListOffsetTime found and the timestamp of its
+// record, as Kafka's ListOffsets answers.
+type OffsetTime struct {
+	// Offset is the offset, -1 when no record matches (AtTime,
+	// MaxTimestamp).
+	Offset int64
+	// Timestamp is the record's timestamp for AtTime and MaxTimestamp;
+	// zero for Earliest and Latest (Kafka answers -1 for them), and when
+	// Offset is -1.
+	Timestamp time.Time
+}
+
+// ListOffsetTime is ListOffsets with the timestamp of the record found:
+// for AtTime(t), the first record at or after t and its own timestamp
+// (which may be later than t); for MaxTimestamp, the record with the
+// largest timestamp and that timestamp.
+func (s *Store) ListOffsetTime(topicName string, part int, spec OffsetSpec) (OffsetTime, error) {
+	return s.listOffsetTime(0, topicName, part, spec)
+}
+
 // listOffsets is ListOffsets at isolation level iso (zero for the
 // store's).
-func (s *Store) listOffsets(iso Isolation, topicName string, part int, spec OffsetSpec) (_ int64, err error) {
+func (s *Store) listOffsets(iso Isolation, topicName string, part int, spec OffsetSpec) (int64, error) {
+	ot, err := s.listOffsetTime(iso, topicName, part, spec)
+	return ot.Offset, err
+}
+
+// listOffsetTime is ListOffsetTime at isolation level iso (zero for the
+// store's).
+func (s *Store) listOffsetTime(iso Isolation, topicName string, part int, spec OffsetSpec) (_ OffsetTime, err error) {
 	defer wrapErr(&err)
+	none := OffsetTime{Offset: -1}
 	p, err := s.partition(topicName, part)
 	if err != nil {
-		return 0, err
+		return none, err
 	}
 	if err := checkIsolation(iso); err != nil {
-		return 0, err
+		return none, err
 	}
 	iso = s.isolation(iso)
+	end := readEnd(p, iso)
+	var off, ts int64
+	var found bool
 	switch spec.kind {
 	case specEarliest:
-		return p.StartOffset(), nil
+		return OffsetTime{Offset: p.StartOffset()}, nil
 	case specLatest:
-		return readEnd(p, iso), nil
+		return OffsetTime{Offset: end}, nil
 	case specNone:
-		return 0, fmt.Errorf("strata: offset of %s-%d: %s: %w", topicName, part, errZeroSpec, ErrInvalidConfig)
+		return none, fmt.Errorf("strata: offset of %s-%d: %s: %w", topicName, part, errZeroSpec, ErrInvalidConfig)
+	case specMaxTime:
+		off, ts, found, err = p.OffsetForMaxTimestamp(end)
+	default:
+		off, ts, found, err = p.OffsetForTimestamp(spec.ts)
 	}
-	end := readEnd(p, iso)
-	off, _, found, err := p.OffsetForTimestamp(spec.ts)
 	if err != nil || !found || off >= end {
-		return -1, err
+		return none, err
 	}
-	return off, nil
+	return OffsetTime{Offset: off, Timestamp: time.UnixMilli(ts)}, nil
 }
 
 // partition returns a topic's partition, or the error saying why not.

@@ -66,6 +66,13 @@ func (v View) ListOffsets(topicName string, part int, spec OffsetSpec) (int64, e
 	return v.s.listOffsets(v.iso, topicName, part, spec)
 }
 
+// ListOffsetTime is Store.ListOffsetTime at the View's isolation level:
+// under ReadCommitted, Latest is the last stable offset, and AtTime and
+// MaxTimestamp find only records below it.
+func (v View) ListOffsetTime(topicName string, part int, spec OffsetSpec) (OffsetTime, error) {
+	return v.s.listOffsetTime(v.iso, topicName, part, spec)
+}
+
 // Lag is Store.Lag at the View's isolation level: under ReadCommitted, a
 // partition's EndOffset is its last stable offset.
 func (v View) Lag(ctx context.Context, groupName, topicName string) ([]PartitionLag, error) {

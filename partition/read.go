@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/segment"
 )
 
 // ReadBatches appends to buf[:0] whole batches from offset on, up to about
@@ -185,6 +186,74 @@ func (p *Partition) OffsetForTimestamp(ts int64) (offset, timestamp int64, found
 		}
 		if !retry {
 			return -1, -1, false, nil
+		}
+	}
+}
+
+// OffsetForMaxTimestamp returns the first offset, in offset order from the
+// start offset and below both the high watermark and limit, of a record
+// with the largest record timestamp there, with that timestamp, as
+// Kafka's ListOffsets with MAX_TIMESTAMP (KIP-734) does; control batches
+// (transaction markers) are passed over. found is false when there is no
+// record. It reads the batch headers of the segments whose largest
+// timestamp could hold it (usually the last one), and the batch that
+// holds the record.
+func (p *Partition) OffsetForMaxTimestamp(limit int64) (offset, timestamp int64, found bool, err error) {
+	best := int64(-1)
+	for {
+		if err := p.checkOpen(); err != nil {
+			return -1, -1, false, err
+		}
+		st, start, hw := p.readable()
+		limit := min(limit, hw)
+		order := make([]*segRef, 0, len(st.segs))
+		for _, r := range st.segs {
+			if r.seg.NextOffset() > start && r.seg.Base() < limit {
+				order = append(order, r)
+			}
+		}
+		sort.SliceStable(order, func(i, j int) bool { return order[i].seg.MaxTimestamp() > order[j].seg.MaxTimestamp() })
+		retry := false
+		for _, r := range order {
+			if r.seg.MaxTimestamp() <= best {
+				break
+			}
+			if !r.acquire() {
+				retry = true
+				break
+			}
+			m, err := maxDataTimestamp(r.seg, max(start, r.seg.Base()), limit)
+			_ = r.release()
+			if err != nil {
+				return -1, -1, false, fmt.Errorf("partition: reading %s: %w", p.name, err)
+			}
+			best = max(best, m)
+		}
+		if !retry {
+			break
+		}
+	}
+	if best < 0 {
+		return -1, -1, false, nil
+	}
+	return p.OffsetForTimestamp(best)
+}
+
+// maxDataTimestamp returns the largest max timestamp of the data batches
+// (not control) of seg from offset on and below limit, -1 if none.
+func maxDataTimestamp(seg *segment.Segment, from, limit int64) (int64, error) {
+	best := int64(-1)
+	for {
+		batches, err := seg.View(from, 1<<20, limit)
+		if err != nil || len(batches) == 0 {
+			return best, err
+		}
+		for bi := log.NewBatchIter(batches); bi.Next(); {
+			h := bi.Header()
+			from = h.NextOffset()
+			if !h.IsControl() {
+				best = max(best, h.MaxTimestamp)
+			}
 		}
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/stratalog/strata/compaction"
@@ -16,13 +19,23 @@ import (
 var ErrNoPartition = errors.New("topic: no such partition")
 
 // Topic is a named set of partitions with its configuration and its
-// partitioner. It is safe for concurrent use.
+// partitioner. It is safe for concurrent use. Its partition count only
+// grows (AddPartitions), and the settings that only the topic reads may
+// change (SetConfig); every other setting is fixed when it is opened.
 type Topic struct {
-	name   string
-	id     ID
-	cfg    Config
-	parts  []*partition.Partition
+	name string
+	id   ID
+	// state is the configuration and the partitions, replaced whole by
+	// AddPartitions and SetConfig (which their caller serialises).
+	state  atomic.Pointer[topicState]
 	sticky StickyPartitioner
+}
+
+// topicState is an immutable snapshot of a topic's configuration and
+// partitions; cfg.Partitions is len(parts).
+type topicState struct {
+	cfg   Config
+	parts []*partition.Partition
 }
 
 // Open opens the partitions of topic name, whose id is id, under root —
@@ -42,16 +55,28 @@ func Open(fsys vfs.FS, root, name string, id ID, cfg Config, base partition.Conf
 	if err != nil {
 		return nil, err
 	}
-	t := &Topic{name: name, id: id, cfg: cfg}
+	t := &Topic{name: name, id: id}
+	parts, err := openPartitions(fsys, root, name, id, cfg, base, clean, 0, cfg.Partitions)
+	if err != nil {
+		return nil, err
+	}
+	t.state.Store(&topicState{cfg: cfg, parts: parts})
+	return t, nil
+}
+
+// openPartitions opens partitions [from, to) of topic name, writing their
+// partition.metadata; on failure it closes those it opened.
+func openPartitions(fsys vfs.FS, root, name string, id ID, cfg Config, base partition.Config, clean bool, from, to int) ([]*partition.Partition, error) {
 	pcfg := cfg.partitionConfig(base)
 	if cfg.Sync == (partition.SyncPolicy{}) {
 		pcfg.Sync = base.Sync
 	}
-	for i := range cfg.Partitions {
+	var parts []*partition.Partition
+	for i := from; i < to; i++ {
 		dir := filepath.Join(root, PartitionDir(name, i))
 		p, err := partition.Open(fsys, dir, pcfg, clean)
 		if err == nil {
-			t.parts = append(t.parts, p)
+			parts = append(parts, p)
 			var was ID
 			if was, err = ensureMetadata(fsys, dir, id); err == nil && !was.IsZero() && was != id {
 				p.Config().Logger.Warn("topic: partition.metadata named another topic id; rewrote it with the registry's",
@@ -59,11 +84,84 @@ func Open(fsys vfs.FS, root, name string, id ID, cfg Config, base partition.Conf
 			}
 		}
 		if err != nil {
-			_ = t.Close()
+			for _, p := range parts {
+				_ = p.Close()
+			}
 			return nil, fmt.Errorf("topic: opening %s: %w", name, err)
 		}
 	}
-	return t, nil
+	return parts, nil
+}
+
+// OpenPartitions opens, under root, the partitions that growing the topic
+// to total partitions adds (directories created if missing), with the
+// topic's configuration on top of base, and returns them without adding
+// them: the caller records the new count durably, then calls
+// AddPartitions, or closes them. A total not above the current count
+// (partitions are never removed) or above MaxPartitions is
+// ErrInvalidConfig.
+func (t *Topic) OpenPartitions(fsys vfs.FS, root string, total int, base partition.Config) ([]*partition.Partition, error) {
+	st := t.state.Load()
+	switch {
+	case total <= len(st.parts):
+		return nil, fmt.Errorf("topic: %s has %d partitions, asked for %d: a partition count can only grow: %w", t.name, len(st.parts), total, ErrInvalidConfig)
+	case total > MaxPartitions:
+		return nil, fmt.Errorf("topic: %d partitions out of range [1, %d]: %w", total, MaxPartitions, ErrInvalidConfig)
+	}
+	return openPartitions(fsys, root, t.name, t.id, st.cfg, base, true, len(st.parts), total)
+}
+
+// AddPartitions appends parts, which OpenPartitions opened, to the topic's
+// partitions: from then on keys hash over the new count, and every holder
+// of the topic sees them. Calls of AddPartitions and SetConfig must not
+// run concurrently.
+func (t *Topic) AddPartitions(parts []*partition.Partition) {
+	st := t.state.Load()
+	next := &topicState{cfg: st.cfg, parts: append(st.parts[:len(st.parts):len(st.parts)], parts...)}
+	next.cfg.Partitions = len(next.parts)
+	t.state.Store(next)
+}
+
+// SetConfig replaces the topic's configuration with cfg (defaults filled
+// in). Only the settings the topic itself applies may differ from the
+// current ones: Retention, RetentionBytes, MinCleanableDirtyRatio,
+// DeleteRetention, MinCompactionLag and MaxCompactionLag (a zero one
+// meaning its default); any other difference (Partitions grows with
+// OpenPartitions and AddPartitions; zero keeps it), or a value out of
+// range, is ErrInvalidConfig, naming the setting, and changes nothing. Calls of AddPartitions and SetConfig must not
+// run concurrently.
+func (t *Topic) SetConfig(cfg Config) error {
+	st := t.state.Load()
+	next, err := CheckChange(st.cfg, cfg)
+	if err != nil {
+		return fmt.Errorf("topic: %s: %w", t.name, err)
+	}
+	t.state.Store(&topicState{cfg: next, parts: st.parts})
+	return nil
+}
+
+// CheckChange returns to with its defaults filled in if an open topic of
+// configuration from may take it (see SetConfig), else the error saying
+// why not.
+func CheckChange(from, to Config) (Config, error) {
+	if to.Partitions == 0 {
+		to.Partitions = from.Partitions
+	}
+	to, err := to.WithDefaults()
+	if err != nil {
+		return from, err
+	}
+	// The settings that may change, taken as from's, must leave the two
+	// equal.
+	probe := to
+	probe.Retention, probe.RetentionBytes = from.Retention, from.RetentionBytes
+	probe.MinCleanableDirtyRatio, probe.DeleteRetention = from.MinCleanableDirtyRatio, from.DeleteRetention
+	probe.MinCompactionLag, probe.MaxCompactionLag = from.MinCompactionLag, from.MaxCompactionLag
+	if probe != from {
+		return from, fmt.Errorf("%s: fixed once the topic is created (settable live: Retention, RetentionBytes, MinCleanableDirtyRatio, DeleteRetention, MinCompactionLag, MaxCompactionLag): %w",
+			fixedDiff(from, probe), ErrInvalidConfig)
+	}
+	return to, nil
 }
 
 // Name returns the topic's name.
@@ -73,40 +171,43 @@ func (t *Topic) Name() string { return t.name }
 func (t *Topic) ID() ID { return t.id }
 
 // Config returns the topic's configuration, defaults filled in.
-func (t *Topic) Config() Config { return t.cfg }
+func (t *Topic) Config() Config { return t.state.Load().cfg }
 
 // NumPartitions returns the number of partitions.
-func (t *Topic) NumPartitions() int { return len(t.parts) }
+func (t *Topic) NumPartitions() int { return len(t.state.Load().parts) }
 
 // Partition returns partition i, or ErrNoPartition with the valid range.
 func (t *Topic) Partition(i int) (*partition.Partition, error) {
-	if i < 0 || i >= len(t.parts) {
-		return nil, fmt.Errorf("topic: partition %d of %s out of range [0, %d): %w", i, t.name, len(t.parts), ErrNoPartition)
+	parts := t.state.Load().parts
+	if i < 0 || i >= len(parts) {
+		return nil, fmt.Errorf("topic: partition %d of %s out of range [0, %d): %w", i, t.name, len(parts), ErrNoPartition)
 	}
-	return t.parts[i], nil
+	return parts[i], nil
 }
 
-// Partitions returns the partitions in order.
-func (t *Topic) Partitions() []*partition.Partition { return t.parts }
+// Partitions returns the partitions in order (a snapshot: AddPartitions
+// may add more).
+func (t *Topic) Partitions() []*partition.Partition { return t.state.Load().parts }
 
 // Route returns the partition for a record key: Kafka's murmur2 partition for
 // a non-nil key (empty included), the current sticky partition for a nil
 // one. Call NextBatch after each batch of key-less records.
 func (t *Topic) Route(key []byte) int {
+	n := t.NumPartitions()
 	if key == nil {
-		return t.sticky.Partition(len(t.parts))
+		return t.sticky.Partition(n)
 	}
-	return KeyPartition(key, len(t.parts))
+	return KeyPartition(key, n)
 }
 
 // NextBatch moves key-less records to another partition, as Kafka's sticky
 // partitioner does when a batch is complete.
-func (t *Topic) NextBatch() { t.sticky.NextBatch(len(t.parts)) }
+func (t *Topic) NextBatch() { t.sticky.NextBatch(t.NumPartitions()) }
 
 // Close closes every partition and returns the first error.
 func (t *Topic) Close() error {
 	var errs []error
-	for _, p := range t.parts {
+	for _, p := range t.Partitions() {
 		errs = append(errs, p.Close())
 	}
 	return errors.Join(errs...)
@@ -116,9 +217,10 @@ func (t *Topic) Close() error {
 // time and size apply unless the cleanup policy is compact only; the start
 // offset is filled in by each partition.
 func (t *Topic) RetentionPolicy() retention.Policy {
-	p := retention.Policy{RetentionMs: -1, RetentionBytes: t.cfg.RetentionBytes, DeleteByTimeAndSize: t.cfg.CleanupPolicy.Deletes()}
-	if t.cfg.Retention >= 0 {
-		p.RetentionMs = t.cfg.Retention.Milliseconds()
+	cfg := t.Config()
+	p := retention.Policy{RetentionMs: -1, RetentionBytes: cfg.RetentionBytes, DeleteByTimeAndSize: cfg.CleanupPolicy.Deletes()}
+	if cfg.Retention >= 0 {
+		p.RetentionMs = cfg.Retention.Milliseconds()
 	}
 	return p
 }
@@ -129,7 +231,7 @@ func (t *Topic) EnforceRetention(now time.Time) (int, error) {
 	policy := t.RetentionPolicy()
 	total := 0
 	var errs []error
-	for _, p := range t.parts {
+	for _, p := range t.Partitions() {
 		n, err := p.EnforceRetention(now, policy)
 		total += n
 		errs = append(errs, err)
@@ -139,7 +241,7 @@ func (t *Topic) EnforceRetention(now time.Time) (int, error) {
 
 // Compacted reports whether the topic's cleanup policy includes compact.
 func (t *Topic) Compacted() bool {
-	return t.cfg.CleanupPolicy.Compacts()
+	return t.Config().CleanupPolicy.Compacts()
 }
 
 // Compact cleans every partition of a compacted topic that is due (see
@@ -150,18 +252,32 @@ func (t *Topic) Compact(now time.Time, bufferBytes int) (compaction.Stats, error
 	if !t.Compacted() {
 		return total, nil
 	}
+	tc := t.Config()
 	cfg := compaction.Config{
-		MinCleanableDirtyRatio: t.cfg.MinCleanableDirtyRatio,
-		DeleteRetention:        t.cfg.DeleteRetention,
-		MinCompactionLag:       t.cfg.MinCompactionLag,
-		MaxCompactionLag:       t.cfg.MaxCompactionLag,
+		MinCleanableDirtyRatio: tc.MinCleanableDirtyRatio,
+		DeleteRetention:        tc.DeleteRetention,
+		MinCompactionLag:       tc.MinCompactionLag,
+		MaxCompactionLag:       tc.MaxCompactionLag,
 		BufferBytes:            bufferBytes,
 	}
 	var errs []error
-	for _, p := range t.parts {
+	for _, p := range t.Partitions() {
 		st, err := p.Compact(now, cfg)
 		total.Add(st)
 		errs = append(errs, err)
 	}
 	return total, errors.Join(errs...)
+}
+
+// fixedDiff names the settings in which a and b differ, with their
+// values.
+func fixedDiff(a, b Config) string {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	var diffs []string
+	for i := range va.NumField() {
+		if fa, fb := va.Field(i).Interface(), vb.Field(i).Interface(); fa != fb {
+			diffs = append(diffs, fmt.Sprintf("%s %v (asked for %v)", va.Type().Field(i).Name, fa, fb))
+		}
+	}
+	return strings.Join(diffs, ", ")
 }
