@@ -13,7 +13,8 @@ import (
 // replication factor of -1 or 1 (the one broker), no manual replica
 // assignment, and the configs Strata has (topic_configs.go; any other is
 // INVALID_CONFIG). ValidateOnly checks without creating. Each topic gets
-// its own error code and message.
+// its own error code and message; from v5, a topic created (or checked)
+// gets its configs as DescribeConfigs gives them.
 func handleCreateTopics(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
@@ -28,6 +29,13 @@ func handleCreateTopics(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response
 			st.ErrorMessage = &msg
 		} else {
 			st.NumPartitions, st.ReplicationFactor = int32(cfg.Partitions), 1
+			if req.Version >= 5 {
+				for _, e := range srv.topicConfigEntries(cfg, nil, false, 0) {
+					c := kmsg.NewCreateTopicsResponseTopicConfig()
+					c.Name, c.Value, c.ReadOnly, c.Source = e.Name, e.Value, e.ReadOnly, int8(e.Source)
+					st.Configs = append(st.Configs, c)
+				}
+			}
 			if d, err := srv.store.DescribeTopic(rt.Topic); err == nil {
 				st.TopicID = [16]byte(d.ID)
 			}

@@ -38,7 +38,7 @@ func init() {
 	apis = []api{
 		{kmsg.Produce, 0, 11, handleProduce},
 		{kmsg.Fetch, 4, 12, handleFetch},
-		{kmsg.ListOffsets, 0, 6, handleListOffsets},
+		{kmsg.ListOffsets, 0, 10, handleListOffsets},
 		{kmsg.Metadata, 0, 12, handleMetadata},
 		{kmsg.OffsetCommit, 0, 8, handleOffsetCommit},
 		{kmsg.OffsetFetch, 0, 8, handleOffsetFetch},
@@ -61,6 +61,9 @@ func init() {
 		{kmsg.DescribeConfigs, 0, 4, handleDescribeConfigs},
 		{kmsg.DeleteGroups, 0, 2, handleDeleteGroups},
 		{kmsg.OffsetDelete, 0, 0, handleOffsetDelete},
+		{kmsg.AlterConfigs, 0, 2, handleAlterConfigs},
+		{kmsg.CreatePartitions, 0, 3, handleCreatePartitions},
+		{kmsg.IncrementalAlterConfigs, 0, 1, handleIncrementalAlterConfigs},
 		{kmsg.DescribeCluster, 0, 1, handleDescribeCluster},
 	}
 	byKey = make(map[int16]*api, len(apis))
