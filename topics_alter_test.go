@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -301,4 +302,100 @@ func TestAlterTopicConfigDurable(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, time.Duration(-1), d2.Config.Retention)
 	require.Equal(t, int64(1<<30), d2.Config.RetentionBytes)
+}
+
+// TestCreatePartitionsConcurrent grows a topic while a Producer, a Txn and
+// appends write to it and readers list it: every record is acknowledged
+// and found where it was acknowledged (run with -race).
+func TestCreatePartitionsConcurrent(t *testing.T) {
+	ctx := context.Background()
+	s := stratatest.Open(t, nil)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	p := s.Producer(strata.ProducerOptions{Linger: time.Millisecond})
+	defer p.Close()
+	stop := make(chan struct{})
+	done := make(chan error, 3)
+	var acked []strata.Position
+	var mu sync.Mutex
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- p.Flush(ctx)
+				return
+			default:
+			}
+			r := rec(fmt.Sprint("k", i), "v")
+			if i%2 == 0 {
+				r.Key = nil
+			}
+			if err := p.Produce(ctx, "t", r, func(pos strata.Position, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					acked = append(acked, pos)
+				}
+			}); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if _, err := s.Append(ctx, "t", rec(fmt.Sprint("a", i), "v")); err != nil {
+				done <- err
+				return
+			}
+			if _, err := s.Lag(ctx, "g", "t"); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			txn, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+			if err == nil {
+				err = txn.Append(ctx, "t", rec(fmt.Sprint("x", i), "v"))
+			}
+			if err == nil {
+				err = txn.Commit(ctx)
+			}
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	for n := 2; n <= 8; n++ {
+		time.Sleep(5 * time.Millisecond)
+		require.NoError(t, s.CreatePartitions("t", n))
+	}
+	close(stop)
+	for range 3 {
+		require.NoError(t, <-done)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, acked)
+	for _, pos := range acked {
+		_, err := s.Get("t", pos.Partition, pos.Offset)
+		require.NoError(t, err, "%+v", pos)
+	}
+	d, err := s.DescribeTopic("t")
+	require.NoError(t, err)
+	require.Len(t, d.Partitions, 8)
 }
