@@ -64,6 +64,8 @@ func init() {
 		{kmsg.AlterConfigs, 0, 2, handleAlterConfigs},
 		{kmsg.CreatePartitions, 0, 3, handleCreatePartitions},
 		{kmsg.IncrementalAlterConfigs, 0, 1, handleIncrementalAlterConfigs},
+		{kmsg.SASLHandshake, 0, 1, handleSaslHandshake},
+		{kmsg.SASLAuthenticate, 0, 2, handleSaslAuthenticate},
 		{kmsg.DescribeCluster, 0, 1, handleDescribeCluster},
 	}
 	byKey = make(map[int16]*api, len(apis))

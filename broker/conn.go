@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ const reusedFrameBytes = 1 << 20
 type conn struct {
 	srv *Server
 	nc  net.Conn
+	raw net.Conn      // the TCP connection under nc: nc itself without TLS
 	out chan response // to the writer, in request order
 	buf []byte        // the last request's frame, reused when small
 }
@@ -32,12 +34,22 @@ type response struct {
 }
 
 func newConn(srv *Server, nc net.Conn) *conn {
-	return &conn{srv: srv, nc: nc, out: make(chan response, 8)}
+	c := &conn{srv: srv, nc: nc, raw: nc, out: make(chan response, 8)}
+	if srv.opts.TLS != nil {
+		c.nc = tls.Server(nc, srv.opts.TLS)
+	}
+	return c
 }
 
 // serve runs the connection until the client goes, a request closes it
-// or the Server closes.
+// or the Server closes: first its TLS handshake and SASL authentication,
+// if the Options ask for them, then its requests.
 func (c *conn) serve() {
+	if err := c.handshake(); err != nil {
+		c.srv.logf("broker: %s: closed: %v", c.nc.RemoteAddr(), err)
+		c.nc.Close()
+		return
+	}
 	wrote := make(chan struct{})
 	go func() {
 		defer close(wrote)
@@ -141,11 +153,17 @@ func (c *conn) write() {
 // with acks 0) with the request's correlation id. An error closes the
 // connection: a frame that does not decode, an unknown key or a version
 // out of range (but ApiVersions'), or a handler that panicked.
-func (srv *Server) handleFrame(frame []byte) (resp kmsg.Response, corr int32, err error) {
+func (srv *Server) handleFrame(frame []byte) (kmsg.Response, int32, error) {
 	h, body, err := parseHeader(frame)
 	if err != nil {
 		return nil, 0, err
 	}
+	return srv.dispatch(h, body)
+}
+
+// dispatch handles a request whose header parseHeader parsed, body the
+// bytes that follow it, as handleFrame does.
+func (srv *Server) dispatch(h header, body []byte) (resp kmsg.Response, corr int32, err error) {
 	a := apiFor(h.key)
 	if a == nil {
 		return nil, 0, fmt.Errorf("broker: API key %d (%s) not served: %w", h.key, kmsg.NameForKey(h.key), errMalformed)

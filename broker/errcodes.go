@@ -17,6 +17,8 @@ const (
 	errInvalidTopic                       int16 = 17
 	errInvalidRequiredAcks                int16 = 21
 	errInvalidTimestamp                   int16 = 32
+	errUnsupportedSaslMechanism           int16 = 33
+	errIllegalSaslState                   int16 = 34
 	errUnsupportedVersion                 int16 = 35
 	errTopicAlreadyExists                 int16 = 36
 	errInvalidRequest                     int16 = 42
@@ -29,6 +31,7 @@ const (
 	errConcurrentTransactions             int16 = 51
 	errTransactionalIDAuthorizationFailed int16 = 53
 	errKafkaStorage                       int16 = 56
+	errSaslAuthenticationFailed           int16 = 58
 	errFetchSessionIDNotFound             int16 = 70
 	errUnsupportedCompression             int16 = 76
 	errInvalidRecord                      int16 = 87

@@ -28,6 +28,9 @@ type header struct {
 	version  int16
 	corr     int32
 	clientID string
+	// sasl is the SASL state of a connection that has not authenticated
+	// yet, for the SASL handlers; nil once it has, or without SASL.
+	sasl *saslConn
 }
 
 // parseHeader decodes the fixed part of a request header from frame (the

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	stdlog "log"
@@ -21,6 +22,8 @@ const (
 	DefaultIdleTimeout = 10 * time.Minute
 	// DefaultMaxConns is the default cap on open connections.
 	DefaultMaxConns = 1024
+	// DefaultHandshakeTimeout is the default of Options.HandshakeTimeout.
+	DefaultHandshakeTimeout = 10 * time.Second
 )
 
 // ErrInvalidOptions means an Options field is out of range; the message
@@ -60,8 +63,28 @@ type Options struct {
 	// creates; its zero value is the store's defaults (one partition,
 	// Kafka's num.partitions).
 	AutoCreateConfig strata.TopicConfig
+	// TLS, when not nil, makes every connection speak TLS (Kafka's SSL
+	// listener, or SASL_SSL with SASL): the broker runs the server side of
+	// the handshake with this config, which must hold a certificate
+	// (Certificates, GetCertificate or GetConfigForClient). Client
+	// certificates are asked for and checked as the config says
+	// (ClientAuth, ClientCAs). New keeps a clone of it. Default nil: plain
+	// TCP. Give Serve a plain listener, not a tls.Listener, when this is
+	// set.
+	TLS *tls.Config
+	// HandshakeTimeout bounds the time from a connection's accept to the
+	// end of its TLS handshake and SASL authentication, whichever of them
+	// are on: a client that has not finished by then is closed, so that a
+	// stalled one cannot hold a connection slot. Default
+	// DefaultHandshakeTimeout (10 s); unused with neither TLS nor SASL.
+	HandshakeTimeout time.Duration
+	// SASL, when not nil, makes every connection authenticate with SASL
+	// before anything else (Kafka's SASL_PLAINTEXT listener, or SASL_SSL
+	// with TLS): see SASL. Default nil: no authentication.
+	SASL *SASL
 	// ErrorLog receives the reasons connections are closed (a malformed or
-	// oversized request, a handler's panic); nil discards them.
+	// oversized request, a handler's panic, a failed authentication); nil
+	// discards them.
 	ErrorLog *stdlog.Logger
 }
 
@@ -84,6 +107,9 @@ func (o *Options) withDefaults() (Options, error) {
 	if c.MaxConns == 0 {
 		c.MaxConns = DefaultMaxConns
 	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = DefaultHandshakeTimeout
+	}
 	switch {
 	case c.MaxRequestBytes < 1<<10:
 		return c, fmt.Errorf("broker: MaxRequestBytes %d out of range [1024, %d]: %w", c.MaxRequestBytes, int64(1<<31-1), ErrInvalidOptions)
@@ -93,6 +119,21 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("broker: IdleTimeout %v is negative: %w", c.IdleTimeout, ErrInvalidOptions)
 	case c.MaxConns < 0:
 		return c, fmt.Errorf("broker: MaxConns %d is negative: %w", c.MaxConns, ErrInvalidOptions)
+	case c.HandshakeTimeout < 0:
+		return c, fmt.Errorf("broker: HandshakeTimeout %v is negative: %w", c.HandshakeTimeout, ErrInvalidOptions)
+	}
+	if c.TLS != nil {
+		if len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil && c.TLS.GetConfigForClient == nil {
+			return c, fmt.Errorf("broker: TLS has no certificate (Certificates, GetCertificate or GetConfigForClient): %w", ErrInvalidOptions)
+		}
+		c.TLS = c.TLS.Clone()
+	}
+	if c.SASL != nil {
+		sasl, err := c.SASL.withDefaults()
+		if err != nil {
+			return c, err
+		}
+		c.SASL = &sasl
 	}
 	if c.AdvertisedAddr != "" {
 		if _, _, err := splitHostPort(c.AdvertisedAddr); err != nil {

@@ -19,6 +19,7 @@ var ErrServerClosed = errors.New("broker: server closed")
 type Server struct {
 	store *strata.Store
 	opts  Options
+	sasl  *saslServer // nil without SASL
 
 	ctx    context.Context // ended by Close: ends long polls
 	cancel context.CancelFunc
@@ -49,6 +50,11 @@ func New(s *strata.Store, opts *Options) (*Server, error) {
 		return nil, err
 	}
 	srv := &Server{store: s, opts: o, slots: make(chan struct{}, o.MaxConns)}
+	if o.SASL != nil {
+		if srv.sasl, err = newSASLServer(o.SASL); err != nil {
+			return nil, err
+		}
+	}
 	srv.ctx, srv.cancel = context.WithCancel(context.Background())
 	srv.mu.conns = map[*conn]struct{}{}
 	return srv, nil
@@ -203,7 +209,7 @@ func (srv *Server) Close() error {
 		err = srv.mu.ln.Close()
 	}
 	for c := range srv.mu.conns {
-		c.nc.Close()
+		c.raw.Close() // under TLS, without waiting to send close_notify
 	}
 	srv.mu.Unlock()
 	srv.cancel()
