@@ -38,11 +38,8 @@ func (c *conn) handshake() error {
 
 // authenticate runs a SASL exchange on the connection, reading each
 // request and writing its response itself (the writer goroutine has not
-// started): ApiVersions any number of times, then SaslHandshake, then
-// SaslAuthenticate requests or, after a SaslHandshake v0, bare tokens,
-// until the client has authenticated. Any other request, a frame over
-// maxAuthFrameBytes, or a failed exchange is an error, after the response
-// that says why when there is one.
+// started), until the client has authenticated. An error, after the
+// response that says why when there is one, closes the connection.
 func (c *conn) authenticate() error {
 	sc := &saslConn{srv: c.srv.sasl}
 	for !sc.done {
@@ -50,39 +47,49 @@ func (c *conn) authenticate() error {
 		if err != nil {
 			return err
 		}
-		if sc.raw {
-			out, err := sc.step(frame)
-			if err != nil {
-				return err
+		out, err := c.srv.authFrame(sc, frame)
+		if out != nil {
+			if _, werr := c.nc.Write(out); werr != nil {
+				return fmt.Errorf("broker: during SASL authentication: %w", werr)
 			}
-			if err := c.writeAuth(append(binary.BigEndian.AppendUint32(nil, uint32(len(out))), out...)); err != nil {
-				return err
-			}
-			continue
 		}
-		h, body, err := parseHeader(frame)
 		if err != nil {
 			return err
-		}
-		switch {
-		case h.key == kmsg.SASLHandshake.Int16(), h.key == kmsg.SASLAuthenticate.Int16():
-		case h.key == kmsg.ApiVersions.Int16() && sc.session == nil:
-		default:
-			return fmt.Errorf("broker: %s: %w", kmsg.NameForKey(h.key), errUnauthenticated)
-		}
-		h.sasl = sc
-		resp, corr, err := c.srv.dispatch(h, body)
-		if err != nil {
-			return err
-		}
-		if err := c.writeAuth(appendResponse(nil, corr, resp)); err != nil {
-			return err
-		}
-		if sc.closing != nil {
-			return sc.closing
 		}
 	}
 	return nil
+}
+
+// authFrame handles one frame of a connection that has not authenticated,
+// sc its state, and returns the frame to write back (nil for none) and an
+// error that closes the connection once that frame is written. It takes
+// ApiVersions any number of times, then SaslHandshake, then
+// SaslAuthenticate requests or, after a SaslHandshake v0, bare tokens,
+// answered with bare tokens. Any other request is an error.
+func (srv *Server) authFrame(sc *saslConn, frame []byte) ([]byte, error) {
+	if sc.raw {
+		out, err := sc.step(frame)
+		if err != nil {
+			return nil, err
+		}
+		return append(binary.BigEndian.AppendUint32(nil, uint32(len(out))), out...), nil
+	}
+	h, body, err := parseHeader(frame)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case h.key == kmsg.SASLHandshake.Int16(), h.key == kmsg.SASLAuthenticate.Int16():
+	case h.key == kmsg.ApiVersions.Int16() && sc.session == nil:
+	default:
+		return nil, fmt.Errorf("broker: %s: %w", kmsg.NameForKey(h.key), errUnauthenticated)
+	}
+	h.sasl = sc
+	resp, corr, err := srv.dispatch(h, body)
+	if err != nil || resp == nil {
+		return nil, err
+	}
+	return appendResponse(nil, corr, resp), sc.closing
 }
 
 // readAuthFrame reads one frame of at most maxAuthFrameBytes.
@@ -100,12 +107,4 @@ func (c *conn) readAuthFrame() ([]byte, error) {
 		return nil, fmt.Errorf("broker: frame of %d bytes during SASL authentication cut short: %w", n, err)
 	}
 	return frame, nil
-}
-
-// writeAuth writes a response frame.
-func (c *conn) writeAuth(b []byte) error {
-	if _, err := c.nc.Write(b); err != nil {
-		return fmt.Errorf("broker: during SASL authentication: %w", err)
-	}
-	return nil
 }
