@@ -176,8 +176,12 @@ func (s *scramSession) clientFinal(in []byte) ([]byte, bool, error) {
 	if m.channel != base64.StdEncoding.EncodeToString([]byte(s.gs2)) {
 		return nil, false, failed("%s client-final channel binding %q is not the client-first's gs2 header", s.mechanism, m.channel)
 	}
-	if m.nonce != s.fullNonce {
-		return nil, false, failed("%s client-final nonce is not the server-first's", s.mechanism)
+	// The nonce ends with the server-first's, as Kafka's ScramSaslServer
+	// checks it, rather than equal to it: librdkafka (2.0.2 at least)
+	// puts its own nonce before the server-first's, which already starts
+	// with it. The server's part is in it all the same.
+	if !strings.HasSuffix(m.nonce, s.fullNonce) {
+		return nil, false, failed("%s client-final nonce does not end with the server-first's", s.mechanism)
 	}
 	proof, err := base64.StdEncoding.DecodeString(m.proof)
 	if err != nil || len(proof) != s.hash().Size() {

@@ -36,6 +36,21 @@ func TestSCRAMRFC7677(t *testing.T) {
 	_, _, err = s.step([]byte(clientFinal))
 	require.ErrorIs(t, err, errSASLFailed, "a third message")
 
+	// A nonce without the server's part fails; one that ends with the
+	// server-first's, as librdkafka sends it, is taken.
+	for nonce, ok := range map[string]bool{"rOprNGfwEbeRWgbNEkqO": false, "rOprNGfwEbeRWgbNEkqOrOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0": true} {
+		s := newSCRAMSession(ss, MechanismSCRAMSHA256, []byte("%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0"))
+		_, _, err = s.step([]byte("n,,n=user,r=rOprNGfwEbeRWgbNEkqO"))
+		require.NoError(t, err)
+		_, _, err = s.step([]byte("c=biws,r=" + nonce + ",p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="))
+		require.ErrorIs(t, err, errSASLFailed)
+		if ok {
+			require.ErrorContains(t, err, "invalid credentials", "the nonce taken, the proof (of another nonce) not")
+		} else {
+			require.ErrorContains(t, err, "nonce")
+		}
+	}
+
 	// The same exchange with one bit of the proof flipped, or another
 	// password, fails at the client-final.
 	for name, pass := range map[string]string{"flipped proof": "pencil", "another password": "pencil2"} {
