@@ -15,7 +15,8 @@
 //	...
 //	defer srv.Close()
 //
-// New and Serve serve a listener of the caller's (a tls.Listener, say).
+// New and Serve serve a listener of the caller's (with Options.TLS, a
+// plain one: the Server runs the TLS handshakes).
 // Close closes the listener and every connection and waits for them; it
 // does not close the Store.
 //
@@ -26,7 +27,8 @@
 // and transactional producers), the transaction APIs (AddPartitionsToTxn,
 // AddOffsetsToTxn, TxnOffsetCommit, EndTxn, and Produce with a
 // transactional id, on Store.InitTxnProducer and its calls), CreateTopics, DeleteTopics,
-// DescribeConfigs, DeleteRecords and DescribeCluster. Each API has its file, named by its
+// DescribeConfigs, DeleteRecords, DescribeCluster, SaslHandshake and
+// SaslAuthenticate. Each API has its file, named by its
 // key (00_produce.go, 01_fetch.go, ...), whose handler's comment says what
 // it does; apis.go lists the version ranges. Every other API key makes
 // the broker close the connection, as a Kafka broker does for a key it
@@ -43,4 +45,19 @@
 // UNSUPPORTED_VERSION and the served ranges, as Kafka answers it). A frame
 // must arrive whole within Options.IdleTimeout of the reader's being done
 // with the previous request (the response may still be being written).
+//
+// # Security
+//
+// Plain TCP without authentication is the default. Options.TLS makes
+// every connection speak TLS (Kafka's SSL listener); Options.SASL makes
+// every connection authenticate with SASL/PLAIN, SCRAM-SHA-256 or
+// SCRAM-SHA-512 first (SASL_PLAINTEXT, or SASL_SSL with TLS), against a
+// user -> password map or a callback. Until a client has authenticated,
+// only ApiVersions, SaslHandshake and SaslAuthenticate are answered: any
+// other request closes the connection, as Kafka closes it, and so does a
+// failed authentication, after its SASL_AUTHENTICATION_FAILED answer. The
+// TLS handshake and the SASL exchange must end within
+// Options.HandshakeTimeout of the accept; their frames are at most 512
+// KiB. Sessions do not expire (no KIP-368 re-authentication), and there
+// are no ACLs: an authenticated user may do everything.
 package broker
