@@ -92,15 +92,17 @@ func (srv *Server) authFrame(sc *saslConn, frame []byte) ([]byte, error) {
 	return appendResponse(nil, corr, resp), sc.closing
 }
 
-// readAuthFrame reads one frame of at most maxAuthFrameBytes.
+// readAuthFrame reads one frame of at most maxAuthFrameBytes (and
+// MaxRequestBytes).
 func (c *conn) readAuthFrame() ([]byte, error) {
 	var size [4]byte
 	if _, err := io.ReadFull(c.nc, size[:]); err != nil {
 		return nil, fmt.Errorf("broker: during SASL authentication: %w", err)
 	}
 	n := int32(binary.BigEndian.Uint32(size[:]))
-	if n < 0 || n > maxAuthFrameBytes {
-		return nil, fmt.Errorf("broker: frame of %d bytes during SASL authentication, out of range [0, %d]: %w", n, maxAuthFrameBytes, errMalformed)
+	limit := min(maxAuthFrameBytes, c.srv.opts.MaxRequestBytes)
+	if n < 0 || int(n) > limit {
+		return nil, fmt.Errorf("broker: frame of %d bytes during SASL authentication, out of range [0, %d]: %w", n, limit, errMalformed)
 	}
 	frame := c.frame(int(n))
 	if _, err := io.ReadFull(c.nc, frame); err != nil {

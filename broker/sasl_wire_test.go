@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"net"
 	"testing"
 	"time"
 
@@ -283,5 +284,38 @@ func TestSecurityOptions(t *testing.T) {
 			_, err := broker.New(s, &tt.opts)
 			require.ErrorIs(t, err, broker.ErrInvalidOptions)
 		})
+	}
+}
+
+// TestCloseDuringHandshake checks that Close ends connections stalled in
+// the TLS handshake, in the SASL exchange and after it at once, not after
+// HandshakeTimeout.
+func TestCloseDuringHandshake(t *testing.T) {
+	pki := newTestPKI(t)
+	s, err := strata.Open(t.TempDir(), nil)
+	require.NoError(t, err)
+	defer s.Close()
+	srv, err := broker.Start(s, &broker.Options{Addr: "127.0.0.1:0", TLS: pki.serverConfig(),
+		SASL: &broker.SASL{Users: testUsers}, HandshakeTimeout: time.Hour})
+	require.NoError(t, err)
+	stalled, err := net.Dial("tcp", srv.Addr().String()) // sends no ClientHello
+	require.NoError(t, err)
+	defer stalled.Close()
+	var clients []*rawClient
+	for range 2 {
+		nc, err := tls.Dial("tcp", srv.Addr().String(), pki.clientConfig())
+		require.NoError(t, err)
+		defer nc.Close()
+		clients = append(clients, &rawClient{t: t, nc: nc, f: kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw"))})
+	}
+	clients[0].roundTrip(handshakeReq(1, broker.MechanismPlain)) // and stalls
+	clients[1].authenticatePlain()
+	clients[1].roundTrip(metadataReq())
+	start := time.Now()
+	require.NoError(t, srv.Close())
+	require.Less(t, time.Since(start), 5*time.Second)
+	for _, c := range clients {
+		_, err := c.nc.Read(make([]byte, 1))
+		require.Error(t, err)
 	}
 }
