@@ -41,16 +41,22 @@ func handleFetch(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error
 	f := fetch{srv: srv, req: req, view: srv.view(req.IsolationLevel)}
 	ctx, cancel := context.WithTimeout(srv.ctx, time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond)
 	defer cancel()
-	for {
-		resp, bytes, failed, next := f.once()
-		if failed || bytes >= int(req.MinBytes) || ctx.Err() != nil {
-			return resp, nil
+	defer func() {
+		if p := recover(); p != nil {
+			f.resp.release() // a panic (handleFrame recovers it) pins nothing
+			panic(p)
 		}
-		resp.release() // nothing is held while waiting
+	}()
+	for {
+		bytes, failed, next := f.once()
+		if failed || bytes >= int(req.MinBytes) || ctx.Err() != nil {
+			return f.resp, nil
+		}
+		f.resp.release() // nothing is held while waiting
 		f.waitAny(ctx, next)
 		if ctx.Err() != nil {
-			resp, _, _, _ = f.once()
-			return resp, nil
+			f.once()
+			return f.resp, nil
 		}
 	}
 }
@@ -69,6 +75,7 @@ type fetch struct {
 	srv  *Server
 	req  *kmsg.FetchRequest
 	view strata.View
+	resp *fetchResponse // the last once's
 }
 
 // position is a partition the response read without error, and the
@@ -79,12 +86,13 @@ type position struct {
 	next  int64
 }
 
-// once reads every partition of the request and returns the response
-// (whose batches it pins: the caller releases them, or hands them to the
-// writer), the bytes of records in it, whether a partition failed, and
-// where each partition's next data would start.
-func (f *fetch) once() (*fetchResponse, int, bool, []position) {
+// once reads every partition of the request into a new f.resp (whose
+// batches it pins: the caller releases them, or hands them to the
+// writer), and returns the bytes of records in it, whether a partition
+// failed, and where each partition's next data would start.
+func (f *fetch) once() (int, bool, []position) {
 	resp := &fetchResponse{FetchResponse: f.req.ResponseKind().(*kmsg.FetchResponse)}
+	f.resp = resp
 	total, failed := 0, false
 	var next []position
 	budget := int(f.req.MaxBytes)
@@ -113,7 +121,7 @@ func (f *fetch) once() (*fetchResponse, int, bool, []position) {
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	return resp, total, failed, next
+	return total, failed, next
 }
 
 // partition fills sp with what a fetch of one partition from offset

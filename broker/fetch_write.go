@@ -22,8 +22,11 @@ type fetchResponse struct {
 	pins []strata.PinnedBatches
 }
 
-// release lets every pinned segment go; again does nothing.
+// release lets every pinned segment go; again, or on nil, does nothing.
 func (r *fetchResponse) release() {
+	if r == nil {
+		return
+	}
 	for _, p := range r.pins {
 		p.Release()
 	}
