@@ -46,6 +46,14 @@
 // must arrive whole within Options.IdleTimeout of the reader's being done
 // with the previous request (the response may still be being written).
 //
+// A Fetch response's record batches are not copied: the writer sends them
+// from the segments' memory mappings in one writev with the rest of the
+// response, and the segments stay pinned until it is written. A segment
+// that retention, compaction, DeleteRecords or DeleteTopic drops
+// meanwhile is removed once the response is written, or once its write
+// fails or takes longer than Options.IdleTimeout; the bytes sent are the
+// ones stored either way.
+//
 // # Security
 //
 // Plain TCP without authentication is the default. Options.TLS makes
