@@ -8,7 +8,8 @@
 #
 #	PASS|FAIL|SKIP|TIMEOUT  TestName  seconds
 #
-# and the counts at the end. A test's output is kept in $KGO_SUITE_LOGS
+# (under a failed test, its failed and skipped subtests) and the counts at
+# the end. A test's output is kept in $KGO_SUITE_LOGS
 # (default: a new temporary directory, printed). If a test leaves the
 # listener dead, the line says so and the next test gets a new one on a
 # new directory.
@@ -91,6 +92,11 @@ for t in $("$work/kgo.test" -test.list "$filter" | grep '^Test'); do
 		start
 	fi
 	printf '%-7s  %-60s %4ds%s\n' "$result" "$t" $((SECONDS - began)) "$note"
+	if [ "$result" = FAIL ]; then
+		# The failed subtests, and the skipped ones (a feature the broker
+		# does not advertise), under their test.
+		grep -E '^ +--- (FAIL|SKIP): ' "$logs/$t.log" | sed -E 's/^ +--- ([A-Z]+): ([^ ]+).*/           \1 \2/' || true
+	fi
 done
 echo
 for r in PASS FAIL SKIP TIMEOUT; do
