@@ -23,32 +23,36 @@ import (
 // TestFetchOutlivesTheSegment drops the segment a Fetch response is being
 // written from while the client has read only its first bytes: the client
 // still gets the very bytes stored, and the segment's files go once the
-// response is written, or once the connection closes before it is.
+// response is written, or once the connection closes before it is: the
+// server's Close, or a client that stops reading for IdleTimeout.
 func TestFetchOutlivesTheSegment(t *testing.T) {
+	dropRecords := func(t *testing.T, s *strata.Store, hw int64) {
+		require.NoError(t, s.DeleteRecords("big", 0, hw))
+		_, err := s.EnforceRetention(context.Background())
+		require.NoError(t, err)
+	}
 	for _, tc := range []struct {
 		name  string
 		drop  func(t *testing.T, s *strata.Store, hw int64)
-		close bool // the server closes the connection instead of writing it all
+		close bool          // the server closes the connection instead of writing it all
+		stall time.Duration // the client stops reading; the server's IdleTimeout
 	}{
 		{"DeleteRecords and retention", func(t *testing.T, s *strata.Store, hw int64) {
 			require.NoError(t, s.DeleteRecords("big", 0, hw))
 			_, err := s.EnforceRetention(context.Background())
 			require.NoError(t, err)
-		}, false},
+		}, false, 0},
 		{"DeleteTopic", func(t *testing.T, s *strata.Store, _ int64) {
 			require.NoError(t, s.DeleteTopic("big"))
-		}, false},
-		{"DeleteRecords then Server.Close", func(t *testing.T, s *strata.Store, hw int64) {
-			require.NoError(t, s.DeleteRecords("big", 0, hw))
-			_, err := s.EnforceRetention(context.Background())
-			require.NoError(t, err)
-		}, true},
+		}, false, 0},
+		{"DeleteRecords then Server.Close", dropRecords, true, 0},
+		{"DeleteRecords and a stalled client", dropRecords, false, 500 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := strata.Open(t.TempDir(), &strata.Options{RetentionCheckInterval: -1})
 			require.NoError(t, err)
 			defer s.Close()
-			srv, err := broker.Start(s, &broker.Options{Addr: "127.0.0.1:0"})
+			srv, err := broker.Start(s, &broker.Options{Addr: "127.0.0.1:0", IdleTimeout: tc.stall})
 			require.NoError(t, err)
 			defer srv.Close()
 
@@ -93,9 +97,12 @@ func TestFetchOutlivesTheSegment(t *testing.T) {
 			require.NoError(t, err)
 			tc.drop(t, s, hw)
 
-			if tc.close {
+			switch {
+			case tc.close:
 				require.NoError(t, srv.Close())
-			} else {
+			case tc.stall > 0:
+				// The client reads no more: the write times out.
+			default:
 				body := make([]byte, binary.BigEndian.Uint32(size[:]))
 				_, err = io.ReadFull(nc, body)
 				require.NoError(t, err)
