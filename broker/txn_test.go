@@ -170,3 +170,73 @@ func TestKgoTxnTimeout(t *testing.T) {
 	produceTxn(ctx, t, cl, true, "again")
 	require.Equal(t, []string{"again"}, storeValues(t, s, "out", strata.ReadCommitted))
 }
+
+// TestKgoTxnAndBeginTxnFenceEachOther: a Store.BeginTxn of a kgo
+// producer's transactional id aborts and fences the producer's open
+// transaction, and the producer, started again, fences the Txn in turn;
+// the records of neither fenced transaction are read under
+// read_committed.
+func TestKgoTxnAndBeginTxnFenceEachOther(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("out", strata.TopicConfig{}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	wire := txnClient(t, srv, "tx")
+	require.NoError(t, wire.BeginTransaction())
+	require.NoError(t, wire.ProduceSync(ctx, &kgo.Record{Value: []byte("wire fenced")}).FirstErr())
+
+	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "tx"})
+	require.NoError(t, err)
+	err = wire.EndTransaction(ctx, kgo.TryCommit)
+	require.True(t, isFenced(err), "%v", err)
+	require.NoError(t, tx.AppendTo(ctx, "out", 0, strata.Record{Value: []byte("txn")}))
+	require.NoError(t, tx.Commit(ctx))
+
+	tx2, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "tx"})
+	require.NoError(t, err)
+	require.NoError(t, tx2.AppendTo(ctx, "out", 0, strata.Record{Value: []byte("txn fenced")}))
+	again := txnClient(t, srv, "tx")
+	produceTxn(ctx, t, again, true, "wire")
+	require.ErrorIs(t, tx2.Commit(ctx), strata.ErrProducerFenced)
+	require.Equal(t, []string{"txn", "wire"}, storeValues(t, s, "out", strata.ReadCommitted))
+	require.Equal(t, []string{"txn", "wire"}, consumeAll(ctx, t, srv, "out", kgo.ReadCommitted(), 2))
+}
+
+// TestKgoTxnAcrossRestart: transactions kgo committed and aborted are
+// read back the same after the store is closed and opened again, and one
+// left open at Close is aborted; the producer then starts again on the new
+// server and commits.
+func TestKgoTxnAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncAlways})
+	require.NoError(t, err)
+	require.NoError(t, s.CreateTopic("out", strata.TopicConfig{Partitions: 2}))
+	srv, err := broker.Start(s, &broker.Options{Addr: "127.0.0.1:0"})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := txnClient(t, srv, "tx")
+	produceTxn(ctx, t, cl, true, "a", "b")
+	produceTxn(ctx, t, cl, false, "c")
+	produceTxn(ctx, t, cl, true, "d")
+	require.NoError(t, cl.BeginTransaction())
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Key: []byte("e"), Value: []byte("e")}).FirstErr())
+	cl.Close()
+	require.NoError(t, srv.Close())
+	require.NoError(t, s.Close())
+
+	s, err = strata.Open(dir, &strata.Options{Sync: strata.SyncAlways})
+	require.NoError(t, err)
+	srv, err = broker.Start(s, &broker.Options{Addr: "127.0.0.1:0"})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, srv.Close())
+		require.NoError(t, s.Close())
+	})
+	require.Equal(t, []string{"a", "b", "d"}, storeValues(t, s, "out", strata.ReadCommitted))
+	require.Equal(t, []string{"a", "b", "c", "d", "e"}, storeValues(t, s, "out", strata.ReadUncommitted))
+	require.Equal(t, []string{"a", "b", "d"}, consumeAll(ctx, t, srv, "out", kgo.ReadCommitted(), 3))
+	cl = txnClient(t, srv, "tx")
+	produceTxn(ctx, t, cl, true, "f")
+	require.Equal(t, []string{"a", "b", "d", "f"}, storeValues(t, s, "out", strata.ReadCommitted))
+}
