@@ -24,15 +24,25 @@
 //
 // ApiVersions, Metadata, Produce, Fetch, ListOffsets, FindCoordinator,
 // standalone OffsetCommit and OffsetFetch, InitProducerId (idempotent
-// and transactional producers), the transaction APIs (AddPartitionsToTxn,
-// AddOffsetsToTxn, TxnOffsetCommit, EndTxn, and Produce with a
-// transactional id, on Store.InitTxnProducer and its calls), CreateTopics, DeleteTopics,
-// DescribeConfigs, DeleteRecords, DescribeCluster, SaslHandshake and
-// SaslAuthenticate. Each API has its file, named by its
+// and transactional producers), AddPartitionsToTxn, AddOffsetsToTxn,
+// TxnOffsetCommit, EndTxn, Produce with a transactional id, CreateTopics,
+// DeleteTopics, DescribeConfigs, DeleteRecords, DescribeCluster,
+// SaslHandshake and SaslAuthenticate. Each API has its file, named by its
 // key (00_produce.go, 01_fetch.go, ...), whose handler's comment says what
 // it does; apis.go lists the version ranges. Every other API key makes
 // the broker close the connection, as a Kafka broker does for a key it
 // does not know.
+//
+// # Transactions
+//
+// A transactional producer's requests go to the store's transaction
+// coordinator through Store.InitTxnProducer, AddTxnPartitions,
+// AppendTxnBatch, CommitTxnOffsets and EndTxn, so that it and a
+// Store.BeginTxn of the same transactional id fence each other. The
+// producer keeps its epoch across its transactions (transaction version
+// 1): EndTxn v5 is not served and ApiVersions finalizes no
+// transaction.version feature, so franz-go and librdkafka both run
+// version 1.
 //
 // # Connections
 //

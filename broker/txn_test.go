@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -239,4 +240,151 @@ func TestKgoTxnAcrossRestart(t *testing.T) {
 	cl = txnClient(t, srv, "tx")
 	produceTxn(ctx, t, cl, true, "f")
 	require.Equal(t, []string{"a", "b", "d", "f"}, storeValues(t, s, "out", strata.ReadCommitted))
+}
+
+// TestKgoGroupTransactSession runs kgo's GroupTransactSession, a
+// consume-transform-produce loop: it consumes "in" in a group (JoinGroup,
+// SyncGroup over the wire), produces a record to "out" per record read,
+// and commits the group's offsets in the same transaction
+// (AddOffsetsToTxn, TxnOffsetCommit with its member and generation), every
+// third transaction aborted and its records read again. At the end "out"
+// holds, under read_committed, each input record's output exactly once,
+// and the group's committed offsets (Store.Committed) are the input's
+// ends.
+func TestKgoGroupTransactSession(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("in", strata.TopicConfig{Partitions: 2}))
+	require.NoError(t, s.CreateTopic("out", strata.TopicConfig{Partitions: 2}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const n = 200
+	var want []string
+	for i := range n {
+		v := fmt.Sprintf("in-%03d", i)
+		_, err := s.AppendTo(ctx, "in", i%2, strata.Record{Value: []byte(v)})
+		require.NoError(t, err)
+		want = append(want, "out of "+v)
+	}
+	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(srv.Addr().String()), kgo.TransactionalID("relay"),
+		kgo.ConsumerGroup("relays"), kgo.ConsumeTopics("in"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DefaultProduceTopic("out"), kgo.FetchMaxBytes(1000))
+	require.NoError(t, err)
+	defer sess.Close()
+	done := func() bool {
+		for p := range 2 {
+			om, ok := s.Committed("relays", "in", p)
+			if !ok || om.Offset < n/2 {
+				return false
+			}
+		}
+		return true
+	}
+	for round := 0; !done(); round++ {
+		require.NoError(t, ctx.Err(), "the session never committed the input's end")
+		fs := sess.PollFetches(ctx)
+		fs.EachError(func(topic string, p int32, err error) { require.NoError(t, err, "%s-%d", topic, p) })
+		if fs.NumRecords() == 0 {
+			continue
+		}
+		require.NoError(t, sess.Begin())
+		fs.EachRecord(func(r *kgo.Record) {
+			sess.Produce(ctx, &kgo.Record{Value: append([]byte("out of "), r.Value...)}, nil)
+		})
+		committed, err := sess.End(ctx, kgo.TransactionEndTry(round%3 != 2))
+		require.NoError(t, err)
+		t.Logf("round %d: %d records, committed %v", round, fs.NumRecords(), committed)
+	}
+	require.Equal(t, want, storeValues(t, s, "out", strata.ReadCommitted))
+	require.Equal(t, want, consumeAll(ctx, t, srv, "out", kgo.ReadCommitted(), n))
+}
+
+// TestKgoGroupTransactSessionsRebalance runs two GroupTransactSessions,
+// of two transactional ids, in one group over "in", the second joining
+// while the first is at work (a rebalance that moves partitions between
+// them mid-stream; a session whose generation moved on has its
+// TxnOffsetCommit refused and aborts). Under read_committed, "out" holds
+// each input record's output exactly once.
+func TestKgoGroupTransactSessionsRebalance(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("in", strata.TopicConfig{Partitions: 4}))
+	require.NoError(t, s.CreateTopic("out", strata.TopicConfig{Partitions: 2}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const n = 2000
+	var want []string
+	for i := range n {
+		v := fmt.Sprintf("in-%04d", i)
+		_, err := s.AppendTo(ctx, "in", i%4, strata.Record{Value: []byte(v)})
+		require.NoError(t, err)
+		want = append(want, "out of "+v)
+	}
+	done := func() bool {
+		for p := range 4 {
+			om, ok := s.Committed("relays", "in", p)
+			if !ok || om.Offset < n/4 {
+				return false
+			}
+		}
+		return true
+	}
+	var commits [2]atomic.Int32 // by each session
+	run := func(i int, id string, started chan<- struct{}) error {
+		sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(srv.Addr().String()), kgo.TransactionalID(id),
+			kgo.ConsumerGroup("relays"), kgo.ConsumeTopics("in"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DefaultProduceTopic("out"), kgo.FetchMaxBytes(2000),
+			kgo.Balancers(kgo.CooperativeStickyBalancer()))
+		if err != nil {
+			return err
+		}
+		defer sess.Close()
+		for round := 0; !done(); round++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			// Bounded, so that a session left with nothing to read
+			// sees the other one finish.
+			pollCtx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			fs := sess.PollRecords(pollCtx, 50)
+			cancel()
+			if err := fs.Err0(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				return err
+			}
+			if fs.NumRecords() == 0 {
+				continue
+			}
+			if err := sess.Begin(); err != nil {
+				return err
+			}
+			fs.EachRecord(func(r *kgo.Record) {
+				sess.Produce(ctx, &kgo.Record{Value: append([]byte("out of "), r.Value...)}, nil)
+			})
+			committed, err := sess.End(ctx, kgo.TryCommit)
+			if err != nil {
+				return err
+			}
+			if committed {
+				commits[i].Add(1)
+			}
+			if round == 3 && started != nil {
+				close(started)
+				started = nil
+			}
+		}
+		return nil
+	}
+	started := make(chan struct{})
+	errs := make(chan error, 2)
+	go func() { errs <- run(0, "relay-a", started) }()
+	go func() {
+		select {
+		case <-started:
+		case <-ctx.Done():
+		}
+		errs <- run(1, "relay-b", nil)
+	}()
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
+	t.Logf("transactions committed: %d and %d", commits[0].Load(), commits[1].Load())
+	require.NotZero(t, commits[1].Load(), "the second session did some of the work")
+	require.Equal(t, want, storeValues(t, s, "out", strata.ReadCommitted))
 }
