@@ -399,3 +399,34 @@ func TestCreatePartitionsConcurrent(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, d.Partitions, 8)
 }
+
+// TestCreatePartitionsGroup: a group's consumer is assigned the new
+// partitions (the group rebalances on the new count) and reads them.
+func TestCreatePartitionsGroup(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s := stratatest.Open(t, nil)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 2}))
+	c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{AutoOffsetReset: strata.ResetEarliest})
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = s.AppendTo(ctx, "t", 0, rec("k", "old"))
+	require.NoError(t, err)
+	msgs, err := c.Poll(ctx)
+	require.NoError(t, err)
+	require.Len(t, msgs, 1)
+	require.Len(t, c.Assignment(), 2)
+
+	require.NoError(t, s.CreatePartitions("t", 4))
+	_, err = s.AppendTo(ctx, "t", 3, rec("k", "new"))
+	require.NoError(t, err)
+	for {
+		msgs, err := c.Poll(ctx)
+		require.NoError(t, err)
+		if len(msgs) > 0 && msgs[0].Partition == 3 {
+			require.Equal(t, "new", string(msgs[0].Value))
+			break
+		}
+	}
+	require.Len(t, c.Assignment(), 4)
+}
