@@ -26,8 +26,11 @@
 // standalone OffsetCommit and OffsetFetch, InitProducerId (idempotent
 // and transactional producers), AddPartitionsToTxn, AddOffsetsToTxn,
 // TxnOffsetCommit, EndTxn, Produce with a transactional id, CreateTopics,
-// DeleteTopics, DescribeConfigs, DeleteRecords, DescribeCluster,
-// SaslHandshake and SaslAuthenticate. Each API has its file, named by its
+// DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs,
+// IncrementalAlterConfigs (the topic configs that may change on an
+// existing topic: those retention and the cleaner read; see
+// topic_configs.go), DeleteRecords, DescribeCluster, SaslHandshake and
+// SaslAuthenticate. Each API has its file, named by its
 // key (00_produce.go, 01_fetch.go, ...), whose handler's comment says what
 // it does; apis.go lists the version ranges. Every other API key makes
 // the broker close the connection, as a Kafka broker does for a key it
