@@ -105,9 +105,22 @@ func FuzzHandleFrame(f *testing.F) {
 	ipid := kmsg.NewPtrInitProducerIDRequest()
 	ipid.SetVersion(4)
 	f.Add(frameOf(ipid))
+	for _, version := range []int16{3, 5} {
+		join := kmsg.NewPtrJoinGroupRequest()
+		join.SetVersion(version)
+		join.Group, join.ProtocolType, join.SessionTimeoutMillis = "g", "consumer", 10000
+		join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0, 1}}}
+		f.Add(frameOf(join))
+	}
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Group, sync.Generation = "g", 1
+	f.Add(frameOf(sync))
 	srv := testServer(f)
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		resp, _, err := srv.handleFrame(frame)
+		if errors.Is(err, ErrServerClosed) {
+			return // a JoinGroup or SyncGroup that would wait: testServer is closed
+		}
 		if err != nil {
 			require.ErrorIs(t, err, errMalformed)
 			require.False(t, errors.Is(err, errPanic), "%v", err)

@@ -118,6 +118,7 @@ func (c *counter) len() int {
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
+	defer func(start time.Time) { t.Logf("%s: %v", what, time.Since(start)) }(time.Now())
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
