@@ -23,8 +23,10 @@
 // # What is served
 //
 // ApiVersions, Metadata, Produce, Fetch, ListOffsets, FindCoordinator,
-// standalone OffsetCommit and OffsetFetch, InitProducerId (idempotent
-// and transactional producers), AddPartitionsToTxn, AddOffsetsToTxn,
+// the classic group protocol (JoinGroup, SyncGroup, Heartbeat,
+// LeaveGroup; see Groups below), OffsetCommit and OffsetFetch,
+// ListGroups, DescribeGroups, DeleteGroups, OffsetDelete,
+// InitProducerId (idempotent and transactional producers), AddPartitionsToTxn, AddOffsetsToTxn,
 // TxnOffsetCommit, EndTxn, Produce with a transactional id, CreateTopics,
 // DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs,
 // IncrementalAlterConfigs (the topic configs that may change on an
@@ -35,6 +37,18 @@
 // it does; apis.go lists the version ranges. Every other API key makes
 // the broker close the connection, as a Kafka broker does for a key it
 // does not know.
+//
+// # Groups
+//
+// Classic groups are coordinated as Kafka's GroupCoordinator does, with
+// the clients' assignors; their state is in memory (groups.go) and their
+// commits in the store's __consumer_offsets. A JoinGroup or SyncGroup
+// waits for the rebalance, blocking its connection as Kafka's does, until
+// the rebalance completes or Close. A group is used either by
+// strata.Consumer in the process or by wire clients: while it has wire
+// members the Server holds a claim on it (strata.Store.ClaimGroup), and a
+// wire JoinGroup for a group with consumers in the process is
+// INCONSISTENT_GROUP_PROTOCOL.
 //
 // # Transactions
 //
