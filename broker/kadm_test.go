@@ -188,6 +188,9 @@ func TestKadmTopicConfigs(t *testing.T) {
 	created, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"retention.ms": ptr("3600000"), "cleanup.policy": ptr("compact,delete")}, "cfg")
 	require.NoError(t, err)
 	require.NoError(t, created.Err)
+	require.Equal(t, "3600000", val(created.Configs["retention.ms"]), "CreateTopics v5+ returns the configs")
+	require.Equal(t, kmsg.ConfigSourceDynamicTopicConfig, created.Configs["retention.ms"].Source)
+	require.Equal(t, "1073741824", val(created.Configs["segment.bytes"]))
 
 	cs := configsOf(t, ctx, adm, "cfg")
 	require.Equal(t, "3600000", val(cs["retention.ms"]))
