@@ -1,6 +1,7 @@
 package strata_test
 
 import (
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -166,4 +167,43 @@ func TestTxnProducerAcrossReopen(t *testing.T) {
 	v := viewTxns(t, s, "a", 0)
 	require.Equal(t, []string{"committed"}, v.committed)
 	require.Equal(t, []string{"open"}, v.aborted)
+}
+
+// TestTxnProducerFsyncsUnderSyncAlways counts what a TxnProducer's
+// transaction fsyncs under SyncAlways beside a Txn's (see
+// TestTxnFsyncsUnderSyncAlways): the same, plus, from its second
+// transaction at the epoch, the last one's markers and its Ongoing record
+// before its first batch.
+func TestTxnProducerFsyncsUnderSyncAlways(t *testing.T) {
+	s := openTxnStore(t, vfs.NewMem(), strata.SyncAlways)
+	require.NoError(t, s.CreateTopic("in", strata.TopicConfig{}))
+	_, err := s.AppendTo(ctx, "in", 0, vals("in", 10)...)
+	require.NoError(t, err)
+	one := []strata.TopicPartition{{Topic: "a", Partition: 0}}
+	three := []strata.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 1}, {Topic: "b", Partition: 0}}
+	p, err := s.InitTxnProducer(ctx, strata.TxnProducerOptions{ID: "relay"})
+	require.NoError(t, err)
+	n := 0
+	seqs := map[strata.TopicPartition]int32{}
+	commit := func(parts []strata.TopicPartition) int64 {
+		t.Helper()
+		n++
+		before := benchFsyncs(s)
+		require.NoError(t, s.AddTxnPartitions(ctx, p, parts...))
+		for _, tp := range parts {
+			_, _, err := s.AppendTxnBatch(ctx, p, tp.Topic, tp.Partition, txnBatch(p, seqs[tp], fmt.Sprintf("t%d", n)))
+			require.NoError(t, err)
+			seqs[tp]++
+		}
+		require.NoError(t, s.AddTxnPartitions(ctx, p))
+		require.NoError(t, s.CommitTxnOffsets(ctx, p, "g", map[strata.TopicPartition]strata.OffsetAndMetadata{{Topic: "in"}: {Offset: int64(n)}}))
+		require.NoError(t, s.EndTxn(ctx, p, true))
+		return benchFsyncs(s) - before
+	}
+	require.Equal(t, int64(3), commit(one), "the first at the epoch: its partition, the offsets' and the decision")
+	for range 3 {
+		require.Equal(t, int64(6), commit(one), "and the last one's markers (2) and its Ongoing record")
+	}
+	require.Equal(t, int64(8), commit(three), "three partitions, the offsets', the decision, two markers and the Ongoing record")
+	require.Equal(t, int64(8), commit(one))
 }
