@@ -10,9 +10,12 @@ import (
 // their metadata strings, or dropped. From v3 the request names the
 // consumer's member id and generation (KIP-447), which memberCode checks
 // as OffsetCommit does (a member not of the group's generation is
-// UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or FENCED_INSTANCE_ID; below v3,
-// or with generation -1 and no member, a standalone commit of a group
-// without wire members). No transaction open is INVALID_TXN_STATE, an
+// UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or FENCED_INSTANCE_ID). Below v3,
+// or with generation -1 and no member, the offsets are the group's
+// whatever its members, as Kafka takes a transactional commit that names
+// only the group (GroupMetadata.validateOffsetCommit, KIP-447's
+// compatibility with sendOffsetsToTransaction(offsets, groupId)). No
+// transaction open is INVALID_TXN_STATE, an
 // offset out of range OFFSET_OUT_OF_RANGE, a metadata string too long
 // OFFSET_METADATA_TOO_LARGE, every partition of the request alike (the
 // offsets are added together or not at all); a fenced producer is
@@ -23,8 +26,11 @@ func handleTxnOffsetCommit(srv *Server, _ header, kreq kmsg.Request) (kmsg.Respo
 	code := errInvalidGroupID
 	switch {
 	case req.Group == "":
-	case req.Version < 3:
-		code = srv.memberCode(req.Group, "", -1)
+	case req.Version < 3, req.MemberID == "" && req.InstanceID == nil && req.Generation < 0:
+		// No member: a producer that names only the group (below v3
+		// always), which Kafka's validateOffsetCommit lets a
+		// transactional commit do whatever the group's members.
+		code = errNone
 	case req.InstanceID != nil:
 		code = srv.memberCodeFor(req.Group, req.MemberID, *req.InstanceID, req.Generation)
 	default:

@@ -62,6 +62,8 @@ func codeOf(err error) int16 {
 		return errOutOfOrderSequence
 	case errors.Is(err, strata.ErrProducerFenced):
 		return errInvalidProducerEpoch
+	case errors.Is(err, strata.ErrInvalidTxnState):
+		return errInvalidTxnState
 	case errors.Is(err, strata.ErrNoKey), errors.Is(err, strata.ErrInvalidProducer):
 		return errInvalidRecord
 	case errors.Is(err, strata.ErrCorrupt), errors.Is(err, strata.ErrNoRecords):

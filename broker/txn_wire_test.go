@@ -1,10 +1,12 @@
 package broker_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/stratalog/strata"
@@ -111,6 +113,48 @@ func TestTxnErrorCodes(t *testing.T) {
 	require.Equal(t, int16(0), bumped.ErrorCode, "KIP-360: the current epoch bumps")
 	require.Equal(t, epoch+2, bumped.ProducerEpoch)
 	require.Equal(t, []string{"v"}, storeValues(t, s, "events", strata.ReadCommitted))
+
+	// A group with a member over the wire: a commit of another member,
+	// or at another generation, is refused; one that names only the
+	// group is the group's.
+	assigned := make(chan struct{}, 1)
+	member, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()), kgo.ConsumerGroup("joined"), kgo.ConsumeTopics("events"),
+		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
+			select {
+			case assigned <- struct{}{}:
+			default:
+			}
+		}))
+	require.NoError(t, err)
+	defer member.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go member.PollFetches(ctx)
+	select {
+	case <-assigned:
+	case <-ctx.Done():
+		t.Fatal("the consumer never joined")
+	}
+	memberID, generation := member.GroupMetadata()
+	p2, e2 := bumped.ProducerID, bumped.ProducerEpoch
+	require.Equal(t, []int16{0}, addParts(3, p2, e2, "events", 0))
+	commitAs := func(memberID string, generation int32) int16 {
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.SetVersion(3)
+		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = id, "joined", p2, e2
+		req.MemberID, req.Generation = memberID, generation
+		rt := kmsg.NewTxnOffsetCommitRequestTopic()
+		rt.Topic = "events"
+		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		rp.Offset = 1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return c.roundTrip(req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	require.Equal(t, int16(25), commitAs("stranger", generation), "UNKNOWN_MEMBER_ID")
+	require.Equal(t, int16(22), commitAs(memberID, generation+1), "ILLEGAL_GENERATION")
+	require.Equal(t, int16(0), commitAs(memberID, generation))
+	require.Equal(t, int16(0), commitAs("", -1), "the group's, whatever its members")
 
 	// The transactional id's coordinator is node 0.
 	fc := kmsg.NewPtrFindCoordinatorRequest()
