@@ -195,10 +195,14 @@ func (p *Partition) OffsetForTimestamp(ts int64) (offset, timestamp int64, found
 // with the largest record timestamp there, with that timestamp, as
 // Kafka's ListOffsets with MAX_TIMESTAMP (KIP-734) does; control batches
 // (transaction markers) are passed over. found is false when there is no
-// record. It reads the batch headers of the segments whose largest
-// timestamp could hold it (usually the last one), and the batch that
-// holds the record.
+// record. The segment with the largest timestamp usually holds a record
+// of that timestamp, which its time index finds; when it does not (the
+// largest is a marker's, or above limit), the batch headers of the
+// segments whose largest timestamp could hold the record are read.
 func (p *Partition) OffsetForMaxTimestamp(limit int64) (offset, timestamp int64, found bool, err error) {
+	if off, ts, ok, err := p.maxTimestampFast(limit); err != nil || ok {
+		return off, ts, ok, err
+	}
 	best := int64(-1)
 	for {
 		if err := p.checkOpen(); err != nil {
@@ -237,6 +241,33 @@ func (p *Partition) OffsetForMaxTimestamp(limit int64) (offset, timestamp int64,
 		return -1, -1, false, nil
 	}
 	return p.OffsetForTimestamp(best)
+}
+
+// maxTimestampFast looks for a record, below the high watermark and
+// limit, of the largest timestamp of the segments, in the first segment
+// that reaches it; ok is false when that segment holds none.
+func (p *Partition) maxTimestampFast(limit int64) (offset, timestamp int64, ok bool, err error) {
+	if err := p.checkOpen(); err != nil {
+		return -1, -1, false, err
+	}
+	st, start, hw := p.readable()
+	limit = min(limit, hw)
+	var top *segRef
+	for _, r := range st.segs {
+		if r.seg.NextOffset() > start && r.seg.Base() < limit && (top == nil || r.seg.MaxTimestamp() > top.seg.MaxTimestamp()) {
+			top = r
+		}
+	}
+	if top == nil || top.seg.MaxTimestamp() < 0 || !top.acquire() {
+		return -1, -1, false, nil
+	}
+	defer func() { _ = top.release() }()
+	dec := log.Decoder{Limit: p.cfg.maxDecompress()}
+	off, ts, ok, err := top.seg.FindOffsetByTimestamp(top.seg.MaxTimestamp(), start, limit, &dec)
+	if err != nil {
+		return -1, -1, false, fmt.Errorf("partition: reading %s: %w", p.name, err)
+	}
+	return off, ts, ok, nil
 }
 
 // maxDataTimestamp returns the largest max timestamp of the data batches
