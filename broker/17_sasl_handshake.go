@@ -13,8 +13,11 @@ import (
 // offered is UNSUPPORTED_SASL_MECHANISM, and a second handshake
 // ILLEGAL_SASL_STATE, after which the connection closes, as Kafka's
 // SaslServerAuthenticator closes it. On a connection that has
-// authenticated, or on a Server without SASL, it is ILLEGAL_SASL_STATE
-// and the connection stays open (Kafka's KafkaApis).
+// authenticated, it starts a re-authentication when sessions end
+// (SASL.SessionLifetime, KIP-368), at v1 and with the session's
+// mechanism, or the connection closes. Otherwise there, and on a Server
+// without SASL, it is ILLEGAL_SASL_STATE and the connection stays open
+// (Kafka's KafkaApis).
 func handleSaslHandshake(srv *Server, h header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.SASLHandshakeRequest)
 	resp := req.ResponseKind().(*kmsg.SASLHandshakeResponse)
@@ -25,6 +28,8 @@ func handleSaslHandshake(srv *Server, h header, kreq kmsg.Request) (kmsg.Respons
 	switch {
 	case sc == nil:
 		resp.ErrorCode = errIllegalSaslState
+	case sc.done:
+		resp.ErrorCode = sc.reauthenticate(req.Version, req.Mechanism)
 	case sc.session != nil:
 		resp.ErrorCode = errIllegalSaslState
 		sc.closing = fmt.Errorf("broker: a second SaslHandshake: %w", errUnauthenticated)

@@ -10,8 +10,8 @@ import (
 // handleSaslAuthenticate carries one step of the SASL exchange a
 // SaslHandshake v1 started (KIP-152): the client's token in, the
 // server's out. A failed step is SASL_AUTHENTICATION_FAILED with the
-// reason, and the connection closes. session_lifetime_ms (v1 on) is 0:
-// the session does not expire (KIP-368 is not served). Before a
+// reason, and the connection closes. session_lifetime_ms (v1 on) is
+// SASL.SessionLifetime, 0 when sessions do not end (KIP-368). Before a
 // SaslHandshake v1, after a v0 one, after the exchange has succeeded, or
 // on a Server without SASL, it is ILLEGAL_SASL_STATE; the connection then
 // closes unless it has authenticated (Kafka's KafkaApis answers the same
@@ -22,7 +22,7 @@ func handleSaslAuthenticate(srv *Server, h header, kreq kmsg.Request) (kmsg.Resp
 	resp.SASLAuthBytes = []byte{}
 	sc := h.sasl
 	switch {
-	case sc == nil:
+	case sc == nil, sc.done:
 		resp.ErrorCode = errIllegalSaslState
 		msg := "SaslAuthenticate on a connection that has authenticated"
 		if srv.sasl == nil {
@@ -48,5 +48,6 @@ func handleSaslAuthenticate(srv *Server, h header, kreq kmsg.Request) (kmsg.Resp
 		return resp, nil
 	}
 	resp.SASLAuthBytes = out
+	resp.SessionLifetimeMillis = sc.lifetimeMillis()
 	return resp, nil
 }

@@ -25,6 +25,9 @@ type conn struct {
 	raw net.Conn      // the TCP connection under nc: nc itself without TLS
 	out chan response // to the writer, in request order
 	buf []byte        // the last request's frame, reused when small
+	// sasl is the SASL session of an authenticated connection, kept when
+	// sessions end (SASL.SessionLifetime); nil otherwise.
+	sasl *saslConn
 }
 
 // response is a response to write, with the correlation id of its request.
@@ -85,12 +88,12 @@ func (c *conn) read() error {
 		if _, err := io.ReadFull(c.nc, frame); err != nil {
 			return fmt.Errorf("broker: request of %d bytes cut short: %w", n, err)
 		}
-		resp, corr, err := c.srv.handleFrame(frame)
-		if err != nil {
-			return err
-		}
+		resp, corr, err := c.handle(frame)
 		if resp != nil {
 			c.out <- response{corr: corr, resp: resp}
+		}
+		if err != nil {
+			return err
 		}
 	}
 }

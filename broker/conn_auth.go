@@ -3,6 +3,7 @@ package broker
 import (
 	"crypto/tls"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -57,7 +58,45 @@ func (c *conn) authenticate() error {
 			return err
 		}
 	}
+	if sc.srv.lifetime > 0 {
+		c.sasl = sc
+	}
 	return nil
+}
+
+// errSessionExpired means a request came after the connection's SASL
+// session ended: the connection closes.
+var errSessionExpired = errors.New("broker: SASL session expired")
+
+// handle handles a request frame of an authenticated connection, as
+// handleFrame does, and, when SASL sessions end, closes the connection
+// at a request that comes after its session has (but a SaslHandshake
+// that starts a re-authentication), and at any but SaslAuthenticate
+// during a re-authentication. The response comes with the error when
+// there is one to write before closing.
+func (c *conn) handle(frame []byte) (kmsg.Response, int32, error) {
+	sc := c.sasl
+	if sc == nil {
+		return c.srv.handleFrame(frame)
+	}
+	h, body, err := parseHeader(frame)
+	if err != nil {
+		return nil, 0, err
+	}
+	switch {
+	case !sc.done && h.key != kmsg.SASLAuthenticate.Int16():
+		return nil, 0, fmt.Errorf("broker: %s during SASL re-authentication: %w", kmsg.NameForKey(h.key), errUnauthenticated)
+	case sc.done && h.key != kmsg.SASLHandshake.Int16() && time.Now().After(sc.expiry):
+		return nil, 0, fmt.Errorf("broker: %s after the SASL session of %q ended at %s: %w", kmsg.NameForKey(h.key), sc.user, sc.expiry.Format(time.RFC3339Nano), errSessionExpired)
+	}
+	if h.key == kmsg.SASLHandshake.Int16() || h.key == kmsg.SASLAuthenticate.Int16() {
+		h.sasl = sc
+	}
+	resp, corr, err := c.srv.dispatch(h, body)
+	if err != nil {
+		return nil, 0, err
+	}
+	return resp, corr, sc.closing
 }
 
 // authFrame handles one frame of a connection that has not authenticated,

@@ -93,6 +93,8 @@
 // failed authentication, after its SASL_AUTHENTICATION_FAILED answer. The
 // TLS handshake and the SASL exchange must end within
 // Options.HandshakeTimeout of the accept; their frames are at most 512
-// KiB. Sessions do not expire (no KIP-368 re-authentication), and there
-// are no ACLs: an authenticated user may do everything.
+// KiB. A session lasts as long as its connection unless
+// SASL.SessionLifetime ends it, and the client authenticates again on the
+// connection (KIP-368). There are no ACLs: an authenticated user may do
+// everything.
 package broker

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
 // The SASL mechanisms the broker serves, by their names in SaslHandshake.
@@ -35,10 +36,10 @@ const (
 // any other request, as Kafka's SaslServerAuthenticator does. A failed
 // authentication is answered with SASL_AUTHENTICATION_FAILED (58) and a
 // message (or, after a SaslHandshake v0, whose tokens come without Kafka
-// headers, with nothing), and the connection closes. Sessions do not
-// expire: SaslAuthenticate's session_lifetime_ms is 0 (no KIP-368
-// re-authentication). The authenticated user is not otherwise used:
-// there are no ACLs, every user may do everything.
+// headers, with nothing), and the connection closes. Sessions last as
+// long as the connection unless SessionLifetime says otherwise. The
+// authenticated user is not otherwise used: there are no ACLs, every
+// user may do everything.
 //
 // Set Users or Password, not both.
 type SASL struct {
@@ -66,6 +67,18 @@ type SASL struct {
 	// credentials. Default and minimum MinSCRAMIterations (4096);
 	// at most MaxSCRAMIterations (16384).
 	SCRAMIterations int
+	// SessionLifetime, when positive, ends each authenticated session
+	// that long after it began (Kafka's connections.max.reauth.ms,
+	// KIP-368): SaslAuthenticate v1 and later tell the client
+	// (session_lifetime_ms), which authenticates again on the same
+	// connection before then, with the same mechanism and user
+	// (franz-go does; librdkafka from 2.2.0). A connection whose session
+	// has ended is closed at its next request other than a SaslHandshake
+	// that starts the re-authentication, whatever the client's versions,
+	// as Kafka closes it. As Kafka, a re-authentication is taken at most
+	// once a second; a SaslHandshake sooner is ILLEGAL_SASL_STATE. Default
+	// 0: sessions do not end, and session_lifetime_ms is 0.
+	SessionLifetime time.Duration
 }
 
 // withDefaults returns a copy of a with the defaults filled in, and the
@@ -95,6 +108,8 @@ func (a *SASL) withDefaults() (SASL, error) {
 		return c, fmt.Errorf("broker: SASL has both Users and Password; set one: %w", ErrInvalidOptions)
 	case c.Password == nil && len(c.Users) == 0:
 		return c, fmt.Errorf("broker: SASL has no Users and no Password: %w", ErrInvalidOptions)
+	case c.SessionLifetime < 0:
+		return c, fmt.Errorf("broker: SASL SessionLifetime %v is negative: %w", c.SessionLifetime, ErrInvalidOptions)
 	}
 	for user, pass := range c.Users {
 		if user == "" || pass == "" {
@@ -112,6 +127,7 @@ type saslServer struct {
 	users      map[string]string // nil with password
 	password   func(string) (string, bool)
 	iterations int
+	lifetime   time.Duration // 0: sessions do not end
 	// scram holds the SCRAM credentials derived from users, by mechanism
 	// and user.
 	scram map[string]map[string]scramCredential
@@ -123,7 +139,7 @@ type saslServer struct {
 // newSASLServer derives the SCRAM credentials of o's users.
 func newSASLServer(o *SASL) (*saslServer, error) {
 	ss := &saslServer{mechanisms: o.Mechanisms, users: o.Users, password: o.Password,
-		iterations: o.SCRAMIterations, scram: map[string]map[string]scramCredential{}, secret: make([]byte, 32)}
+		iterations: o.SCRAMIterations, lifetime: o.SessionLifetime, scram: map[string]map[string]scramCredential{}, secret: make([]byte, 32)}
 	_, _ = rand.Read(ss.secret)
 	for _, m := range ss.mechanisms {
 		hf := scramHash(m)
@@ -181,18 +197,28 @@ type saslSession interface {
 	user() string
 }
 
-// saslConn is the SASL state of a connection that has not authenticated
-// yet; it travels to the SASL handlers in header.sasl.
+// saslConn is the SASL state of a connection: of one that has not
+// authenticated yet, and, when sessions end (SASL.SessionLifetime), of
+// one that has, for re-authentication. It travels to the SASL handlers in
+// header.sasl.
 type saslConn struct {
-	srv     *saslServer
-	session saslSession // nil before SaslHandshake
-	raw     bool        // the handshake was v0: tokens come without Kafka headers
-	done    bool        // authenticated
+	srv       *saslServer
+	session   saslSession // nil before SaslHandshake
+	mechanism string
+	raw       bool // the handshake was v0: tokens come without Kafka headers
+	done      bool // authenticated, and not re-authenticating
+	user      string
+	started   time.Time // of the last handshake
+	expiry    time.Time // of the session, when it ends
 	// closing is why the connection closes once the response the
 	// handler returned is written (a failed authentication, a handshake
 	// refused); nil to go on.
 	closing error
 }
+
+// minReauthInterval is the least time between the starts of two
+// re-authentications (Kafka's KafkaChannel MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS).
+const minReauthInterval = time.Second
 
 // handshake starts an exchange of mechanism, raw or within
 // SaslAuthenticate requests.
@@ -205,17 +231,51 @@ func (sc *saslConn) handshake(mechanism string, raw bool) bool {
 	} else {
 		sc.session = newSCRAMSession(sc.srv, mechanism, nil)
 	}
-	sc.raw = raw
+	sc.mechanism, sc.raw, sc.started = mechanism, raw, time.Now()
 	return true
 }
 
-// step runs one step of the exchange the handshake started.
+// reauthenticate starts a re-authentication of an authenticated session
+// with a SaslHandshake of version and mechanism; it returns the error
+// code to answer, and sets closing when the connection is to close.
+func (sc *saslConn) reauthenticate(version int16, mechanism string) int16 {
+	switch {
+	case sc.srv.lifetime == 0 || time.Since(sc.started) < minReauthInterval:
+		return errIllegalSaslState
+	case version == 0 || mechanism != sc.mechanism:
+		sc.closing = fmt.Errorf("broker: re-authentication by SaslHandshake v%d with %q, not v1 with %s: %w", version, mechanism, sc.mechanism, errSASLFailed)
+		return errIllegalSaslState
+	}
+	sc.handshake(mechanism, false)
+	sc.done = false
+	return errNone
+}
+
+// step runs one step of the exchange the handshake started. A
+// re-authentication must be of the same user.
 func (sc *saslConn) step(in []byte) ([]byte, error) {
 	out, done, err := sc.session.step(in)
+	if err == nil && done && sc.user != "" && sc.session.user() != sc.user {
+		err = failed("re-authentication as %q, not the session's user", sc.session.user())
+	}
 	if err != nil {
 		sc.closing = err
 		return nil, err
 	}
-	sc.done = done
+	if done {
+		sc.done, sc.user = true, sc.session.user()
+		if sc.srv.lifetime > 0 {
+			sc.expiry = time.Now().Add(sc.srv.lifetime)
+		}
+	}
 	return out, nil
+}
+
+// lifetimeMillis is the session_lifetime_ms of a SaslAuthenticate
+// response that ends an exchange.
+func (sc *saslConn) lifetimeMillis() int64 {
+	if !sc.done {
+		return 0
+	}
+	return sc.srv.lifetime.Milliseconds()
 }

@@ -4,6 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	stdlog "log"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -159,4 +163,56 @@ func TestKgoSASLSSL(t *testing.T) {
 	err := pingErr(t, srv.Addr().String(), kgo.DialTLSConfig(pki.clientConfig()),
 		kgo.SASL(kgoMechanism(broker.MechanismSCRAMSHA512, "alice", "wrong")))
 	require.ErrorIs(t, err, kerr.SaslAuthenticationFailed)
+}
+
+// lockedBuffer is an io.Writer for a Server's ErrorLog that a test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestKgoSASLReauthentication runs franz-go for a few sessions of 2.5 s
+// (SASL.SessionLifetime, KIP-368): it authenticates again on its
+// connections before each ends, so none is closed and every record is
+// produced.
+func TestKgoSASLReauthentication(t *testing.T) {
+	var auths atomic.Int32
+	var logs lockedBuffer
+	s, srv := serve(t, &broker.Options{ErrorLog: stdlog.New(&logs, "", 0), SASL: &broker.SASL{
+		SessionLifetime: 2500 * time.Millisecond,
+		Password: func(user string) (string, bool) {
+			auths.Add(1)
+			pass, ok := testUsers[user]
+			return pass, ok
+		}}})
+	require.NoError(t, s.CreateTopic("events", strata.TopicConfig{}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()), kgo.DefaultProduceTopic("events"),
+		kgo.SASL(kgoMechanism(broker.MechanismSCRAMSHA256, "alice", testUsers["alice"])))
+	require.NoError(t, err)
+	defer cl.Close()
+	n := 0
+	for deadline := time.Now().Add(6 * time.Second); time.Now().Before(deadline); n++ {
+		require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "%d", n)}).FirstErr())
+		time.Sleep(20 * time.Millisecond) // the producer's pace (the machine is shared), not a wait on the server
+	}
+	end, err := s.ListOffsets("events", 0, strata.Latest)
+	require.NoError(t, err)
+	require.Equal(t, int64(n), end)
+	t.Logf("%d records, %d authentications", n, auths.Load())
+	require.GreaterOrEqual(t, auths.Load(), int32(4), "re-authenticated, every 1.5 s on the produce connection")
+	require.NotContains(t, logs.String(), "closed")
 }

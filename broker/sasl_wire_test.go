@@ -279,6 +279,7 @@ func TestSecurityOptions(t *testing.T) {
 		{"empty user", broker.Options{SASL: &broker.SASL{Users: map[string]string{"": "secret"}}}},
 		{"too few iterations", broker.Options{SASL: &broker.SASL{Users: testUsers, SCRAMIterations: 4095}}},
 		{"too many iterations", broker.Options{SASL: &broker.SASL{Users: testUsers, SCRAMIterations: 16385}}},
+		{"negative SessionLifetime", broker.Options{SASL: &broker.SASL{Users: testUsers, SessionLifetime: -time.Second}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := broker.New(s, &tt.opts)
