@@ -5,8 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	stdlog "log"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -163,24 +161,6 @@ func TestKgoSASLSSL(t *testing.T) {
 	err := pingErr(t, srv.Addr().String(), kgo.DialTLSConfig(pki.clientConfig()),
 		kgo.SASL(kgoMechanism(broker.MechanismSCRAMSHA512, "alice", "wrong")))
 	require.ErrorIs(t, err, kerr.SaslAuthenticationFailed)
-}
-
-// lockedBuffer is an io.Writer for a Server's ErrorLog that a test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestKgoSASLReauthentication runs franz-go for a few sessions of 2.5 s
