@@ -79,6 +79,11 @@ func (g *wireGroup) joinLocked(j *joinRequest) (chan *kmsg.JoinGroupResponse, *k
 	if !g.claimLocked() {
 		return nil, joinError(errInconsistentGroupProtocol, req.MemberID)
 	}
+	if req.MemberID == "" && len(g.members)+len(g.pending) >= maxGroupSize {
+		if _, ok := g.static[j.instanceID]; j.instanceID == "" || !ok {
+			return nil, joinError(errGroupMaxSizeReached, "")
+		}
+	}
 	if req.MemberID == "" {
 		if j.instanceID != "" {
 			if old, ok := g.static[j.instanceID]; ok {

@@ -24,9 +24,17 @@ const (
 	errNonEmptyGroup             int16 = 68
 	errGroupIDNotFound           int16 = 69
 	errMemberIDRequired          int16 = 79
+	errGroupMaxSizeReached       int16 = 81
 	errFencedInstanceID          int16 = 82
 	errGroupSubscribedToTopic    int16 = 86
 )
+
+// maxGroupSize caps a group's members, with the member ids handed out
+// with MEMBER_ID_REQUIRED not used yet (Kafka's group.max.size, unbounded
+// by default there): a JoinGroup past it is GROUP_MAX_SIZE_REACHED, so
+// that the requests of a client that never joins with its id bound what
+// the group holds. A variable for tests.
+var maxGroupSize = 10000
 
 // The session timeouts a member may ask for: Kafka's defaults of
 // group.min.session.timeout.ms and group.max.session.timeout.ms.

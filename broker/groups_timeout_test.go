@@ -161,3 +161,21 @@ func TestGroupLeaderNeverSyncs(t *testing.T) {
 		require.Equal(t, int16(25), late.ErrorCode, "the member id was forgotten")
 	})
 }
+
+// TestGroupMaxSize checks that a group takes no more members, nor member
+// ids to join with, than maxGroupSize: GROUP_MAX_SIZE_REACHED; a member
+// id handed out still joins.
+func TestGroupMaxSize(t *testing.T) {
+	defer func(n int) { maxGroupSize = n }(maxGroupSize)
+	maxGroupSize = 2
+	withGroups(t, func(c groupCall, _ *strata.Store) {
+		first := <-c.join(4, "", 10*time.Second, 30*time.Second)
+		require.Equal(t, int16(79), first.ErrorCode)
+		require.Equal(t, int16(79), (<-c.join(4, "", 10*time.Second, 30*time.Second)).ErrorCode)
+		require.Equal(t, int16(81), (<-c.join(4, "", 10*time.Second, 30*time.Second)).ErrorCode)
+		require.Equal(t, int16(81), (<-c.join(3, "", 10*time.Second, 30*time.Second)).ErrorCode)
+		joined := c.join(4, first.MemberID, 10*time.Second, 30*time.Second)
+		time.Sleep(10*time.Second + time.Millisecond) // the other id is forgotten; the join completes
+		require.Equal(t, int16(0), (<-joined).ErrorCode)
+	})
+}
