@@ -3,6 +3,7 @@ package broker_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -18,7 +19,9 @@ import (
 // TestKcatSecurity produces and consumes with Debian's librdkafka
 // (through kcat) over each security protocol: SASL_PLAINTEXT with PLAIN,
 // SCRAM-SHA-256 and SCRAM-SHA-512, SSL trusting the test CA
-// (ssl.ca.location), and SASL_SSL; a wrong password fails.
+// (ssl.ca.location), with a client certificate the broker requires, and
+// SASL_SSL; a wrong password fails, and so does SSL without the client
+// certificate the broker requires.
 func TestKcatSecurity(t *testing.T) {
 	kcat := lookKcat(t)
 	pki := newTestPKI(t)
@@ -35,6 +38,9 @@ func TestKcatSecurity(t *testing.T) {
 			[]string{"security.protocol=SASL_PLAINTEXT", "sasl.mechanisms=SCRAM-SHA-512"}},
 		{"SSL", broker.Options{TLS: pki.serverConfig()},
 			[]string{"security.protocol=SSL", "ssl.ca.location=" + pki.caFile}},
+		{"SSL with a client certificate", broker.Options{TLS: pki.mutualConfig()},
+			[]string{"security.protocol=SSL", "ssl.ca.location=" + pki.caFile,
+				"ssl.certificate.location=" + pki.clientCertFile, "ssl.key.location=" + pki.clientKeyFile}},
 		{"SASL_SSL SCRAM-SHA-512", broker.Options{TLS: pki.serverConfig(), SASL: &broker.SASL{Users: testUsers}},
 			[]string{"security.protocol=SASL_SSL", "ssl.ca.location=" + pki.caFile, "sasl.mechanisms=SCRAM-SHA-512"}},
 	} {
@@ -66,6 +72,11 @@ func TestKcatSecurity(t *testing.T) {
 				_, stderr, err := runKcatErr(t, kcat, append([]string{"-L", "-m", "1"}, wrong...)...)
 				require.Error(t, err)
 				require.Contains(t, stderr, "Authentication failed")
+			}
+			if tt.opts.TLS != nil && tt.opts.TLS.ClientAuth == tls.RequireAndVerifyClientCert {
+				without := []string{"-L", "-m", "1", "-b", srv.Addr().String(), "-X", "security.protocol=SSL", "-X", "ssl.ca.location=" + pki.caFile}
+				_, _, err := runKcatErr(t, kcat, without...)
+				require.Error(t, err, "no client certificate")
 			}
 		})
 	}

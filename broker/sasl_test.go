@@ -140,10 +140,7 @@ func TestKgoTLS(t *testing.T) {
 	roundTripKgo(t, s, srv.Addr().String(), "events", kgo.DialTLSConfig(pki.clientConfig()))
 	require.Error(t, pingErr(t, srv.Addr().String()), "plain TCP to a TLS listener")
 
-	mutual := pki.serverConfig()
-	mutual.ClientAuth = tls.RequireAndVerifyClientCert
-	mutual.ClientCAs = pki.pool
-	s, srv = serve(t, &broker.Options{TLS: mutual})
+	s, srv = serve(t, &broker.Options{TLS: pki.mutualConfig()})
 	require.NoError(t, s.CreateTopic("events", strata.TopicConfig{}))
 	require.Error(t, pingErr(t, srv.Addr().String(), kgo.DialTLSConfig(pki.clientConfig())), "no client certificate")
 	withCert := pki.clientConfig()

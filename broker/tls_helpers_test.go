@@ -25,6 +25,9 @@ type testPKI struct {
 	caFile string // the CA certificate, PEM, for librdkafka's ssl.ca.location
 	server tls.Certificate
 	client tls.Certificate
+	// clientCertFile and clientKeyFile are the client's certificate and
+	// key, PEM, for ssl.certificate.location and ssl.key.location.
+	clientCertFile, clientKeyFile string
 }
 
 func newTestPKI(t *testing.T) *testPKI {
@@ -67,12 +70,26 @@ func newTestPKI(t *testing.T) *testPKI {
 	require.NoError(t, os.WriteFile(p.caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o600))
 	p.server = leaf(2, "strata test broker", x509.ExtKeyUsageServerAuth)
 	p.client = leaf(3, "strata test client", x509.ExtKeyUsageClientAuth)
+	key, err := x509.MarshalECPrivateKey(p.client.PrivateKey.(*ecdsa.PrivateKey))
+	require.NoError(t, err)
+	p.clientCertFile, p.clientKeyFile = filepath.Join(t.TempDir(), "client.pem"), filepath.Join(t.TempDir(), "client.key")
+	require.NoError(t, os.WriteFile(p.clientCertFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.client.Certificate[0]}), 0o600))
+	require.NoError(t, os.WriteFile(p.clientKeyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: key}), 0o600))
 	return p
 }
 
 // serverConfig is the broker's TLS config.
 func (p *testPKI) serverConfig() *tls.Config {
 	return &tls.Config{Certificates: []tls.Certificate{p.server}, MinVersion: tls.VersionTLS12}
+}
+
+// mutualConfig is the broker's TLS config requiring a client certificate
+// of the test CA.
+func (p *testPKI) mutualConfig() *tls.Config {
+	c := p.serverConfig()
+	c.ClientAuth = tls.RequireAndVerifyClientCert
+	c.ClientCAs = p.pool
+	return c
 }
 
 // clientConfig is a client's TLS config that trusts the test CA.
