@@ -190,3 +190,21 @@ func TestConfluentKafkaGroup(t *testing.T) {
 	}
 	t.Logf("%d records consumed twice across the rebalances", dups)
 }
+
+// TestConfluentKafkaGroupInProcess checks what librdkafka shows for a
+// group with consumers in the process: its consumer reports
+// INCONSISTENT_GROUP_PROTOCOL ("JoinGroup failed: Broker: Inconsistent
+// group protocol"), and confluent_group.py exits with it.
+func TestConfluentKafkaGroupInProcess(t *testing.T) {
+	python := lookConfluent(t)
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{}))
+	local, err := s.Consumer("billing", []string{"orders"}, strata.ConsumerOptions{})
+	require.NoError(t, err)
+	defer local.Close()
+	var seen counter
+	m := startPyMember(t, python, srv, "billing", "orders", &seen)
+	<-m.done
+	_, err = m.owned()
+	require.ErrorContains(t, err, "INCONSISTENT_GROUP_PROTOCOL")
+}

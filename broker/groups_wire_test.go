@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/stratalog/strata"
@@ -278,7 +280,8 @@ func TestGroupStaticMembers(t *testing.T) {
 
 // TestGroupInProcessAndWire checks a group used both ways: a group with
 // consumers in the process refuses wire members with
-// INCONSISTENT_GROUP_PROTOCOL, its offsets stay its own (a wire commit is
+// INCONSISTENT_GROUP_PROTOCOL (kgo's PollFetches returns it), its
+// offsets stay its own (a wire commit is
 // UNKNOWN_MEMBER_ID, DeleteGroups NON_EMPTY_GROUP); a group with wire
 // members refuses Store.Consumer with ErrGroupClaimed; once the wire
 // members leave, the group is the store's again.
@@ -298,6 +301,14 @@ func TestGroupInProcessAndWire(t *testing.T) {
 	del.SetVersion(2)
 	del.Groups = []string{"local"}
 	require.Equal(t, int16(68), a.roundTrip(del).(*kmsg.DeleteGroupsResponse).Groups[0].ErrorCode)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()), kgo.ConsumerGroup("local"), kgo.ConsumeTopics("events"))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	fs := cl.PollFetches(ctx)
+	require.NotEmpty(t, fs.Errors())
+	require.ErrorIs(t, fs.Errors()[0].Err, kerr.InconsistentGroupProtocol, "what kgo shows")
+	cl.Close()
 	require.NoError(t, local.Close())
 
 	r := a.join(joinReq(3, "local", "", nil, "range"))
