@@ -51,6 +51,7 @@ func TestClosedStore(t *testing.T) {
 		"AppendTxnBatch":     func() error { _, _, err := s.AppendTxnBatch(ctx, strata.TxnProducer{ID: "x"}, "t", 0, nil); return err },
 		"CommitTxnOffsets":   func() error { return s.CommitTxnOffsets(ctx, strata.TxnProducer{ID: "x"}, "g", nil) },
 		"EndTxn":             func() error { return s.EndTxn(ctx, strata.TxnProducer{ID: "x"}, true) },
+		"Transactions":       func() error { _, err := s.Transactions(ctx); return err },
 		"Commit":             func() error { return s.Commit("g", "t", 0, 0, "") },
 		"Compact":            func() error { _, err := s.Compact(ctx, "c"); return err },
 		"Consumer":           func() error { _, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{}); return err },
@@ -132,7 +133,13 @@ func TestClosedStore(t *testing.T) {
 		"CommitTxnOffsets": func() error {
 			return s.CommitTxnOffsets(ctx, strata.TxnProducer{}, "", map[strata.TopicPartition]strata.OffsetAndMetadata{{Topic: "__x", Partition: -1}: {Offset: -1}})
 		},
-		"EndTxn":             func() error { return s.EndTxn(ctx, strata.TxnProducer{ProducerID: -5}, true) },
+		"EndTxn": func() error { return s.EndTxn(ctx, strata.TxnProducer{ProducerID: -5}, true) },
+		"Transactions": func() error {
+			cctx, cancel := context.WithCancel(ctx)
+			cancel()
+			_, err := s.Transactions(cctx)
+			return err
+		},
 		"Commit":             func() error { return s.Commit("", "__x", -1, -1, string(make([]byte, 5000))) },
 		"Compact":            func() error { _, err := s.Compact(ctx, ""); return err },
 		"Consumer":           func() error { _, err := s.Consumer("", nil, strata.ConsumerOptions{CloseTimeout: -1}); return err },

@@ -188,3 +188,41 @@ func ExampleStore_EndTxn() {
 	// true
 	// out [txn 1]
 }
+
+// Transactions lists the transactional ids and their states: here one
+// whose transaction is open in a partition, and one that committed.
+func ExampleStore_Transactions() {
+	s, done := exampleStore(nil)
+	defer done()
+	ctx := context.Background()
+	if err := s.CreateTopic("out", strata.TopicConfig{}); err != nil {
+		panic(err)
+	}
+	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "billing"})
+	if err != nil {
+		panic(err)
+	}
+	if err := tx.AppendTo(ctx, "out", 0, strata.Record{Value: []byte("invoice")}); err != nil {
+		panic(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		panic(err)
+	}
+	p, err := s.InitTxnProducer(ctx, strata.TxnProducerOptions{ID: "relay"})
+	if err != nil {
+		panic(err)
+	}
+	if err := s.AddTxnPartitions(ctx, p, strata.TopicPartition{Topic: "out"}); err != nil {
+		panic(err)
+	}
+	states, err := s.Transactions(ctx)
+	if err != nil {
+		panic(err)
+	}
+	for _, st := range states {
+		fmt.Println(st.ID, st.State, st.Partitions, st.Start.IsZero())
+	}
+	// Output:
+	// billing CompleteCommit [] true
+	// relay Ongoing [out-0] false
+}

@@ -24,3 +24,11 @@ func TxnStatesRead(s *Store) bool { return s.txns.loaded.Load() }
 // created with, before the store's first transaction, so that a test can
 // have it roll and compact.
 func SetTxnLogSegmentBytes(s *Store, n int64) { s.txns.logConfig.SegmentBytes = n }
+
+// TxnEntries is how many transactional ids the coordinator holds an entry
+// for, with a producer id or not.
+func TxnEntries(s *Store) int {
+	s.txns.mu.Lock()
+	defer s.txns.mu.Unlock()
+	return len(s.txns.ids)
+}

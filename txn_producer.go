@@ -213,21 +213,35 @@ func (s *Store) EndTxn(ctx context.Context, p TxnProducer, commit bool) (err err
 	return s.txns.endProducer(ctx, p, commit)
 }
 
-// lockEntry returns the entry of id, its sem held.
-func (c *txnCoordinator) lockEntry(ctx context.Context, id string) (*txnEntry, error) {
+// lockEntry returns the entry of id, its sem held: created if create is
+// set, and otherwise, for an id the coordinator does not know,
+// ErrInvalidProducerIDMapping (so that calls of unknown ids leave
+// nothing behind).
+func (c *txnCoordinator) lockEntry(ctx context.Context, id string, create bool) (*txnEntry, error) {
 	if err := c.ensureLoaded(); err != nil {
 		return nil, err
 	}
-	e := c.entry(id)
-	if err := e.lock(ctx); err != nil {
-		return nil, err
+	get := func() *txnEntry {
+		if create {
+			return c.entry(id)
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.ids[id]
 	}
-	for e.gone {
-		e.unlock()
-		e = c.entry(id)
+	e := get()
+	for {
+		if e == nil {
+			return nil, fmt.Errorf("strata: transactional id %q has no producer: %w", id, ErrInvalidProducerIDMapping)
+		}
 		if err := e.lock(ctx); err != nil {
 			return nil, err
 		}
+		if !e.gone {
+			break
+		}
+		e.unlock()
+		e = get()
 	}
 	if c.isClosed() {
 		e.unlock()
@@ -238,7 +252,7 @@ func (c *txnCoordinator) lockEntry(ctx context.Context, id string) (*txnEntry, e
 
 // initProducer is InitTxnProducer.
 func (c *txnCoordinator) initProducer(ctx context.Context, opts TxnOptions, cur *TxnProducer) (TxnProducer, error) {
-	e, err := c.lockEntry(ctx, opts.ID)
+	e, err := c.lockEntry(ctx, opts.ID, cur == nil)
 	if err != nil {
 		return TxnProducer{}, err
 	}
@@ -376,7 +390,7 @@ func (c *txnCoordinator) producerTxnLocked(e *txnEntry, p TxnProducer, open bool
 
 // addPartitions is AddTxnPartitions.
 func (c *txnCoordinator) addPartitions(ctx context.Context, p TxnProducer, add []txn.Partition) error {
-	e, err := c.lockEntry(ctx, p.ID)
+	e, err := c.lockEntry(ctx, p.ID, false)
 	if err != nil {
 		return err
 	}
@@ -390,7 +404,7 @@ func (c *txnCoordinator) addPartitions(ctx context.Context, p TxnProducer, add [
 
 // appendBatch is AppendTxnBatch, to partition pp, named tp.
 func (c *txnCoordinator) appendBatch(ctx context.Context, p TxnProducer, tp txn.Partition, pp *partition.Partition, batch []byte) (int64, bool, error) {
-	e, err := c.lockEntry(ctx, p.ID)
+	e, err := c.lockEntry(ctx, p.ID, false)
 	if err != nil {
 		return 0, false, err
 	}
@@ -428,7 +442,7 @@ func (e *txnEntry) hasPartition(tp txn.Partition) bool {
 
 // commitOffsets is CommitTxnOffsets.
 func (c *txnCoordinator) commitOffsets(ctx context.Context, p TxnProducer, groupName string, add map[TopicPartition]OffsetAndMetadata) error {
-	e, err := c.lockEntry(ctx, p.ID)
+	e, err := c.lockEntry(ctx, p.ID, false)
 	if err != nil {
 		return err
 	}
@@ -445,7 +459,7 @@ func (c *txnCoordinator) commitOffsets(ctx context.Context, p TxnProducer, group
 
 // endProducer is EndTxn.
 func (c *txnCoordinator) endProducer(ctx context.Context, p TxnProducer, commit bool) error {
-	e, err := c.lockEntry(ctx, p.ID)
+	e, err := c.lockEntry(ctx, p.ID, false)
 	if err != nil {
 		return err
 	}

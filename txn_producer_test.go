@@ -79,6 +79,15 @@ func TestTxnProducerRefusals(t *testing.T) {
 	stranger := strata.TxnProducer{ID: "x", ProducerID: p.ProducerID + 100, Epoch: p.Epoch}
 	require.ErrorIs(t, s.AddTxnPartitions(ctx, stranger, a0), strata.ErrInvalidProducerIDMapping)
 	require.ErrorIs(t, s.AddTxnPartitions(ctx, strata.TxnProducer{ID: "unknown"}, a0), strata.ErrInvalidProducerIDMapping)
+	require.ErrorIs(t, s.EndTxn(ctx, strata.TxnProducer{ID: "unknown 2"}, true), strata.ErrInvalidProducerIDMapping)
+	_, err = s.InitTxnProducer(ctx, strata.TxnProducerOptions{ID: "unknown 3", Current: &p})
+	require.ErrorIs(t, err, strata.ErrInvalidProducerIDMapping)
+	states, err := s.Transactions(ctx)
+	require.NoError(t, err)
+	require.Len(t, states, 1)
+	require.Equal(t, 1, strata.TxnEntries(s), "the unknown ids left nothing")
+	require.Equal(t, strata.TxnState{ID: "x", State: "Ongoing", ProducerID: p.ProducerID, Epoch: p.Epoch, Timeout: strata.DefaultTxnTimeout,
+		Start: states[0].Start, Partitions: []strata.TopicPartition{a0}}, states[0])
 	require.ErrorIs(t, s.AddTxnPartitions(ctx, p, strata.TopicPartition{Topic: "a", Partition: 7}), strata.ErrUnknownPartition)
 	_, err = s.InitTxnProducer(ctx, strata.TxnProducerOptions{ID: "x", Current: &stranger})
 	require.ErrorIs(t, err, strata.ErrInvalidProducerIDMapping)

@@ -58,6 +58,8 @@ func init() {
 		{kmsg.AddOffsetsToTxn, 0, 4, handleAddOffsetsToTxn},
 		{kmsg.EndTxn, 0, 4, handleEndTxn},
 		{kmsg.TxnOffsetCommit, 0, 4, handleTxnOffsetCommit},
+		{kmsg.DescribeTransactions, 0, 0, handleDescribeTransactions},
+		{kmsg.ListTransactions, 0, 1, handleListTransactions},
 		{kmsg.DescribeConfigs, 0, 4, handleDescribeConfigs},
 		{kmsg.DeleteGroups, 0, 2, handleDeleteGroups},
 		{kmsg.OffsetDelete, 0, 0, handleOffsetDelete},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -387,4 +388,53 @@ func TestKgoGroupTransactSessionsRebalance(t *testing.T) {
 	t.Logf("transactions committed: %d and %d", commits[0].Load(), commits[1].Load())
 	require.NotZero(t, commits[1].Load(), "the second session did some of the work")
 	require.Equal(t, want, storeValues(t, s, "out", strata.ReadCommitted))
+}
+
+// TestKadmTransactions: kadm's DescribeTransactions and ListTransactions
+// (KIP-664) see a kgo producer's open transaction (Ongoing, its
+// partition, its start) and a BeginTxn's committed one; an unknown id is
+// TRANSACTIONAL_ID_NOT_FOUND, and ListTransactions filters by state and
+// producer id.
+func TestKadmTransactions(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("out", strata.TopicConfig{Partitions: 2}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "billing"})
+	require.NoError(t, err)
+	require.NoError(t, tx.AppendTo(ctx, "out", 1, strata.Record{Value: []byte("invoice")}))
+	require.NoError(t, tx.Commit(ctx))
+	wire := txnClient(t, srv, "relay", kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, wire.BeginTransaction())
+	require.NoError(t, wire.ProduceSync(ctx, &kgo.Record{Value: []byte("open"), Partition: 0}).FirstErr())
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()))
+	require.NoError(t, err)
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	described, err := adm.DescribeTransactions(ctx, "relay", "billing", "missing")
+	require.NoError(t, err)
+	relay := described["relay"]
+	require.NoError(t, relay.Err)
+	require.Equal(t, "Ongoing", relay.State)
+	require.Equal(t, kadm.TopicsSet{"out": {0: {}}}, relay.Topics)
+	require.Greater(t, relay.StartTimestamp, int64(0))
+	require.Equal(t, int32(0), relay.Coordinator)
+	billing := described["billing"]
+	require.NoError(t, billing.Err)
+	require.Equal(t, "CompleteCommit", billing.State)
+	require.Equal(t, int64(-1), billing.StartTimestamp)
+	require.Empty(t, billing.Topics)
+	require.ErrorIs(t, described["missing"].Err, kerr.TransactionalIDNotFound)
+
+	listed, err := adm.ListTransactions(ctx, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"billing", "relay"}, listed.TransactionalIDs())
+	listed, err = adm.ListTransactions(ctx, nil, []string{"Ongoing"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"relay"}, listed.TransactionalIDs())
+	listed, err = adm.ListTransactions(ctx, []int64{billing.ProducerID}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"billing"}, listed.TransactionalIDs())
+	require.NoError(t, wire.EndTransaction(ctx, kgo.TryAbort))
 }
