@@ -140,6 +140,34 @@ type wireMember struct {
 	beats uint64
 }
 
+// close forgets every group, stopping their timers and releasing their
+// claims on the store's groups, which the store's own consumers may then
+// join. Server.Close calls it once no handler runs.
+func (gs *groups) close() {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	for name, g := range gs.mu.m {
+		for _, m := range g.members {
+			if m.timer != nil {
+				m.timer.Stop()
+			}
+		}
+		for _, t := range g.pending {
+			t.Stop()
+		}
+		if g.rebalance != nil {
+			g.rebalance.Stop()
+		}
+		clear(g.members)
+		clear(g.pending)
+		if g.release != nil {
+			g.release()
+			g.release = nil
+		}
+		delete(gs.mu.m, name)
+	}
+}
+
 // groupLocked returns the group named name, nil if there is none.
 func (gs *groups) groupLocked(name string) *wireGroup {
 	return gs.mu.m[name]

@@ -344,3 +344,19 @@ func TestGroupCloseEndsJoin(t *testing.T) {
 	}
 	require.Nil(t, <-waiting, "the connection closed without a response")
 }
+
+// TestGroupCloseReleases checks that Server.Close gives the store its
+// groups back: a group whose wire members were cut off takes the store's
+// consumers at once, without waiting for their session timeouts.
+func TestGroupCloseReleases(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("events", strata.TopicConfig{}))
+	a := dial(t, srv)
+	require.Equal(t, int16(0), a.join(joinReq(3, "g", "", nil, "range")).ErrorCode)
+	_, err := s.Consumer("g", []string{"events"}, strata.ConsumerOptions{})
+	require.ErrorIs(t, err, strata.ErrGroupClaimed)
+	require.NoError(t, srv.Close())
+	c, err := s.Consumer("g", []string{"events"}, strata.ConsumerOptions{})
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+}

@@ -193,10 +193,12 @@ func (srv *Server) Addr() net.Addr {
 }
 
 // Close stops the Server: it closes the listener and every connection,
-// ends the requests waiting (long polls), and returns once every
-// goroutine of the Server has returned. A request being handled finishes
-// first (a Produce is written or not, never half). Close does not close
-// the Store. Closing again does nothing.
+// ends the requests waiting (long polls, JoinGroup and SyncGroup), and
+// returns once every goroutine of the Server has returned. A request
+// being handled finishes first (a Produce is written or not, never half).
+// The wire groups are gone (their members join again on the next Server;
+// the store's consumers may join their groups). Close does not close the
+// Store. Closing again does nothing.
 func (srv *Server) Close() error {
 	srv.mu.Lock()
 	if srv.mu.closed {
@@ -214,6 +216,7 @@ func (srv *Server) Close() error {
 	srv.mu.Unlock()
 	srv.cancel()
 	srv.wg.Wait()
+	srv.groups.close()
 	if errors.Is(err, net.ErrClosed) {
 		err = nil
 	}
