@@ -279,11 +279,6 @@ func (c *txnCoordinator) initProducer(ctx context.Context, opts TxnOptions, cur 
 	}
 	e.meta.Timeout = opts.Timeout
 	e.expiredPID, e.wireEnd = -1, wireEndNone
-	// The Empty record takes the place of the last decision, which a
-	// crash would end its markers by: they are made durable first.
-	if err := c.syncMarkersLocked(e); err != nil {
-		return TxnProducer{}, err
-	}
 	m := e.meta
 	m.State, m.Partitions, m.LastUpdate = txn.Empty, nil, c.s.opts.Now()
 	if err := c.writeState(e, m, false); err != nil {

@@ -15,9 +15,9 @@ import (
 
 // txnProducerCrashWorkload is txnCrashWorkload's transactions made by one
 // TxnProducer, as a Kafka client makes them: the batches encoded by the
-// caller, every transaction at the one epoch InitTxnProducer gave (each
-// after the first follows a commit or an abort at its epoch), until a
-// call fails.
+// caller, every transaction at the epoch InitTxnProducer gave (each but
+// the first at an epoch follows a commit or an abort at it), the producer
+// started again from its epoch half way, until a call fails.
 func txnProducerCrashWorkload(t *testing.T, s *strata.Store, everySync bool) []txnAttempt {
 	var out []txnAttempt
 	p, err := s.InitTxnProducer(ctx, strata.TxnProducerOptions{ID: "relay"})
@@ -28,6 +28,14 @@ func txnProducerCrashWorkload(t *testing.T, s *strata.Store, everySync bool) []t
 	for i := range txnCrashSteps {
 		if everySync && i%3 == 1 {
 			time.Sleep(txnCrashInterval + time.Millisecond)
+		}
+		if i == txnCrashSteps/2 {
+			// A restart of the producer (KIP-360): its epoch bumped,
+			// the id's Empty record in place of the last decision.
+			if p, err = s.InitTxnProducer(ctx, strata.TxnProducerOptions{ID: "relay", Current: &p}); err != nil {
+				return out
+			}
+			clear(seqs)
 		}
 		a := txnAttempt{state: "uncertain"}
 		batches := map[strata.TopicPartition][]string{}
