@@ -76,7 +76,8 @@ type SASL struct {
 	// has ended is closed at its next request other than a SaslHandshake
 	// that starts the re-authentication, whatever the client's versions,
 	// as Kafka closes it. As Kafka, a re-authentication is taken at most
-	// once a second; a SaslHandshake sooner is ILLEGAL_SASL_STATE. Default
+	// once a second; a SaslHandshake sooner after the last is
+	// ILLEGAL_SASL_STATE, and the connection stays open. Default
 	// 0: sessions do not end, and session_lifetime_ms is 0.
 	SessionLifetime time.Duration
 }
@@ -208,7 +209,7 @@ type saslConn struct {
 	raw       bool // the handshake was v0: tokens come without Kafka headers
 	done      bool // authenticated, and not re-authenticating
 	user      string
-	started   time.Time // of the last handshake
+	reauth    time.Time // when the last re-authentication began
 	expiry    time.Time // of the session, when it ends
 	// closing is why the connection closes once the response the
 	// handler returned is written (a failed authentication, a handshake
@@ -231,7 +232,7 @@ func (sc *saslConn) handshake(mechanism string, raw bool) bool {
 	} else {
 		sc.session = newSCRAMSession(sc.srv, mechanism, nil)
 	}
-	sc.mechanism, sc.raw, sc.started = mechanism, raw, time.Now()
+	sc.mechanism, sc.raw = mechanism, raw
 	return true
 }
 
@@ -240,14 +241,14 @@ func (sc *saslConn) handshake(mechanism string, raw bool) bool {
 // code to answer, and sets closing when the connection is to close.
 func (sc *saslConn) reauthenticate(version int16, mechanism string) int16 {
 	switch {
-	case sc.srv.lifetime == 0 || time.Since(sc.started) < minReauthInterval:
+	case sc.srv.lifetime == 0 || !sc.reauth.IsZero() && time.Since(sc.reauth) < minReauthInterval:
 		return errIllegalSaslState
 	case version == 0 || mechanism != sc.mechanism:
 		sc.closing = fmt.Errorf("broker: re-authentication by SaslHandshake v%d with %q, not v1 with %s: %w", version, mechanism, sc.mechanism, errSASLFailed)
 		return errIllegalSaslState
 	}
 	sc.handshake(mechanism, false)
-	sc.done = false
+	sc.done, sc.reauth = false, time.Now()
 	return errNone
 }
 
