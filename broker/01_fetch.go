@@ -28,17 +28,27 @@ import (
 // bytes sent; a pinned dropped segment is removed once written, or once
 // the write fails or times out (IdleTimeout).
 //
-// Fetch sessions (KIP-227) are not kept: every response has session id
-// 0, which makes clients send full fetches; a request on a session id is
-// FETCH_SESSION_ID_NOT_FOUND.
+// Fetch sessions (KIP-227, v7 on) are kept as Kafka keeps them: a request
+// of epoch 0 starts one (session id 0 in the response when
+// maxFetchSessions are in use, none of them idle for fetchSessionIdle),
+// one of a later epoch names only the partitions whose fetch offset
+// changed and forgets the ones it no longer wants, and its response
+// carries only the partitions with records, an error or new offsets. An
+// unknown session id is FETCH_SESSION_ID_NOT_FOUND, an epoch other than
+// the next INVALID_FETCH_SESSION_EPOCH; epoch -1 ends the session. Any
+// connection may use a session.
 func handleFetch(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.FetchRequest)
-	if req.SessionID != 0 {
-		resp := req.ResponseKind().(*kmsg.FetchResponse)
-		resp.ErrorCode = errFetchSessionIDNotFound
+	sess, full, code := srv.fetchSessions.begin(req, time.Now())
+	if code != errNone {
+		resp := &fetchResponse{FetchResponse: req.ResponseKind().(*kmsg.FetchResponse)}
+		resp.ErrorCode = code
 		return resp, nil
 	}
-	f := fetch{srv: srv, req: req, view: srv.view(req.IsolationLevel)}
+	f := fetch{srv: srv, req: req, view: srv.view(req.IsolationLevel), session: sess, full: full}
+	if sess != nil {
+		defer sess.mu.Unlock()
+	}
 	ctx, cancel := context.WithTimeout(srv.ctx, time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond)
 	defer cancel()
 	defer func() {
@@ -50,15 +60,19 @@ func handleFetch(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error
 	for {
 		bytes, failed, next := f.once()
 		if failed || bytes >= int(req.MinBytes) || ctx.Err() != nil {
-			return f.resp, nil
+			break
 		}
 		f.resp.release() // nothing is held while waiting
 		f.waitAny(ctx, next)
 		if ctx.Err() != nil {
 			f.once()
-			return f.resp, nil
+			break
 		}
 	}
+	if sess != nil {
+		sess.sent(f.resp.FetchResponse)
+	}
+	return f.resp, nil
 }
 
 // view returns the store's View at a request's isolation level: 1 is
@@ -72,10 +86,12 @@ func (srv *Server) view(isolationLevel int8) strata.View {
 
 // fetch is one Fetch request being answered.
 type fetch struct {
-	srv  *Server
-	req  *kmsg.FetchRequest
-	view strata.View
-	resp *fetchResponse // the last once's
+	srv     *Server
+	req     *kmsg.FetchRequest
+	view    strata.View
+	session *fetchSession  // nil for a fetch without one
+	full    bool           // of all the session's partitions (epoch 0)
+	resp    *fetchResponse // the last once's
 }
 
 // position is a partition the response read without error, and the
@@ -86,10 +102,10 @@ type position struct {
 	next  int64
 }
 
-// once reads every partition of the request into a new f.resp (whose
-// batches it pins: the caller releases them, or hands them to the
-// writer), and returns the bytes of records in it, whether a partition
-// failed, and where each partition's next data would start.
+// once reads every partition of the request, or of its session, into a
+// new f.resp (whose batches it pins: the caller releases them, or hands
+// them to the writer), and returns the bytes of records in it, whether a
+// partition failed, and where each partition's next data would start.
 func (f *fetch) once() (int, bool, []position) {
 	resp := &fetchResponse{FetchResponse: f.req.ResponseKind().(*kmsg.FetchResponse)}
 	f.resp = resp
@@ -99,25 +115,52 @@ func (f *fetch) once() (int, bool, []position) {
 	if budget <= 0 {
 		budget = int(^uint32(0) >> 1)
 	}
+	read := func(topic string, part int32, offset int64, maxBytes int32) kmsg.FetchResponseTopicPartition {
+		sp := kmsg.NewFetchResponseTopicPartition()
+		sp.Partition = part
+		sp.PreferredReadReplica = -1
+		sp.RecordBatches = []byte{}
+		end, err := f.partition(resp, &sp, topic, int(part), offset, min(int(maxBytes), budget-total), total == 0)
+		if err != nil {
+			sp.ErrorCode = codeOf(err)
+			failed = true
+		} else {
+			total += len(sp.RecordBatches)
+			next = append(next, position{topic, int(part), end})
+		}
+		return sp
+	}
+	if f.session != nil {
+		// The session's partitions, each topic's together; in an
+		// incremental fetch only those that changed.
+		var at map[string]int
+		for _, p := range f.session.parts {
+			sp := read(p.topic, p.part, p.offset, p.maxBytes)
+			if !f.full && !p.changed(&sp) {
+				continue
+			}
+			i, ok := at[p.topic]
+			if !ok {
+				if at == nil {
+					at = map[string]int{}
+				}
+				i = len(resp.Topics)
+				at[p.topic] = i
+				st := kmsg.NewFetchResponseTopic()
+				st.Topic = p.topic
+				resp.Topics = append(resp.Topics, st)
+			}
+			resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, sp)
+		}
+		return total, failed, next
+	}
 	resp.Topics = make([]kmsg.FetchResponseTopic, 0, len(f.req.Topics))
 	for _, rt := range f.req.Topics {
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic = rt.Topic
 		st.Partitions = make([]kmsg.FetchResponseTopicPartition, 0, len(rt.Partitions))
 		for _, rp := range rt.Partitions {
-			sp := kmsg.NewFetchResponseTopicPartition()
-			sp.Partition = rp.Partition
-			sp.PreferredReadReplica = -1
-			sp.RecordBatches = []byte{}
-			end, err := f.partition(resp, &sp, rt.Topic, int(rp.Partition), rp.FetchOffset, min(int(rp.PartitionMaxBytes), budget-total), total == 0)
-			if err != nil {
-				sp.ErrorCode = codeOf(err)
-				failed = true
-			} else {
-				total += len(sp.RecordBatches)
-				next = append(next, position{rt.Topic, int(rp.Partition), end})
-			}
-			st.Partitions = append(st.Partitions, sp)
+			st.Partitions = append(st.Partitions, read(rt.Topic, rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes))
 		}
 		resp.Topics = append(resp.Topics, st)
 	}

@@ -33,6 +33,7 @@ const (
 	errKafkaStorage                       int16 = 56
 	errSaslAuthenticationFailed           int16 = 58
 	errFetchSessionIDNotFound             int16 = 70
+	errInvalidFetchSessionEpoch           int16 = 71
 	errUnsupportedCompression             int16 = 76
 	errInvalidRecord                      int16 = 87
 	errProducerFenced                     int16 = 90

@@ -36,6 +36,8 @@ type Server struct {
 		serving bool
 	}
 	wg sync.WaitGroup // Serve and the connections' goroutines
+
+	fetchSessions fetchSessions // KIP-227
 }
 
 // New returns a Server of s with opts (nil means the defaults), to be
