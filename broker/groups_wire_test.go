@@ -360,3 +360,72 @@ func TestGroupCloseReleases(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
 }
+
+// TestOffsetFetchGroups checks OffsetFetch v8, which asks for several
+// groups at once (KIP-709): each group's offsets, or all of them for a
+// null topic list, and INVALID_GROUP_ID for an empty group id.
+func TestOffsetFetchGroups(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("events", strata.TopicConfig{Partitions: 2}))
+	for p := range 2 {
+		_, err := s.AppendTo(context.Background(), "events", p, strata.Record{Value: []byte("a")}, strata.Record{Value: []byte("b")})
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Commit("a", "events", 0, 1, "a's"))
+	require.NoError(t, s.Commit("b", "events", 1, 2, "b's"))
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.SetVersion(8)
+	ga := kmsg.NewOffsetFetchRequestGroup()
+	ga.Group = "a"
+	gt := kmsg.NewOffsetFetchRequestGroupTopic()
+	gt.Topic, gt.Partitions = "events", []int32{0, 1}
+	ga.Topics = append(ga.Topics, gt)
+	gb := kmsg.NewOffsetFetchRequestGroup()
+	gb.Group = "b" // null topics: all
+	gc := kmsg.NewOffsetFetchRequestGroup()
+	req.Groups = append(req.Groups, ga, gb, gc)
+	resp := dial(t, srv).roundTrip(req).(*kmsg.OffsetFetchResponse)
+	require.Len(t, resp.Groups, 3)
+	a := resp.Groups[0]
+	require.Equal(t, "a", a.Group)
+	require.Equal(t, int16(0), a.ErrorCode)
+	require.Len(t, a.Topics[0].Partitions, 2)
+	require.Equal(t, int64(1), a.Topics[0].Partitions[0].Offset)
+	require.Equal(t, "a's", *a.Topics[0].Partitions[0].Metadata)
+	require.Equal(t, int64(-1), a.Topics[0].Partitions[1].Offset, "no commit")
+	b := resp.Groups[1]
+	require.Len(t, b.Topics, 1)
+	require.Len(t, b.Topics[0].Partitions, 1, "only what b committed")
+	require.Equal(t, int32(1), b.Topics[0].Partitions[0].Partition)
+	require.Equal(t, int64(2), b.Topics[0].Partitions[0].Offset)
+	require.Equal(t, int16(24), resp.Groups[2].ErrorCode)
+}
+
+// TestListGroupsFilters checks ListGroups' states filter (v4+,
+// case-insensitive) and types filter (v5+: every group is classic).
+func TestListGroupsFilters(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("events", strata.TopicConfig{}))
+	_, err := s.AppendTo(context.Background(), "events", 0, strata.Record{Value: []byte("a")})
+	require.NoError(t, err)
+	require.NoError(t, s.Commit("idle", "events", 0, 1, ""))
+	c := dial(t, srv)
+	require.Equal(t, int16(0), c.join(joinReq(3, "busy", "", nil, "range")).ErrorCode)
+	list := func(states, types []string) map[string]string {
+		req := kmsg.NewPtrListGroupsRequest()
+		req.SetVersion(5)
+		req.StatesFilter, req.TypesFilter = states, types
+		resp := c.roundTrip(req).(*kmsg.ListGroupsResponse)
+		require.Equal(t, int16(0), resp.ErrorCode)
+		out := map[string]string{}
+		for _, g := range resp.Groups {
+			require.Equal(t, "classic", g.GroupType)
+			out[g.Group] = g.GroupState
+		}
+		return out
+	}
+	require.Equal(t, map[string]string{"idle": "Empty", "busy": "CompletingRebalance"}, list(nil, nil))
+	require.Equal(t, map[string]string{"idle": "Empty"}, list([]string{"empty"}, nil))
+	require.Equal(t, map[string]string{"busy": "CompletingRebalance"}, list([]string{"Stable", "CompletingRebalance"}, []string{"Classic"}))
+	require.Empty(t, list(nil, []string{"consumer"}))
+}
