@@ -50,10 +50,12 @@ func TestSaramaAdmin(t *testing.T) {
 	}, false)
 	require.ErrorIs(t, err, sarama.ErrInvalidConfig)
 
-	entries, err := admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: "sarama-admin"})
+	results, err := admin.DescribeConfigs([]*sarama.ConfigResource{{Type: sarama.TopicResource, Name: "sarama-admin"}}, sarama.DescribeConfigsOptions{IncludeSynonyms: true})
 	require.NoError(t, err)
+	require.Len(t, results, 1)
+	require.Equal(t, sarama.ErrNoError, results[0].ErrorCode, results[0].ErrorMsg)
 	byName := map[string]sarama.ConfigEntry{}
-	for _, e := range entries {
+	for _, e := range results[0].Configs {
 		byName[e.Name] = e
 	}
 	require.Equal(t, hour, byName["retention.ms"].Value)
