@@ -53,6 +53,7 @@ n=0
 start() {
 	n=$((n + 1))
 	mkdir -p "$work/dir$n"
+	: >"$logs/listener$n.out"
 	"$work/listener" -dir "$work/dir$n" -addr 127.0.0.1:0 -auto-create >"$logs/listener$n.out" 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do
