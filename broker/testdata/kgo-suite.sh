@@ -9,18 +9,24 @@
 #	PASS|FAIL|SKIP|TIMEOUT  TestName  seconds
 #
 # (under a failed test, its failed and skipped subtests) and the counts at
-# the end. A test's output is kept in $KGO_SUITE_LOGS
-# (default: a new temporary directory, printed). If a test leaves the
-# listener dead, the line says so and the next test gets a new one on a
-# new directory.
+# the end. A test's output is kept in $KGO_SUITE_LOGS (default: a new
+# temporary directory, printed). If a test leaves the listener dead, the
+# line says so and the next test gets a new one on a new directory.
+#
+# A second listener, with a SASL user, serves the suite's SCRAM tests
+# (KGO_TEST_SCRAM_SEEDS, KGO_TEST_SCRAM with SCRAM-SHA-512). With
+# KGO_SUITE_TLS=1 the first listener speaks TLS, with a certificate made
+# here by openssl for 127.0.0.1 (KGO_TEST_TLS gives the suite its CA).
 #
 #	broker/testdata/kgo-suite.sh                 # every test of pkg/kgo
 #	broker/testdata/kgo-suite.sh 'TestGroup|Txn' # those matching a regexp
+#	KGO_SUITE_TLS=1 broker/testdata/kgo-suite.sh # every test, over TLS
 #
 # Environment: KGO_TEST_RECORDS (default 10000, as tansu runs it; the
 # suite's own default is 500000), KGO_SUITE_TIMEOUT (per test, default
-# 180s), KGO_SUITE_LOGS, and franz-go's other KGO_TEST_* knobs, passed
-# through. The suite is not part of CI: the whole of it takes minutes.
+# 180s), KGO_SUITE_LOGS, KGO_SUITE_TLS, and franz-go's other KGO_TEST_*
+# knobs, passed through. The suite is not part of CI: the whole of it
+# takes minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,9 +36,11 @@ export KGO_TEST_RF=1 KGO_TEST_RECORDS=${KGO_TEST_RECORDS:-10000} KGO_LOG_LEVEL=$
 logs=${KGO_SUITE_LOGS:-$(mktemp -d -t kgo-suite-logs.XXXXXX)}
 mkdir -p "$logs"
 work=$(mktemp -d -t kgo-suite.XXXXXX)
-pid=
+pids=()
 cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
 	chmod -R u+w "$work" 2>/dev/null
 	rm -rf "$work"
 }
@@ -48,14 +56,26 @@ echo "franz-go $version (pkg/kgo), logs in $logs"
 (cd "$work/franz-go/pkg/kgo" && go test -c -o "$work/kgo.test" .)
 go build -o "$work/listener" ./examples/listener
 
-# start runs a listener on a new directory and sets KGO_SEEDS to its address.
+tls=()
+if [ "${KGO_SUITE_TLS:-}" = 1 ]; then
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+		-subj /CN=strata-kgo-suite -addext subjectAltName=IP:127.0.0.1 \
+		-keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
+	tls=(-tls-cert "$work/cert.pem" -tls-key "$work/key.pem")
+	export KGO_TEST_TLS="ca:$work/cert.pem"
+fi
+
+# launch runs a listener on a new directory with the arguments given and
+# sets pid and addr to its process and address.
 n=0
-start() {
+launch() {
 	n=$((n + 1))
 	mkdir -p "$work/dir$n"
 	: >"$logs/listener$n.out"
-	"$work/listener" -dir "$work/dir$n" -addr 127.0.0.1:0 -auto-create >"$logs/listener$n.out" 2>&1 &
+	"$work/listener" -dir "$work/dir$n" -addr 127.0.0.1:0 "$@" >"$logs/listener$n.out" 2>&1 &
 	pid=$!
+	pids+=("$pid")
+	addr=
 	for _ in $(seq 100); do
 		addr=$(sed -n 's/^serving Kafka clients on //p' "$logs/listener$n.out")
 		[ -n "$addr" ] && break
@@ -63,6 +83,12 @@ start() {
 		sleep 0.1
 	done
 	[ -n "$addr" ] || { echo "listener did not start" >&2; exit 1; }
+}
+launch -sasl kgo:kgo-secret
+export KGO_TEST_SCRAM_SEEDS=$addr KGO_TEST_SCRAM=kgo:kgo-secret:512
+start() {
+	launch -auto-create "${tls[@]}"
+	main=$pid main_log=$logs/listener$n.out
 	export KGO_SEEDS=$addr
 }
 start
@@ -88,8 +114,8 @@ for t in $("$work/kgo.test" -test.list "$filter" | grep '^Test'); do
 	fi
 	count[$result]=$((${count[$result]:-0} + 1))
 	note=
-	if ! kill -0 "$pid" 2>/dev/null; then
-		note="  (the listener died: $logs/listener$n.out)"
+	if ! kill -0 "$main" 2>/dev/null; then
+		note="  (the listener died: $main_log)"
 		start
 	fi
 	printf '%-7s  %-60s %4ds%s\n' "$result" "$t" $((SECONDS - began)) "$note"
