@@ -267,3 +267,23 @@ func ExampleStore_ClaimGroup() {
 	// true
 	// true
 }
+
+// GroupMembers lists a group's consumers in the process, with what they
+// own once they have polled.
+func ExampleStore_GroupMembers() {
+	s, done := openOffsetsExample()
+	defer done()
+	c, err := s.Consumer("billing", []string{"orders"}, strata.ConsumerOptions{AutoOffsetReset: strata.ResetEarliest})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	if _, err := c.Poll(context.Background()); err != nil {
+		panic(err)
+	}
+	for _, m := range s.GroupMembers("billing") {
+		fmt.Println(m.ID, m.Topics, m.Owned)
+	}
+	// Output:
+	// billing-1 [orders] [orders-0 orders-1]
+}

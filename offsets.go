@@ -19,6 +19,11 @@ const ConsumerOffsetsTopic = "__consumer_offsets"
 // TopicPartition names one partition of a topic.
 type TopicPartition = group.TopicPartition
 
+// GroupMember describes a consumer of a group in the process (a
+// Consumer): its member id, subscription, generation, the partitions it
+// owns and its share of the assignment, and when it last polled.
+type GroupMember = group.MemberInfo
+
 // OffsetAndMetadata is a committed offset (the next offset to read), its
 // metadata string and when it was committed.
 type OffsetAndMetadata = group.OffsetAndMetadata
@@ -198,6 +203,16 @@ func (s *Store) Committed(groupName, topicName string, part int) (OffsetAndMetad
 		return OffsetAndMetadata{}, false
 	}
 	return s.groups.Committed(groupName, topicName, part)
+}
+
+// GroupMembers returns the consumers of a group in the process, sorted by
+// member id; nil for none. The Kafka clients of a group served over the
+// wire are not among them (package broker's DescribeGroups lists those).
+func (s *Store) GroupMembers(groupName string) []GroupMember {
+	if s.closed.Load() {
+		return nil
+	}
+	return s.groups.Members(groupName)
 }
 
 // Groups returns the consumer groups that have committed offsets or
