@@ -3,16 +3,20 @@ package broker
 import (
 	"slices"
 
+	"github.com/stratalog/strata"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // handleDescribeGroups describes groups as Kafka's GroupMetadata.summary
 // does: the state, the protocol type, and the members with their client
 // ids; the protocol and each member's metadata and assignment bytes only
-// while the group is Stable. A group with committed offsets and no wire
-// members (in-process consumers' groups, standalone commits) is Empty; a
-// group with neither is Dead, without an error (Kafka's answer before
-// v6, the versions served).
+// while the group is Stable. A group of consumers in the process
+// (strata.Consumer) is Stable, of protocol type consumer and protocol
+// strata, its members of client id strata, each with its subscription and
+// the partitions it owns in Kafka's consumer protocol encoding, as
+// kafka-consumer-groups shows them. A group with committed offsets only
+// is Empty; a group with neither is Dead, without an error (Kafka's
+// answer before v6, the versions served).
 func handleDescribeGroups(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
@@ -30,7 +34,7 @@ func handleDescribeGroups(srv *Server, _ header, kreq kmsg.Request) (kmsg.Respon
 		case g != nil:
 			g.describeLocked(&sg)
 		case slices.Contains(known, name):
-			sg.State = groupEmpty.String()
+			describeInProcess(srv.store.GroupMembers(name), &sg)
 		default:
 			sg.State = groupDead.String()
 		}
@@ -55,6 +59,42 @@ func (g *wireGroup) describeLocked(sg *kmsg.DescribeGroupsResponseGroup) {
 		if stable {
 			sm.ProtocolMetadata, sm.MemberAssignment = m.metadata(g.protocol), m.assignment
 		}
+		sg.Members = append(sg.Members, sm)
+	}
+}
+
+// The protocol and client id DescribeGroups gives a group of consumers in
+// the process, whose partitions the store assigns.
+const (
+	inProcessProtocol = "strata"
+	inProcessClientID = "strata"
+)
+
+// describeInProcess describes a group with the store's consumers
+// members, Empty without them.
+func describeInProcess(members []strata.GroupMember, sg *kmsg.DescribeGroupsResponseGroup) {
+	if len(members) == 0 {
+		sg.State = groupEmpty.String()
+		return
+	}
+	sg.State, sg.ProtocolType, sg.Protocol = groupStable.String(), consumerProtocolType, inProcessProtocol
+	for _, m := range members {
+		sm := kmsg.NewDescribeGroupsResponseGroupMember()
+		sm.MemberID, sm.ClientID = m.ID, inProcessClientID
+		md := kmsg.NewConsumerMemberMetadata()
+		md.Topics = m.Topics
+		sm.ProtocolMetadata = md.AppendTo(nil)
+		a := kmsg.NewConsumerMemberAssignment()
+		for _, tp := range m.Owned {
+			if n := len(a.Topics); n == 0 || a.Topics[n-1].Topic != tp.Topic {
+				t := kmsg.NewConsumerMemberAssignmentTopic()
+				t.Topic = tp.Topic
+				a.Topics = append(a.Topics, t)
+			}
+			t := &a.Topics[len(a.Topics)-1]
+			t.Partitions = append(t.Partitions, int32(tp.Partition))
+		}
+		sm.MemberAssignment = a.AppendTo(nil)
 		sg.Members = append(sg.Members, sm)
 	}
 }

@@ -12,8 +12,8 @@ import (
 const groupTypeClassic = "classic"
 
 // handleListGroups lists the groups: those of wire clients with their
-// state and protocol type, and those with committed offsets only
-// (Store.Groups: in-process consumers' and standalone commits) as Empty,
+// state and protocol type, those of consumers in the process as Stable
+// consumer groups, and those with committed offsets only as Empty,
 // filtered by state (v4+, case-insensitive, KIP-518) and type (v5+,
 // KIP-848: every group is "classic").
 func handleListGroups(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
@@ -37,7 +37,11 @@ func handleListGroups(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, 
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	for _, name := range known {
-		if gs.groupLocked(name) == nil {
+		switch {
+		case gs.groupLocked(name) != nil:
+		case len(srv.store.GroupMembers(name)) > 0:
+			add(name, consumerProtocolType, groupStable)
+		default:
 			add(name, "", groupEmpty)
 		}
 	}

@@ -118,3 +118,46 @@ func TestKadmGroups(t *testing.T) {
 	require.False(t, ok, "the group's offsets deleted")
 	require.NotContains(t, s.Groups(), "live")
 }
+
+// TestKadmInProcessGroup checks what kadm sees of a group of consumers in
+// the process: a Stable consumer group whose members carry their
+// subscription and owned partitions in Kafka's consumer protocol
+// encoding, which DeleteGroups refuses (NON_EMPTY_GROUP).
+func TestKadmInProcessGroup(t *testing.T) {
+	s, srv := serve(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: 2}))
+	local, err := s.Consumer("local", []string{"orders"}, strata.ConsumerOptions{})
+	require.NoError(t, err)
+	defer local.Close()
+	pollCtx, pollCancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	_, _ = local.Poll(pollCtx) // takes the partitions; nothing to read
+	pollCancel()
+	require.Len(t, local.Assignment(), 2)
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()))
+	require.NoError(t, err)
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	listed, err := adm.ListGroups(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "Stable", listed["local"].State)
+	described, err := adm.DescribeGroups(ctx, "local")
+	require.NoError(t, err)
+	d := described["local"]
+	require.Equal(t, "Stable", d.State)
+	require.Equal(t, "consumer", d.ProtocolType)
+	require.Len(t, d.Members, 1)
+	require.Equal(t, local.MemberID(), d.Members[0].MemberID)
+	join, ok := d.Members[0].Join.AsConsumer()
+	require.True(t, ok)
+	require.Equal(t, []string{"orders"}, join.Topics)
+	assigned, ok := d.Members[0].Assigned.AsConsumer()
+	require.True(t, ok)
+	require.Len(t, assigned.Topics, 1)
+	require.Equal(t, []int32{0, 1}, assigned.Topics[0].Partitions)
+	gone, err := adm.DeleteGroups(ctx, "local")
+	require.NoError(t, err)
+	require.ErrorIs(t, gone["local"].Err, kerr.NonEmptyGroup)
+}
