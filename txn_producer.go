@@ -128,8 +128,10 @@ func (s *Store) AddTxnPartitions(ctx context.Context, p TxnProducer, parts ...To
 // AppendTxnBatch appends a transactional batch of the producer's (a Kafka
 // client's RecordBatch with the transactional bit, its producer id and
 // epoch) to a partition of its open transaction, as AppendBatch appends
-// a batch: checked whole, stored as it came, a retry of one of the last 5
-// written nothing and returned with dup true. A partition not added with
+// a batch: checked whole and stored as it came; a retry of one of the
+// producer's last 5 batches writes nothing and returns the original's
+// offset with dup true. It returns when the batch is in the OS; under
+// SyncAlways, after an fsync. A partition not added with
 // AddTxnPartitions, or no transaction open, is ErrInvalidTxnState; a batch
 // that is not transactional, is a control batch, or carries another
 // producer id or epoch than p is ErrInvalidProducer; a fenced producer is
