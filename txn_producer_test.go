@@ -2,6 +2,8 @@ package strata_test
 
 import (
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -215,4 +217,39 @@ func TestTxnProducerFsyncsUnderSyncAlways(t *testing.T) {
 	}
 	require.Equal(t, int64(8), commit(three), "three partitions, the offsets', the decision, two markers and the Ongoing record")
 	require.Equal(t, int64(8), commit(one))
+}
+
+// TestTxnProducerMarkerFailure: an EndTxn whose decision is written but
+// one of whose markers is not (an I/O error) says so; until the markers
+// are written the id's next transaction is ErrConcurrentTxns, and a retry
+// of the EndTxn, once the partition takes writes again, writes them: the
+// transaction is committed whole.
+func TestTxnProducerMarkerFailure(t *testing.T) {
+	m := vfs.NewMem()
+	var failing atomic.Bool
+	m.SetInjector(func(op vfs.Op, path string) error {
+		if failing.Load() && (op == vfs.OpWrite || op == vfs.OpWriteMap || op == vfs.OpAllocate) && strings.Contains(path, "/b-0/") {
+			return vfs.ErrInjected
+		}
+		return nil
+	})
+	s := openTxnStore(t, m, strata.SyncNever)
+	a0, b0 := strata.TopicPartition{Topic: "a", Partition: 0}, strata.TopicPartition{Topic: "b", Partition: 0}
+	p, err := s.InitTxnProducer(ctx, strata.TxnProducerOptions{ID: "x"})
+	require.NoError(t, err)
+	require.NoError(t, s.AddTxnPartitions(ctx, p, a0, b0))
+	for _, tp := range []strata.TopicPartition{a0, b0} {
+		_, _, err := s.AppendTxnBatch(ctx, p, tp.Topic, tp.Partition, txnBatch(p, 0, tp.Topic))
+		require.NoError(t, err)
+	}
+	failing.Store(true)
+	err = s.EndTxn(ctx, p, true)
+	require.ErrorIs(t, err, vfs.ErrInjected)
+	require.ErrorIs(t, s.AddTxnPartitions(ctx, p, a0), strata.ErrConcurrentTxns)
+	require.Equal(t, []string{"a"}, readCommitted(t, s, "a", 0), "decided: its marker there is written")
+	failing.Store(false)
+	require.NoError(t, s.EndTxn(ctx, p, true), "the retry writes the missing marker")
+	require.Equal(t, []string{"b"}, readCommitted(t, s, "b", 0))
+	require.ErrorIs(t, s.EndTxn(ctx, p, false), strata.ErrInvalidTxnState)
+	require.NoError(t, s.AddTxnPartitions(ctx, p, a0), "the next transaction")
 }
