@@ -70,19 +70,22 @@ func hmacOf(h func() hash.Hash, key, msg []byte) []byte {
 // the user exists. For a user that does not, it returns a made-up one,
 // with a salt that is the same at every attempt, that no proof matches:
 // the exchange goes on to fail at its last step, as it would for a wrong
-// password, not telling the two apart.
+// password, not telling the two apart. With the Password callback, a
+// known user's salt is that same one (the user's, keyed by the server's
+// secret), so that neither the salt nor whether it changes between
+// attempts tells the two apart either.
 func (ss *saslServer) scramCredential(mechanism, user string) (scramCredential, bool) {
 	h := scramHash(mechanism)
+	salt := hmacOf(sha256.New, ss.secret, []byte(mechanism+"\x00"+user))[:scramSaltBytes]
 	if ss.users != nil {
 		if c, ok := ss.scram[mechanism][user]; ok {
 			return c, true
 		}
 	} else if pass, ok := ss.password(user); ok {
-		if c, err := newSCRAMCredential(h, pass, nil, ss.iterations); err == nil {
+		if c, err := newSCRAMCredential(h, pass, salt, ss.iterations); err == nil {
 			return c, true
 		}
 	}
-	salt := hmacOf(sha256.New, ss.secret, []byte(mechanism+"\x00"+user))[:scramSaltBytes]
 	fake := scramCredential{salt: salt, iterations: ss.iterations,
 		storedKey: make([]byte, h().Size()), serverKey: make([]byte, h().Size())}
 	_, _ = rand.Read(fake.storedKey)

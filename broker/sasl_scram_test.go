@@ -1,10 +1,12 @@
 package broker
 
 import (
+	"crypto/pbkdf2"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -176,4 +178,67 @@ func FuzzSASLExchange(f *testing.F) {
 			require.False(t, sc.done, "authenticated without the password")
 		}
 	})
+}
+
+// TestSCRAMPasswordCallbackUnknownUser: with the Password callback, the
+// server-first of a user the callback knows is as stable from one attempt
+// to the next as an unknown user's, so that comparing two attempts does
+// not tell whether a user exists; and the known user still authenticates.
+func TestSCRAMPasswordCallbackUnknownUser(t *testing.T) {
+	for _, mech := range []string{MechanismSCRAMSHA256, MechanismSCRAMSHA512} {
+		ss, err := newSASLServer(&SASL{Mechanisms: []string{mech}, SCRAMIterations: 4096,
+			Password: func(user string) (string, bool) { return "pencil", user == "user" }})
+		require.NoError(t, err)
+		first := func(user string) string {
+			s := newSCRAMSession(ss, mech, []byte("server"))
+			out, _, err := s.step([]byte("n,,n=" + user + ",r=client"))
+			require.NoError(t, err)
+			return string(out)
+		}
+		require.Equal(t, first("nobody"), first("nobody"), mech)
+		require.Equal(t, first("user"), first("user"), "%s: a known user's salt changes between attempts, an unknown one's does not", mech)
+		require.NotEqual(t, first("user"), first("nobody"), mech)
+		require.Len(t, first("nobody"), len(first("user")), mech)
+
+		// The known user's exchange, end to end, as a client computes it.
+		s := newSCRAMSession(ss, mech, []byte("server"))
+		out, _, err := s.step([]byte("n,,n=user,r=client"))
+		require.NoError(t, err)
+		final := scramClientFinal(t, mech, "pencil", "n=user,r=client", string(out))
+		_, done, err := s.step([]byte(final))
+		require.NoError(t, err, mech)
+		require.True(t, done, mech)
+	}
+}
+
+// scramClientFinal computes a client's client-final message for password
+// from the client-first-bare and the server-first (RFC 5802 section 3).
+func scramClientFinal(t *testing.T, mech, password, bare, serverFirst string) string {
+	h := scramHash(mech)
+	var nonce, salt64, iters string
+	for _, attr := range strings.Split(serverFirst, ",") {
+		switch attr[:2] {
+		case "r=":
+			nonce = attr[2:]
+		case "s=":
+			salt64 = attr[2:]
+		case "i=":
+			iters = attr[2:]
+		}
+	}
+	salt, err := base64.StdEncoding.DecodeString(salt64)
+	require.NoError(t, err)
+	n, err := strconv.Atoi(iters)
+	require.NoError(t, err)
+	salted, err := pbkdf2.Key(h, password, salt, n, h().Size())
+	require.NoError(t, err)
+	clientKey := hmacOf(h, salted, []byte("Client Key"))
+	stored := h()
+	stored.Write(clientKey)
+	without := "c=biws,r=" + nonce
+	sig := hmacOf(h, stored.Sum(nil), []byte(bare+","+serverFirst+","+without))
+	for i := range clientKey {
+		clientKey[i] ^= sig[i]
+	}
+	return without + ",p=" + base64.StdEncoding.EncodeToString(clientKey)
 }
