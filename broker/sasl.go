@@ -60,8 +60,8 @@ type SASL struct {
 	// authentication, instead of Users: for credentials that change while
 	// the Server runs. It returns false for a user it does not know. With
 	// SCRAM the credentials are derived at each authentication (PBKDF2,
-	// with a salt of the user's that stays the same while the Server runs). It is called from the connections'
-	// goroutines, concurrently.
+	// with a salt of the user's that stays the same while the Server
+	// runs). It is called from the connections' goroutines, concurrently.
 	Password func(user string) (password string, ok bool)
 	// SCRAMIterations is the PBKDF2 iteration count of the SCRAM
 	// credentials. Default and minimum MinSCRAMIterations (4096);
