@@ -2,6 +2,7 @@ package broker
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"crypto/subtle"
 )
 
@@ -31,7 +32,7 @@ func (s *plainSession) step(in []byte) ([]byte, bool, error) {
 		return nil, false, failed("SASL/PLAIN authorization id %q is not the user's own name", authzid)
 	}
 	want, ok := s.srv.lookup(user)
-	if !ok || subtle.ConstantTimeCompare([]byte(want), []byte(pass)) != 1 {
+	if !s.srv.samePassword(want, pass) || !ok {
 		return nil, false, failed("invalid user name or password (SASL/PLAIN)")
 	}
 	s.name, s.done = user, true
@@ -51,4 +52,12 @@ func parsePlain(in []byte) (authzid, user, pass string, err error) {
 		return "", "", "", failed("SASL/PLAIN user name or password empty")
 	}
 	return string(fields[0]), string(fields[1]), string(fields[2]), nil
+}
+
+// samePassword says whether two passwords are the same, in a time that
+// tells neither their contents nor their lengths (ConstantTimeCompare
+// returns at once for two lengths): it compares their HMACs under the
+// server's secret.
+func (ss *saslServer) samePassword(a, b string) bool {
+	return subtle.ConstantTimeCompare(hmacOf(sha256.New, ss.secret, []byte(a)), hmacOf(sha256.New, ss.secret, []byte(b))) == 1
 }
