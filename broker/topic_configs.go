@@ -264,6 +264,10 @@ func (srv *Server) alterTopic(name string, ops []configOp, replace, validateOnly
 		err := fmt.Errorf("broker: topic %q is the store's own: %w", name, strata.ErrReservedTopic)
 		return codeOf(err), err
 	}
+	// Two clients' changes of one topic at once: each applies its ops
+	// to the config the other left, so that neither undoes the other's.
+	srv.alterMu.Lock()
+	defer srv.alterMu.Unlock()
 	d, err := srv.store.DescribeTopic(name)
 	if err != nil {
 		return codeOf(err), err
@@ -276,6 +280,9 @@ func (srv *Server) alterTopic(name string, ops []configOp, replace, validateOnly
 		}
 		return errInvalidConfig, err
 	}
+	// The count is CreatePartitions', which may have grown the topic
+	// since DescribeTopic: zero keeps whatever it is.
+	cfg.Partitions = 0
 	if validateOnly {
 		_, err = topic.CheckChange(d.Config, cfg)
 	} else {
