@@ -430,3 +430,64 @@ func TestCreatePartitionsGroup(t *testing.T) {
 	}
 	require.Len(t, c.Assignment(), 4)
 }
+
+// TestAlterTopicConfigCrash crashes an AlterTopicConfig at every file
+// operation it makes: the reopened store has the topic with its old
+// config or its new one, whole, every record kept, and the change (again)
+// works.
+func TestAlterTopicConfigCrash(t *testing.T) {
+	ctx := context.Background()
+	opts := &strata.Options{Sync: strata.SyncAlways, Logger: slog.New(slog.DiscardHandler)}
+	setup := func() (*vfs.Mem, *strata.Store, strata.TopicConfig) {
+		m := vfs.NewMem()
+		s, err := strata.Open("data", onFS(m, opts))
+		require.NoError(t, err)
+		require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 2, SegmentBytes: 64 << 10, MaxIndexBytes: 4 << 10}))
+		require.NoError(t, s.CreateTopic("u", strata.TopicConfig{}))
+		_, err = s.AppendTo(ctx, "t", 1, rec("k", "v0"), rec("k", "v1"))
+		require.NoError(t, err)
+		d, err := s.DescribeTopic("t")
+		require.NoError(t, err)
+		return m, s, d.Config
+	}
+	change := func(c strata.TopicConfig) strata.TopicConfig {
+		c.Retention, c.RetentionBytes, c.MinCompactionLag = time.Hour, 1<<20, time.Minute
+		return c
+	}
+	m, s, old := setup()
+	before := condOpCount(m)
+	require.NoError(t, s.AlterTopicConfig("t", change(old)))
+	total := condOpCount(m) - before
+	require.NoError(t, s.Close())
+	require.Positive(t, total)
+
+	counts := map[bool]int{}
+	crashPoints(t, total, 1, func(k, torn int) {
+		at := fmt.Sprintf("k=%d torn=%d", k, torn)
+		m, s, old := setup()
+		m.SetInjector(vfs.FailAfter(k, condCrashOps...))
+		_ = s.AlterTopicConfig("t", change(old))
+		after := crashedWay(m, k, torn)
+		_ = s.Close()
+		s, err := strata.Open("data", onFS(after, opts))
+		require.NoError(t, err, at)
+		d, err := s.DescribeTopic("t")
+		require.NoError(t, err, at)
+		changed := d.Config == change(old)
+		require.True(t, changed || d.Config == old, "%s: config %+v is neither the old nor the new", at, d.Config)
+		counts[changed]++
+		require.Equal(t, int64(2), d.Partitions[1].EndOffset, at)
+		_, err = s.DescribeTopic("u")
+		require.NoError(t, err, "%s: the other topic", at)
+		require.NoError(t, s.AlterTopicConfig("t", change(old)), at)
+		require.NoError(t, s.Close(), at)
+		s, err = strata.Open("data", onFS(after, opts))
+		require.NoError(t, err, at)
+		d, err = s.DescribeTopic("t")
+		require.NoError(t, err, at)
+		require.Equal(t, change(old), d.Config, at)
+		require.NoError(t, s.Close(), at)
+	})
+	require.Positive(t, counts[false], "some crashes kept the old config")
+	require.Positive(t, counts[true], "some crashes kept the new config")
+}
