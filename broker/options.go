@@ -68,7 +68,9 @@ type Options struct {
 	// the handshake with this config, which must hold a certificate
 	// (Certificates, GetCertificate or GetConfigForClient). Client
 	// certificates are asked for and checked as the config says
-	// (ClientAuth, ClientCAs). New keeps a clone of it. Default nil: plain
+	// (ClientAuth, ClientCAs): a ClientAuth that verifies them needs
+	// ClientCAs (or GetConfigForClient), not the system's roots crypto/tls
+	// would take for a nil one. New keeps a clone of it. Default nil: plain
 	// TCP. Give Serve a plain listener, not a tls.Listener, when this is
 	// set.
 	TLS *tls.Config
@@ -125,6 +127,10 @@ func (o *Options) withDefaults() (Options, error) {
 	if c.TLS != nil {
 		if len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil && c.TLS.GetConfigForClient == nil {
 			return c, fmt.Errorf("broker: TLS has no certificate (Certificates, GetCertificate or GetConfigForClient): %w", ErrInvalidOptions)
+		}
+		verifies := c.TLS.ClientAuth == tls.VerifyClientCertIfGiven || c.TLS.ClientAuth == tls.RequireAndVerifyClientCert
+		if verifies && c.TLS.ClientCAs == nil && c.TLS.GetConfigForClient == nil {
+			return c, fmt.Errorf("broker: TLS.ClientAuth %v verifies client certificates, but TLS.ClientCAs is nil: crypto/tls would take any certificate the system's roots sign; set ClientCAs to the CAs of the clients: %w", c.TLS.ClientAuth, ErrInvalidOptions)
 		}
 		c.TLS = c.TLS.Clone()
 	}

@@ -259,7 +259,8 @@ func TestSASLRawTokens(t *testing.T) {
 	c.roundTrip(metadataReq())
 }
 
-// TestSecurityOptions checks that a TLS config without a certificate, and SASL
+// TestSecurityOptions checks that a TLS config without a certificate, or
+// one that verifies client certificates without ClientCAs, and SASL
 // options out of range, are ErrInvalidOptions.
 func TestSecurityOptions(t *testing.T) {
 	s, err := strata.Open(t.TempDir(), nil)
@@ -270,6 +271,8 @@ func TestSecurityOptions(t *testing.T) {
 		opts broker.Options
 	}{
 		{"TLS without a certificate", broker.Options{TLS: &tls.Config{}}},
+		{"TLS verifying client certificates without ClientCAs", broker.Options{TLS: noClientCAs(t, tls.RequireAndVerifyClientCert)}},
+		{"TLS verifying given client certificates without ClientCAs", broker.Options{TLS: noClientCAs(t, tls.VerifyClientCertIfGiven)}},
 		{"negative HandshakeTimeout", broker.Options{HandshakeTimeout: -time.Second}},
 		{"SASL without users", broker.Options{SASL: &broker.SASL{}}},
 		{"SASL with Users and Password", broker.Options{SASL: &broker.SASL{Users: testUsers, Password: func(string) (string, bool) { return "", false }}}},
@@ -286,6 +289,14 @@ func TestSecurityOptions(t *testing.T) {
 			require.ErrorIs(t, err, broker.ErrInvalidOptions)
 		})
 	}
+}
+
+// noClientCAs is a server config with a certificate that verifies client
+// certificates by auth without saying against which CAs.
+func noClientCAs(t *testing.T, auth tls.ClientAuthType) *tls.Config {
+	c := newTestPKI(t).serverConfig()
+	c.ClientAuth, c.ClientCAs = auth, nil
+	return c
 }
 
 // TestCloseDuringHandshake checks that Close ends connections stalled in
