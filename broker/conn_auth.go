@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -107,7 +108,7 @@ func (c *conn) handle(frame []byte) (kmsg.Response, int32, error) {
 // answered with bare tokens. Any other request is an error.
 func (srv *Server) authFrame(sc *saslConn, frame []byte) ([]byte, error) {
 	if sc.raw {
-		out, err := sc.step(frame)
+		out, err := rawStep(sc, frame)
 		if err != nil {
 			return nil, err
 		}
@@ -129,6 +130,18 @@ func (srv *Server) authFrame(sc *saslConn, frame []byte) ([]byte, error) {
 		return nil, err
 	}
 	return appendResponse(nil, corr, resp), sc.closing
+}
+
+// rawStep is sc.step of a bare token: a panic (of the SASL.Password
+// callback, say) is an error that closes the connection, as dispatch
+// makes one of a handler's.
+func rawStep(sc *saslConn, token []byte) (out []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, fmt.Errorf("broker: SASL %s token: %w: %v\n%s", sc.mechanism, errPanic, p, debug.Stack())
+		}
+	}()
+	return sc.step(token)
 }
 
 // readAuthFrame reads one frame of at most maxAuthFrameBytes (and

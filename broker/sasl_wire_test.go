@@ -331,3 +331,35 @@ func TestCloseDuringHandshake(t *testing.T) {
 		require.Error(t, err)
 	}
 }
+
+// TestSASLPasswordPanics: a Password callback that panics closes the
+// connection of the authentication that called it, whether its tokens
+// come in SaslAuthenticate requests or bare after a SaslHandshake v0, and
+// the Server goes on serving.
+func TestSASLPasswordPanics(t *testing.T) {
+	password := func(user string) (string, bool) {
+		if user == "boom" {
+			panic("the credential store is down")
+		}
+		return testUsers[user], testUsers[user] != ""
+	}
+	_, srv := serve(t, &broker.Options{SASL: &broker.SASL{Password: password}})
+	for _, mech := range []string{broker.MechanismPlain, broker.MechanismSCRAMSHA256} {
+		first := "\x00boom\x00secret"
+		if mech != broker.MechanismPlain {
+			first = "n,,n=boom,r=abcdef"
+		}
+		c := dial(t, srv)
+		require.Zero(t, c.roundTrip(handshakeReq(0, mech)).(*kmsg.SASLHandshakeResponse).ErrorCode)
+		c.sendRaw([]byte(first))
+		c.requireClosed()
+
+		c = dial(t, srv)
+		require.Zero(t, c.roundTrip(handshakeReq(1, mech)).(*kmsg.SASLHandshakeResponse).ErrorCode)
+		c.send(authenticateReq(1, first))
+		c.requireClosed()
+	}
+	c := dial(t, srv)
+	c.authenticatePlain()
+	c.roundTrip(metadataReq())
+}
