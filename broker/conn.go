@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -84,8 +85,8 @@ func (c *conn) read() error {
 		if n < 0 || int(n) > c.srv.opts.MaxRequestBytes {
 			return fmt.Errorf("broker: request of %d bytes out of range [0, %d] (MaxRequestBytes): %w", n, c.srv.opts.MaxRequestBytes, errMalformed)
 		}
-		frame := c.frame(int(n))
-		if _, err := io.ReadFull(c.nc, frame); err != nil {
+		frame, err := c.readFrame(int(n))
+		if err != nil {
 			return fmt.Errorf("broker: request of %d bytes cut short: %w", n, err)
 		}
 		resp, corr, err := c.handle(frame)
@@ -95,6 +96,31 @@ func (c *conn) read() error {
 		if err != nil {
 			return err
 		}
+	}
+}
+
+// readFrame reads a request frame of n bytes (after its size). One
+// larger than reusedFrameBytes is read into a buffer that grows, doubling,
+// with what arrives, so that what a size prefix makes the broker allocate
+// is about what the client has sent, not what it claims it will.
+func (c *conn) readFrame(n int) ([]byte, error) {
+	if n <= reusedFrameBytes {
+		frame := c.frame(n)
+		_, err := io.ReadFull(c.nc, frame)
+		return frame, err
+	}
+	frame := make([]byte, reusedFrameBytes)
+	have := 0
+	for {
+		if _, err := io.ReadFull(c.nc, frame[have:]); err != nil {
+			return nil, err
+		}
+		have = len(frame)
+		if have == n {
+			return frame, nil
+		}
+		more := min(have, n-have)
+		frame = slices.Grow(frame, more)[:have+more]
 	}
 }
 

@@ -156,8 +156,8 @@ func (c *conn) readAuthFrame() ([]byte, error) {
 	if n < 0 || int(n) > limit {
 		return nil, fmt.Errorf("broker: frame of %d bytes during SASL authentication, out of range [0, %d]: %w", n, limit, errMalformed)
 	}
-	frame := c.frame(int(n))
-	if _, err := io.ReadFull(c.nc, frame); err != nil {
+	frame, err := c.readFrame(int(n))
+	if err != nil {
 		return nil, fmt.Errorf("broker: frame of %d bytes during SASL authentication cut short: %w", n, err)
 	}
 	return frame, nil

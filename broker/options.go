@@ -44,7 +44,9 @@ type Options struct {
 	// MaxRequestBytes bounds a request frame (Kafka's
 	// socket.request.max.bytes), and so what one request may make the
 	// broker allocate to read it: a larger size prefix closes the
-	// connection before anything is read or allocated. Default
+	// connection before anything is read or allocated. A request over
+	// 1 MiB is read into a buffer that grows with the bytes that arrive,
+	// so that a size prefix alone allocates little. Default
 	// DefaultMaxRequestBytes (100 MiB); at least 1 KiB.
 	MaxRequestBytes int
 	// IdleTimeout closes a connection that sends no request for that long,

@@ -1,0 +1,61 @@
+package broker
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"net"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestLargeFrameAllocatesWhatArrives: a size prefix of a large request
+// with only a few bytes after it does not make the connection allocate
+// the size it claims, only about what has arrived; a large request that
+// does arrive whole is read and handled.
+func TestLargeFrameAllocatesWhatArrives(t *testing.T) {
+	srv := testServer(t)
+	const claimed = 64 << 20
+	readWith := func(input []byte) (uint64, error) {
+		client, server := net.Pipe()
+		c := newConn(srv, server)
+		go func() {
+			_, _ = client.Write(input)
+			client.Close()
+		}()
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		err := c.read()
+		runtime.ReadMemStats(&after)
+		server.Close()
+		return after.TotalAlloc - before.TotalAlloc, err
+	}
+	prefix := binary.BigEndian.AppendUint32(nil, claimed)
+	alloc, err := readWith(append(prefix, make([]byte, 1000)...))
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	require.Less(t, alloc, uint64(8<<20), "a %d-byte size prefix and 1000 bytes made the connection allocate %d bytes", claimed, alloc)
+
+	// A request of 3 MiB (an ApiVersions padded with a tagged field)
+	// arrives whole and is answered.
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 3
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "test", "1"
+	req.UnknownTags.Set(99, bytes.Repeat([]byte{'x'}, 3<<20))
+	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("test")).AppendRequest(nil, req, 7)
+	client, server := net.Pipe()
+	c := newConn(srv, server)
+	go func() { c.serve() }()
+	go func() { _, _ = client.Write(frame) }()
+	var size [4]byte
+	_, err = io.ReadFull(client, size[:])
+	require.NoError(t, err)
+	resp := make([]byte, binary.BigEndian.Uint32(size[:]))
+	_, err = io.ReadFull(client, resp)
+	require.NoError(t, err)
+	require.Equal(t, int32(7), int32(binary.BigEndian.Uint32(resp)), "the correlation id")
+	client.Close()
+}
