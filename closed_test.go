@@ -90,7 +90,8 @@ func TestClosedStore(t *testing.T) {
 			_, ok := s.Committed("g", "t", 0)
 			require.False(t, ok)
 		},
-		"GroupMembers": func(t *testing.T) { require.Nil(t, s.GroupMembers("g")) },
+		"GroupMembers":     func(t *testing.T) { require.Nil(t, s.GroupMembers("g")) },
+		"PendingTxnOffset": func(t *testing.T) { require.False(t, s.PendingTxnOffset("g", "t", 0)) },
 		// The lists and figures of a closed store are what it held.
 		"Groups": func(t *testing.T) { s.Groups() },
 		"Topics": func(t *testing.T) { require.Equal(t, []string{"c", "t"}, s.Topics()) },

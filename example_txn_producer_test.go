@@ -154,6 +154,43 @@ func ExampleStore_CommitTxnOffsets() {
 	// 1 m
 }
 
+// PendingTxnOffset tells a reader that a transaction holds an offset of
+// the group, not yet committed: it waits for the transaction's end before
+// it starts from the group's offset.
+func ExampleStore_PendingTxnOffset() {
+	s, done := exampleStore(nil)
+	defer done()
+	ctx := context.Background()
+	if err := s.CreateTopic("in", strata.TopicConfig{}); err != nil {
+		panic(err)
+	}
+	if _, err := s.AppendTo(ctx, "in", 0, strata.Record{Value: []byte("order")}); err != nil {
+		panic(err)
+	}
+	p, err := s.InitTxnProducer(ctx, strata.TxnProducerOptions{ID: "relay"})
+	if err != nil {
+		panic(err)
+	}
+	if err := s.AddTxnPartitions(ctx, p); err != nil { // opens the transaction, for its offsets
+		panic(err)
+	}
+	in := strata.TopicPartition{Topic: "in"}
+	err = s.CommitTxnOffsets(ctx, p, "relays", map[strata.TopicPartition]strata.OffsetAndMetadata{in: {Offset: 1}})
+	if err != nil {
+		panic(err)
+	}
+	_, ok := s.Committed("relays", "in", 0)
+	fmt.Println(s.PendingTxnOffset("relays", "in", 0), ok)
+	if err := s.EndTxn(ctx, p, false); err != nil {
+		panic(err)
+	}
+	_, ok = s.Committed("relays", "in", 0)
+	fmt.Println(s.PendingTxnOffset("relays", "in", 0), ok)
+	// Output:
+	// true false
+	// false false
+}
+
 // EndTxn aborts too; the producer keeps its epoch for its next
 // transaction, and a retry of the last EndTxn is answered as done.
 func ExampleStore_EndTxn() {

@@ -22,12 +22,6 @@ func EndTxnOffsets(s *Store, pid int64, epoch int16, commit bool) error {
 	return storeErr(err)
 }
 
-// PendingTxnOffset reports whether a transaction has an offset of the group
-// pending for the partition.
-func PendingTxnOffset(s *Store, groupName, topicName string, part int) bool {
-	return s.groups.PendingTxn(groupName, topicName, part)
-}
-
 // AppendTxnBatch appends recs to a partition as one transactional batch of
 // producer pid at epoch from sequence seq, stamped with the store's clock.
 func AppendTxnBatch(s *Store, topicName string, part int, pid int64, epoch int16, seq int32, recs []Record) (int64, error) {

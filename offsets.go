@@ -205,6 +205,21 @@ func (s *Store) Committed(groupName, topicName string, part int) (OffsetAndMetad
 	return s.groups.Committed(groupName, topicName, part)
 }
 
+// PendingTxnOffset reports whether a transaction that has not ended holds
+// an offset of the group for the partition (CommitTxnOffsets, or a Txn's
+// offsets): Committed does not show it until the transaction commits. A
+// reader of committed data that starts from the group's offset waits for
+// it to end, or it reads again what the transaction consumed (Kafka's
+// UNSTABLE_OFFSET_COMMIT for an OffsetFetch with require_stable, KIP-447).
+// False on a closed store.
+func (s *Store) PendingTxnOffset(groupName, topicName string, part int) bool {
+	if s.closed.Load() {
+		return false
+	}
+	tp := TopicPartition{Topic: topicName, Partition: part}
+	return s.txns != nil && s.txns.held.has(groupName, tp) || s.groups.PendingTxn(groupName, topicName, part)
+}
+
 // GroupMembers returns the consumers of a group in the process, sorted by
 // member id; nil for none. The Kafka clients of a group served over the
 // wire are not among them (package broker's DescribeGroups lists those).

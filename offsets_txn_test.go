@@ -79,8 +79,8 @@ func TestTxnOffsetsReplay(t *testing.T) {
 				// this one): its offsets go. After a clean close they
 				// stay pending.
 				pending := end == "open" && !crash
-				require.Equal(t, pending, strata.PendingTxnOffset(s, "g", "t", 0))
-				require.Equal(t, pending, strata.PendingTxnOffset(s, "g", "t", 1))
+				require.Equal(t, pending, s.PendingTxnOffset("g", "t", 0))
+				require.Equal(t, pending, s.PendingTxnOffset("g", "t", 1))
 
 				// The producer goes on after the restart: its transaction
 				// ends, and a next one commits.
@@ -171,7 +171,7 @@ func TestTxnOffsetsCrashAtEveryOperation(t *testing.T) {
 		// (its marker was written, then a later write failed).
 		ok := got == committedAfter(ended) || (pending && got == committedAfter(ended+1))
 		require.True(t, ok, "k=%d: committed %v after transaction %d ended (next pending: %v)", k, got, ended, pending)
-		if strata.PendingTxnOffset(s2, "g", "t", 0) != strata.PendingTxnOffset(s2, "g", "t", 1) {
+		if s2.PendingTxnOffset("g", "t", 0) != s2.PendingTxnOffset("g", "t", 1) {
 			t.Fatalf("k=%d: a transaction's offsets half pending", k)
 		}
 		require.NoError(t, s2.Close())

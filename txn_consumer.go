@@ -139,6 +139,9 @@ func (t *Txn) addOffsets(groupName string, ref group.MemberRef, add map[TopicPar
 		t.mu.refs[groupName] = refs
 	}
 	for tp, om := range add {
+		if _, ok := g[tp]; !ok {
+			t.s.txns.held.add(groupName, tp)
+		}
 		g[tp] = om
 		if ref == (group.MemberRef{}) {
 			delete(refs, tp)

@@ -49,6 +49,9 @@ type txnCoordinator struct {
 	// logConfig is the configuration TransactionStateTopic is created
 	// with: txnTopicConfig (tests shrink its segments).
 	logConfig TopicConfig
+	// held counts the offsets the open transactions hold
+	// (Store.PendingTxnOffset).
+	held heldOffsets
 }
 
 // txnEntry is one transactional id. Whoever changes its state (BeginTxn,
@@ -225,6 +228,7 @@ func (t *Txn) finish(reason error) {
 	for _, p := range t.mu.parts {
 		p.free()
 	}
+	t.s.txns.held.release(t.mu.offsets)
 	t.mu.parts, t.mu.order, t.mu.offsets = nil, nil, nil
 }
 
@@ -260,6 +264,9 @@ func (c *txnCoordinator) endOpenLocked(ctx context.Context, e *txnEntry, t *Txn,
 		for _, p := range parts {
 			p.free()
 		}
+		// Once the commit's offsets are the group's, or pending in
+		// the group's log, or dropped.
+		c.held.release(offsets)
 	}()
 	if !commit {
 		if len(e.meta.Partitions) == 0 {

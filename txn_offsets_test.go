@@ -79,5 +79,5 @@ func TestTxnCommitOffsetsTopicRecreated(t *testing.T) {
 	_, ok := s.Committed("g", "b", 0)
 	require.False(t, ok, "the offset was the deleted topic's")
 	require.Empty(t, readCommitted(t, s, "a", 0))
-	require.False(t, strata.PendingTxnOffset(s, "g", "b", 0), "nothing left pending")
+	require.False(t, s.PendingTxnOffset("g", "b", 0), "nothing left pending")
 }
