@@ -11,7 +11,13 @@ import (
 // Store.Committed (in-process consumers' and wire clients' alike), with
 // their metadata strings; a partition without one is offset -1. A null
 // topic list (v2+) asks for every committed offset of the group. From v8
-// a request asks for several groups (KIP-709).
+// a request asks for several groups (KIP-709). A request with
+// require_stable (v7+, KIP-447; librdkafka's read_committed consumers and
+// franz-go's RequireStableFetchOffsets send it) gets
+// UNSTABLE_OFFSET_COMMIT, which clients retry, for a partition whose
+// offset an open transaction holds (Store.PendingTxnOffset): the offset
+// the group has may be about to move, and a consumer that started from it
+// would read again what the transaction consumed.
 func handleOffsetFetch(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.OffsetFetchRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
@@ -20,7 +26,7 @@ func handleOffsetFetch(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response,
 		for _, t := range req.Topics {
 			topics = append(topics, requestedTopic{t.Topic, t.Partitions})
 		}
-		code, got := srv.committed(req.Group, topics, req.Topics == nil && req.Version >= 2)
+		code, got := srv.committed(req.Group, topics, req.Topics == nil && req.Version >= 2, req.RequireStable)
 		resp.ErrorCode = code
 		for _, t := range got {
 			st := kmsg.NewOffsetFetchResponseTopic()
@@ -28,6 +34,7 @@ func handleOffsetFetch(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response,
 			for _, p := range t.parts {
 				sp := kmsg.NewOffsetFetchResponseTopicPartition()
 				sp.Partition, sp.Offset, sp.LeaderEpoch, sp.Metadata = p.partition, p.offset, -1, &p.metadata
+				sp.ErrorCode = p.code
 				st.Partitions = append(st.Partitions, sp)
 			}
 			resp.Topics = append(resp.Topics, st)
@@ -39,7 +46,7 @@ func handleOffsetFetch(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response,
 		for _, t := range rg.Topics {
 			topics = append(topics, requestedTopic{t.Topic, t.Partitions})
 		}
-		code, got := srv.committed(rg.Group, topics, rg.Topics == nil)
+		code, got := srv.committed(rg.Group, topics, rg.Topics == nil, req.RequireStable)
 		sg := kmsg.NewOffsetFetchResponseGroup()
 		sg.Group, sg.ErrorCode = rg.Group, code
 		for _, t := range got {
@@ -48,6 +55,7 @@ func handleOffsetFetch(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response,
 			for _, p := range t.parts {
 				sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 				sp.Partition, sp.Offset, sp.LeaderEpoch, sp.Metadata = p.partition, p.offset, -1, &p.metadata
+				sp.ErrorCode = p.code
 				st.Partitions = append(st.Partitions, sp)
 			}
 			sg.Topics = append(sg.Topics, st)
@@ -71,16 +79,19 @@ type committedTopic struct {
 }
 
 // committedPartition is a partition's committed offset, -1 and ""
-// without one (Kafka's answer).
+// without one (Kafka's answer), or its error code.
 type committedPartition struct {
 	partition int32
 	offset    int64
 	metadata  string
+	code      int16
 }
 
 // committed returns group's committed offsets of topics, or of every
-// partition it has one for if all is set, and the group's error code.
-func (srv *Server) committed(group string, topics []requestedTopic, all bool) (int16, []committedTopic) {
+// partition it has one for if all is set, and the group's error code;
+// with stable, UNSTABLE_OFFSET_COMMIT for a partition whose offset an open
+// transaction holds.
+func (srv *Server) committed(group string, topics []requestedTopic, all, stable bool) (int16, []committedTopic) {
 	if group == "" {
 		return errInvalidGroupID, nil
 	}
@@ -107,7 +118,9 @@ func (srv *Server) committed(group string, topics []requestedTopic, all bool) (i
 		ct := committedTopic{topic: rt.topic}
 		for _, part := range rt.parts {
 			cp := committedPartition{partition: part, offset: -1}
-			if om, ok := srv.store.Committed(group, rt.topic, int(part)); ok {
+			if stable && srv.store.PendingTxnOffset(group, rt.topic, int(part)) {
+				cp.code = errUnstableOffsetCommit
+			} else if om, ok := srv.store.Committed(group, rt.topic, int(part)); ok {
 				cp.offset, cp.metadata = om.Offset, om.Metadata
 			}
 			ct.parts = append(ct.parts, cp)

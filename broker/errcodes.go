@@ -36,6 +36,7 @@ const (
 	errInvalidFetchSessionEpoch           int16 = 71
 	errUnsupportedCompression             int16 = 76
 	errInvalidRecord                      int16 = 87
+	errUnstableOffsetCommit               int16 = 88
 	errProducerFenced                     int16 = 90
 	errUnknownTopicID                     int16 = 100
 )
