@@ -13,7 +13,7 @@ import (
 // topic list (v2+) asks for every committed offset of the group. From v8
 // a request asks for several groups (KIP-709). A request with
 // require_stable (v7+, KIP-447; librdkafka's read_committed consumers and
-// franz-go's RequireStableFetchOffsets send it) gets
+// franz-go's group consumers always send it) gets
 // UNSTABLE_OFFSET_COMMIT, which clients retry, for a partition whose
 // offset an open transaction holds (Store.PendingTxnOffset): the offset
 // the group has may be about to move, and a consumer that started from it

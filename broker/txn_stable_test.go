@@ -78,7 +78,8 @@ func TestOffsetFetchRequireStable(t *testing.T) {
 	}
 }
 
-// TestKgoRequireStable: a kgo group consumer with RequireStableFetchOffsets
+// TestKgoRequireStable: a kgo group consumer (which always asks for stable
+// offsets)
 // that joins while a transaction holds its group's offset waits for the
 // transaction to end and starts from the offset it committed, reading
 // nothing the transaction consumed.
@@ -98,7 +99,7 @@ func TestKgoRequireStable(t *testing.T) {
 	require.NoError(t, s.CommitTxnOffsets(ctx, p, "g", map[strata.TopicPartition]strata.OffsetAndMetadata{{Topic: "in"}: {Offset: 3}}))
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("in"),
-		kgo.RequireStableFetchOffsets(), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	require.NoError(t, err)
 	defer cl.Close()
 	got := make(chan string, 4)
