@@ -79,10 +79,9 @@ func TestOffsetFetchRequireStable(t *testing.T) {
 }
 
 // TestKgoRequireStable: a kgo group consumer (which always asks for stable
-// offsets)
-// that joins while a transaction holds its group's offset waits for the
-// transaction to end and starts from the offset it committed, reading
-// nothing the transaction consumed.
+// offsets) that joins while a transaction holds its group's offset waits
+// for the transaction to end and starts from the offset it committed,
+// reading nothing the transaction consumed.
 func TestKgoRequireStable(t *testing.T) {
 	s, srv := serve(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

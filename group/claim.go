@@ -13,7 +13,9 @@ import (
 // claim; commits, which the claimer checks against its own members, and
 // deleting the offsets of some partitions are still served. Claims nest:
 // the group is free once every claim is released. Calling release again
-// does nothing.
+// does nothing. The last release of a group that never had members of the
+// Coordinator, offsets or a transaction's pending offsets forgets it, so
+// that claims of ever new names hold no memory once released.
 //
 // A group with members of the Coordinator cannot be claimed:
 // [ErrGroupActive].
@@ -32,7 +34,12 @@ func (c *Coordinator) Claim(group string) (release func(), err error) {
 		once.Do(func() {
 			g.mu.Lock()
 			g.claims--
+			g.dead = g.claims == 0 && g.unusedLocked()
+			dead := g.dead
 			g.mu.Unlock()
+			if dead {
+				c.forget(g)
+			}
 		})
 	}, nil
 }
@@ -45,4 +52,10 @@ func (c *Coordinator) Claimed(group string) bool {
 	}
 	defer g.mu.Unlock()
 	return g.claims > 0
+}
+
+// unusedLocked reports whether g holds nothing: no members now or ever
+// (whose ids a new state would hand out again), no offsets, none pending.
+func (g *groupState) unusedLocked() bool {
+	return g.issued == 0 && len(g.members) == 0 && len(g.offsets) == 0 && len(g.pending) == 0
 }

@@ -1,6 +1,8 @@
 package group_test
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -40,4 +42,53 @@ func TestClaim(t *testing.T) {
 	require.NoError(t, c.Leave("g", ref.MemberID))
 	_, err = c.Claim("")
 	require.ErrorIs(t, err, group.ErrInvalidGroup)
+}
+
+// TestClaimForgets: the release of a claim on a group that holds nothing
+// forgets it, so that claims of many names hold no memory once released;
+// a group with offsets, or that had members, is kept.
+func TestClaimForgets(t *testing.T) {
+	c := group.NewCoordinator(nil, nil)
+	for i := range 1000 {
+		release, err := c.Claim(fmt.Sprintf("g%d", i))
+		require.NoError(t, err)
+		release()
+	}
+	require.Zero(t, group.States(c), "nothing held")
+
+	release, err := c.Claim("kept")
+	require.NoError(t, err)
+	require.NoError(t, c.Commit("kept", group.MemberRef{}, map[group.TopicPartition]group.OffsetAndMetadata{{Topic: "t"}: {Offset: 1}}))
+	release()
+	require.Equal(t, 1, group.States(c))
+	om, ok := c.Committed("kept", "t", 0)
+	require.True(t, ok)
+	require.Equal(t, int64(1), om.Offset)
+
+	// Claims racing joins and commits of the same name: every join of a
+	// free group succeeds, nothing is lost.
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 200 {
+				name := fmt.Sprintf("race%d", j%4)
+				if i%2 == 0 {
+					if release, err := c.Claim(name); err == nil {
+						release()
+					}
+					continue
+				}
+				require.NoError(t, c.Commit(name, group.MemberRef{}, map[group.TopicPartition]group.OffsetAndMetadata{{Topic: "t", Partition: i}: {Offset: int64(j)}}))
+			}
+		}()
+	}
+	wg.Wait()
+	for j := range 4 {
+		for i := 1; i < 8; i += 2 {
+			_, ok := c.Committed(fmt.Sprintf("race%d", j), "t", i)
+			require.True(t, ok, "race%d partition %d", j, i)
+		}
+	}
 }

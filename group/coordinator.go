@@ -3,6 +3,7 @@ package group
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -153,6 +154,9 @@ type groupState struct {
 	// eviction: until then, expiry has nothing to do. It may be earlier
 	// (a member synced since), which costs a scan that evicts nothing.
 	deadline time.Time
+	// dead is set when the state left the coordinator's map (a claim's
+	// release forgot it): whoever locked it looks the group up again.
+	dead bool
 }
 
 // member is one member of a group.
@@ -199,13 +203,37 @@ func (c *Coordinator) lookup(group string, create bool) *groupState {
 // evicts its expired members. It returns nil, with nothing locked, for an
 // unknown group when create is not set.
 func (c *Coordinator) lockGroup(group string, create bool) *groupState {
-	g := c.lookup(group, create)
-	if g == nil {
-		return nil
+	g := c.lockState(group, create)
+	if g != nil {
+		c.expireGroupLocked(g)
 	}
-	g.mu.Lock()
-	c.expireGroupLocked(g)
 	return g
+}
+
+// lockState is lockGroup without the expiry: the state of group, locked,
+// that is in the coordinator's map (a dead one is looked up again).
+func (c *Coordinator) lockState(group string, create bool) *groupState {
+	for {
+		g := c.lookup(group, create)
+		if g == nil {
+			return nil
+		}
+		g.mu.Lock()
+		if !g.dead {
+			return g
+		}
+		g.mu.Unlock()
+		runtime.Gosched() // its forget deletes it from the map next
+	}
+}
+
+// forget takes g, which its caller marked dead, out of the map.
+func (c *Coordinator) forget(g *groupState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.groups[g.name] == g {
+		delete(c.mu.groups, g.name)
+	}
 }
 
 // all returns every group, sorted by name.

@@ -219,8 +219,7 @@ func (c *Coordinator) Replay(commits ...Commit) {
 			if g != nil {
 				g.mu.Unlock()
 			}
-			g = c.lookup(cm.Group, true)
-			g.mu.Lock()
+			g = c.lockState(cm.Group, true)
 		}
 		if cm.Deleted {
 			g.deleteOffsetLocked(cm.TopicPartition())

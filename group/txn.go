@@ -211,8 +211,7 @@ func (c *Coordinator) ReplayTxn(producerID int64, commits ...Commit) {
 		if checkGroup(cm.Group) != nil {
 			continue
 		}
-		g := c.lookup(cm.Group, true)
-		g.mu.Lock()
+		g := c.lockState(cm.Group, true)
 		if cm.Deleted {
 			delete(g.pending[producerID], cm.TopicPartition())
 		} else {
