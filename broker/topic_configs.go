@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,11 +51,12 @@ var topicConfigs = []topicConfig{
 		}
 		return nil
 	}, func(c strata.TopicConfig) string { return string(c.CleanupPolicy) }},
-	msConfig("retention.ms", func(c *strata.TopicConfig) *time.Duration { return &c.Retention }),
-	msConfig("segment.ms", func(c *strata.TopicConfig) *time.Duration { return &c.SegmentAge }),
-	msConfig("delete.retention.ms", func(c *strata.TopicConfig) *time.Duration { return &c.DeleteRetention }),
-	msConfig("min.compaction.lag.ms", func(c *strata.TopicConfig) *time.Duration { return &c.MinCompactionLag }),
-	msConfig("max.compaction.lag.ms", func(c *strata.TopicConfig) *time.Duration { return &c.MaxCompactionLag }),
+	msConfig("retention.ms", -1, true, func(c *strata.TopicConfig) *time.Duration { return &c.Retention }),
+	msConfig("segment.ms", 1, false, func(c *strata.TopicConfig) *time.Duration { return &c.SegmentAge }),
+	msConfig("delete.retention.ms", 0, true, func(c *strata.TopicConfig) *time.Duration { return &c.DeleteRetention }),
+	msConfig("min.compaction.lag.ms", 0, false, func(c *strata.TopicConfig) *time.Duration { return &c.MinCompactionLag }),
+	// 0 is none, strata's default; Kafka's is Long.MAX_VALUE, taken too.
+	msConfig("max.compaction.lag.ms", 0, false, func(c *strata.TopicConfig) *time.Duration { return &c.MaxCompactionLag }),
 	intConfig("retention.bytes", func(c *strata.TopicConfig) *int64 { return &c.RetentionBytes }),
 	intConfig("segment.bytes", func(c *strata.TopicConfig) *int64 { return &c.SegmentBytes }),
 	smallIntConfig("max.message.bytes", func(c *strata.TopicConfig) *int { return &c.MaxBatchBytes }),
@@ -87,16 +89,29 @@ var topicConfigs = []topicConfig{
 	}, func(c strata.TopicConfig) string { return strconv.FormatBool(c.Preallocate) }},
 }
 
-// msConfig is a duration in milliseconds (-1, forever, stays -1).
-func msConfig(name string, field func(c *strata.TopicConfig) *time.Duration) topicConfig {
+// msConfig is a duration in milliseconds, Kafka's long of at least least
+// (its LogConfig's range): -1, forever, stays -1. A value longer than a
+// time.Duration holds (about 292 years; Kafka's Long.MAX_VALUE, say) is
+// the longest one, as good as forever. With zeroIsNothing, 0 is the
+// shortest duration (1 ns), Kafka's 0, keep nothing, rather than
+// strata's 0, the default.
+func msConfig(name string, least int64, zeroIsNothing bool, field func(c *strata.TopicConfig) *time.Duration) topicConfig {
 	return topicConfig{name, func(c *strata.TopicConfig, v string) error {
 		ms, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
+		switch {
+		case err != nil:
 			return err
+		case ms < least:
+			return fmt.Errorf("%d is below %d", ms, least)
 		}
 		d := time.Duration(ms) * time.Millisecond
-		if ms == -1 {
+		switch {
+		case ms == -1:
 			d = -1
+		case ms == 0 && zeroIsNothing:
+			d = 1
+		case ms > int64(math.MaxInt64/time.Millisecond):
+			d = math.MaxInt64
 		}
 		*field(c) = d
 		return nil
