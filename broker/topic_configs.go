@@ -77,11 +77,23 @@ var topicConfigs = []topicConfig{
 		c.Compression = strata.CompressionType(v)
 		return nil // checked by WithDefaults
 	}, func(c strata.TopicConfig) string { return string(c.Compression) }},
+	// Kafka's [0, 1]; 0, always due, is strata's negative ratio, as its 0
+	// is the default.
 	{"min.cleanable.dirty.ratio", func(c *strata.TopicConfig, v string) error {
 		r, err := strconv.ParseFloat(v, 64)
+		switch {
+		case err != nil:
+			return err
+		case r < 0:
+			return fmt.Errorf("%v is below 0", r)
+		case r == 0:
+			r = -1
+		}
 		c.MinCleanableDirtyRatio = r
-		return err
-	}, func(c strata.TopicConfig) string { return strconv.FormatFloat(c.MinCleanableDirtyRatio, 'g', -1, 64) }},
+		return nil
+	}, func(c strata.TopicConfig) string {
+		return strconv.FormatFloat(max(c.MinCleanableDirtyRatio, 0), 'g', -1, 64)
+	}},
 	{"preallocate", func(c *strata.TopicConfig, v string) error {
 		b, err := strconv.ParseBool(v)
 		c.Preallocate = b

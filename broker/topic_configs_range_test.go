@@ -17,7 +17,8 @@ import (
 // the multiplication wrapped to; retention.ms and delete.retention.ms 0
 // keep nothing (Kafka's 0), not the default; below Kafka's least value
 // (-1 for retention.ms, 0 for delete.retention.ms, 1 for segment.ms) is
-// INVALID_CONFIG.
+// INVALID_CONFIG. min.cleanable.dirty.ratio 0 is always due, as in Kafka,
+// not the default.
 func TestTopicConfigMillis(t *testing.T) {
 	s, srv := serve(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -54,8 +55,12 @@ func TestTopicConfigMillis(t *testing.T) {
 		cs := configsOf(t, ctx, adm, "t")
 		require.Equal(t, "0", val(cs[name]), name)
 	}
+	require.NoError(t, alter("min.cleanable.dirty.ratio", "0"))
+	require.Equal(t, "0", val(configsOf(t, ctx, adm, "t")["min.cleanable.dirty.ratio"]), "always due, not the default 0.5")
+	require.ErrorIs(t, alter("min.cleanable.dirty.ratio", "-0.5"), kerr.InvalidConfig)
 	d, err = s.DescribeTopic("t")
 	require.NoError(t, err)
+	require.LessOrEqual(t, d.Config.MinCleanableDirtyRatio, 0.0)
 	require.Positive(t, d.Config.Retention)
 	require.LessOrEqual(t, d.Config.Retention, time.Millisecond)
 	require.Positive(t, d.Config.DeleteRetention)
