@@ -28,8 +28,10 @@ var internalTopics = []string{strata.ConsumerOffsetsTopic, strata.TransactionSta
 // v0), creating the unknown ones when Options.AutoCreateTopics allows it
 // and the request does (always below v4). A topic asked for by id, with
 // a null name (v12 on), is described by its name, or is
-// UNKNOWN_TOPIC_ID. Leader epochs are -1, which turns off the clients' KIP-320
-// checks (OffsetForLeaderEpoch is not served).
+// UNKNOWN_TOPIC_ID. Authorized operations, when asked for (v8 on; the
+// cluster's up to v10), are all of them (authorized_ops.go). Leader
+// epochs are -1, which turns off the clients' KIP-320 checks
+// (OffsetForLeaderEpoch is not served).
 func handleMetadata(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
@@ -40,18 +42,32 @@ func handleMetadata(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, er
 	cid := clusterID
 	resp.ClusterID = &cid
 	resp.ControllerID = nodeID
+	if req.IncludeClusterAuthorizedOperations && req.Version <= 10 {
+		resp.AuthorizedOperations = clusterOps
+	}
+	resp.Topics = srv.metadataTopics(req)
+	if req.IncludeTopicAuthorizedOperations {
+		for i := range resp.Topics {
+			resp.Topics[i].AuthorizedOperations = topicOps
+		}
+	}
+	return resp, nil
+}
 
+// metadataTopics describes the topics req asks for.
+func (srv *Server) metadataTopics(req *kmsg.MetadataRequest) []kmsg.MetadataResponseTopic {
+	var topics []kmsg.MetadataResponseTopic
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
 		for _, name := range srv.allTopics() {
-			resp.Topics = append(resp.Topics, srv.topicMetadata(name, false))
+			topics = append(topics, srv.topicMetadata(name, false))
 		}
-		return resp, nil
+		return topics
 	}
 	create := srv.opts.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
 	var byID map[[16]byte]string
 	for _, rt := range req.Topics {
 		if rt.Topic != nil {
-			resp.Topics = append(resp.Topics, srv.topicMetadata(*rt.Topic, create))
+			topics = append(topics, srv.topicMetadata(*rt.Topic, create))
 			continue
 		}
 		if byID == nil {
@@ -61,12 +77,12 @@ func handleMetadata(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, er
 		if !ok {
 			t := kmsg.NewMetadataResponseTopic()
 			t.TopicID, t.ErrorCode = rt.TopicID, errUnknownTopicID
-			resp.Topics = append(resp.Topics, t)
+			topics = append(topics, t)
 			continue
 		}
-		resp.Topics = append(resp.Topics, srv.topicMetadata(name, false))
+		topics = append(topics, srv.topicMetadata(name, false))
 	}
-	return resp, nil
+	return topics
 }
 
 // allTopics returns the names of the store's topics, the internal ones

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/stratalog/strata"
@@ -90,4 +91,52 @@ func TestMetadataByTopicID(t *testing.T) {
 	require.Equal(t, unknown, resp.Topics[1].TopicID)
 	require.Nil(t, resp.Topics[1].Topic)
 	require.Equal(t, []string{"orders"}, s.Topics())
+}
+
+// TestAuthorizedOperations checks the authorized operations of Metadata
+// and DescribeCluster: all of Kafka's for the resource type when asked
+// for, as a Kafka broker without an authorizer gives them (kadm decodes
+// them), and omitted otherwise.
+func TestAuthorizedOperations(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{}))
+	c := dial(t, srv)
+	topicOps := []kadm.ACLOperation{kmsg.ACLOperationRead, kmsg.ACLOperationWrite, kmsg.ACLOperationCreate,
+		kmsg.ACLOperationDelete, kmsg.ACLOperationAlter, kmsg.ACLOperationDescribe,
+		kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationAlterConfigs}
+	clusterOps := []kadm.ACLOperation{kmsg.ACLOperationCreate, kmsg.ACLOperationAlter, kmsg.ACLOperationDescribe,
+		kmsg.ACLOperationClusterAction, kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationAlterConfigs,
+		kmsg.ACLOperationIdempotentWrite}
+	const omitted = int32(-1 << 31)
+
+	for _, v := range []int16{8, 10, 12} {
+		for _, ask := range []bool{false, true} {
+			req := kmsg.NewPtrMetadataRequest()
+			req.SetVersion(v)
+			req.IncludeClusterAuthorizedOperations, req.IncludeTopicAuthorizedOperations = ask, ask
+			resp := c.roundTrip(req).(*kmsg.MetadataResponse)
+			require.Len(t, resp.Topics, 1)
+			if !ask {
+				require.Equal(t, omitted, resp.Topics[0].AuthorizedOperations, "v%d", v)
+				require.Equal(t, omitted, resp.AuthorizedOperations, "v%d", v)
+				continue
+			}
+			require.Equal(t, topicOps, kadm.DecodeACLOperations(resp.Topics[0].AuthorizedOperations), "v%d", v)
+			if v <= 10 {
+				require.Equal(t, clusterOps, kadm.DecodeACLOperations(resp.AuthorizedOperations), "v%d", v)
+			}
+		}
+	}
+
+	for _, ask := range []bool{false, true} {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.SetVersion(1)
+		req.IncludeClusterAuthorizedOperations = ask
+		resp := c.roundTrip(req).(*kmsg.DescribeClusterResponse)
+		if !ask {
+			require.Equal(t, omitted, resp.ClusterAuthorizedOperations)
+			continue
+		}
+		require.Equal(t, clusterOps, kadm.DecodeACLOperations(resp.ClusterAuthorizedOperations))
+	}
 }
