@@ -39,7 +39,10 @@ type response struct {
 
 func newConn(srv *Server, nc net.Conn) *conn {
 	c := &conn{srv: srv, nc: nc, raw: nc, out: make(chan response, 8)}
-	if srv.opts.TLS != nil {
+	if tc, ok := nc.(*tls.Conn); ok {
+		// A tls.Listener's: TLS already, with the listener's config.
+		c.raw = tc.NetConn()
+	} else if srv.opts.TLS != nil {
 		c.nc = tls.Server(nc, srv.opts.TLS)
 	}
 	return c

@@ -73,8 +73,9 @@ type Options struct {
 	// (ClientAuth, ClientCAs): a ClientAuth that verifies them needs
 	// ClientCAs (or GetConfigForClient), not the system's roots crypto/tls
 	// would take for a nil one. New keeps a clone of it. Default nil: plain
-	// TCP. Give Serve a plain listener, not a tls.Listener, when this is
-	// set.
+	// TCP. The connections of a tls.Listener given to Serve are TLS
+	// already, with that listener's config, which this does not replace;
+	// their handshake runs under HandshakeTimeout all the same.
 	TLS *tls.Config
 	// HandshakeTimeout bounds the time from a connection's accept to the
 	// end of its TLS handshake and SASL authentication, whichever of them

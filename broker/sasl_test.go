@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	stdlog "log"
+	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -192,4 +193,39 @@ func TestKgoSASLReauthentication(t *testing.T) {
 	t.Logf("%d records, %d authentications", n, auths.Load())
 	require.GreaterOrEqual(t, auths.Load(), int32(4), "re-authenticated, every 1.5 s on the produce connection")
 	require.NotContains(t, logs.String(), "closed")
+}
+
+// TestKgoTLSListener serves a tls.Listener, with Options.TLS set too and
+// without it: the listener's connections are TLS already, and are not
+// wrapped in TLS a second time; with SASL, franz-go authenticates over
+// them.
+func TestKgoTLSListener(t *testing.T) {
+	pki := newTestPKI(t)
+	for _, tt := range []struct {
+		name string
+		opts broker.Options
+	}{
+		{"Options.TLS also set", broker.Options{TLS: pki.serverConfig()}},
+		{"Options.TLS nil, SASL", broker.Options{SASL: &broker.SASL{Users: testUsers}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := strata.Open(t.TempDir(), nil)
+			require.NoError(t, err)
+			defer s.Close()
+			require.NoError(t, s.CreateTopic("events", strata.TopicConfig{}))
+			srv, err := broker.New(s, &tt.opts)
+			require.NoError(t, err)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			served := make(chan error, 1)
+			go func() { served <- srv.Serve(tls.NewListener(ln, pki.serverConfig())) }()
+			opts := []kgo.Opt{kgo.DialTLSConfig(pki.clientConfig())}
+			if tt.opts.SASL != nil {
+				opts = append(opts, kgo.SASL(kgoMechanism(broker.MechanismSCRAMSHA256, "alice", "alice-secret")))
+			}
+			roundTripKgo(t, s, ln.Addr().String(), "events", opts...)
+			require.NoError(t, srv.Close())
+			require.ErrorIs(t, <-served, broker.ErrServerClosed)
+		})
+	}
 }
