@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"sort"
 	"testing"
@@ -61,5 +62,54 @@ func TestConfluentKafkaTransactions(t *testing.T) {
 		runConfluentTxn(t, python, addr, &got, "read", "txns", iso)
 		sort.Strings(got.Values)
 		require.Equal(t, want, got.Values, iso)
+	}
+}
+
+// TestConfluentKafkaEOS runs librdkafka's consume-transform-produce loop
+// (testdata/confluent_txn.py eos): a read_committed consumer of a group
+// and a transactional producer that sends the consumer's offsets with
+// each transaction (send_offsets_to_transaction: AddOffsetsToTxn, then
+// TxnOffsetCommit with the member's id and generation), every third
+// transaction aborted and its records read again from the group's
+// offsets. A first process stops part way; a second, of the same
+// transactional id, goes on from the group's offsets to the end. Every
+// input record's output is there once under read_committed, and the
+// group's offsets are at the end of the input.
+func TestConfluentKafkaEOS(t *testing.T) {
+	python := lookConfluent(t)
+	s, srv := serve(t, nil)
+	ctx := context.Background()
+	require.NoError(t, s.CreateTopic("in", strata.TopicConfig{Partitions: 3}))
+	require.NoError(t, s.CreateTopic("out", strata.TopicConfig{Partitions: 2}))
+	var inputs, want []string
+	for i := range 90 {
+		v := fmt.Sprintf("r%02d", i)
+		_, err := s.AppendTo(ctx, "in", i%3, strata.Record{Value: []byte(v)})
+		require.NoError(t, err)
+		inputs, want = append(inputs, v), append(want, v+":out")
+	}
+	addr := srv.Addr().String()
+	var done []string
+	for _, limit := range []string{"30", "0"} {
+		var got struct {
+			Committed    []string
+			Transactions int
+		}
+		runConfluentTxn(t, python, addr, &got, "eos", "in", "out", "eos", "relay", limit)
+		require.Greater(t, got.Transactions, 2, "some aborted")
+		done = append(done, got.Committed...)
+	}
+	sort.Strings(done)
+	require.Equal(t, inputs, done, "each input committed once")
+	require.Equal(t, want, storeValues(t, s, "out", strata.ReadCommitted))
+	require.Greater(t, len(storeValues(t, s, "out", strata.ReadUncommitted)), len(want), "the aborted transactions' records are there")
+	var read struct{ Values []string }
+	runConfluentTxn(t, python, addr, &read, "read", "out", "read_committed")
+	sort.Strings(read.Values)
+	require.Equal(t, want, read.Values)
+	for p := range 3 {
+		om, ok := s.Committed("eos", "in", p)
+		require.True(t, ok)
+		require.Equal(t, int64(30), om.Offset, "partition %d", p)
 	}
 }

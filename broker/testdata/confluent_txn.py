@@ -9,12 +9,22 @@ object on stdout and exits non-zero on any client error.
                           ones committed, the odd ones sent and aborted
   read TOPIC ISOLATION    every record of TOPIC to its end, with
                           isolation.level ISOLATION
+  eos SRC DST GROUP ID LIMIT
+                          consume-transform-produce: a read_committed
+                          consumer of group GROUP subscribed to SRC, each
+                          batch it polls produced to DST (value + ":out")
+                          in a transaction of transactional id ID with the
+                          consumer's offsets (send_offsets_to_transaction);
+                          every third transaction aborted and its records
+                          read again from the group's committed offsets;
+                          until LIMIT records are committed (0: until every
+                          partition is at its end)
 """
 
 import json
 import sys
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 TIMEOUT = 10.0
 
@@ -75,7 +85,70 @@ def read(addr, topic, isolation):
         c.close()
 
 
-COMMANDS = {"txns": txns, "read": read}
+def eos(addr, src, dst, group, txn_id, limit):
+    limit = int(limit)
+    c = Consumer({
+        "bootstrap.servers": addr,
+        "group.id": group,
+        "enable.auto.commit": False,
+        "enable.partition.eof": True,
+        "isolation.level": "read_committed",
+        "auto.offset.reset": "earliest",
+        "fetch.wait.max.ms": 50,
+    })
+    p = Producer({
+        "bootstrap.servers": addr,
+        "transactional.id": txn_id,
+        "linger.ms": 5,
+    })
+    p.init_transactions(TIMEOUT)
+    c.subscribe([src])
+    committed, txns, at_end = [], 0, set()
+    try:
+        while not limit or len(committed) < limit:
+            msgs = c.consume(num_messages=7, timeout=TIMEOUT)
+            records = []
+            for m in msgs:
+                if not m.error():
+                    records.append(m)
+                    at_end.discard(m.partition())
+                elif m.error().code() == KafkaError._PARTITION_EOF:
+                    at_end.add(m.partition())
+                else:
+                    raise KafkaException(m.error())
+            assigned = {tp.partition for tp in c.assignment()}
+            if not records:
+                if assigned and assigned <= at_end:
+                    break
+                if not msgs:
+                    raise SystemExit("eos: nothing within %ss, at the end of %s of %s" % (TIMEOUT, sorted(at_end), sorted(assigned)))
+                continue
+            next_offsets = {}
+            p.begin_transaction()
+            for m in records:
+                p.produce(dst, key=m.key(), value=m.value() + b":out")
+                next_offsets[m.partition()] = m.offset() + 1
+            offsets = [TopicPartition(src, part, off) for part, off in sorted(next_offsets.items())]
+            p.send_offsets_to_transaction(offsets, c.consumer_group_metadata(), TIMEOUT)
+            if txns % 3 == 2:
+                left = p.flush(TIMEOUT)
+                if left:
+                    raise SystemExit("eos: %d records not sent" % left)
+                p.abort_transaction(TIMEOUT)
+                for tp in c.committed(c.assignment(), TIMEOUT):
+                    tp.offset = tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
+                    c.seek(tp)
+                at_end.clear()
+            else:
+                p.commit_transaction(TIMEOUT)
+                committed += [m.value().decode() for m in records]
+            txns += 1
+    finally:
+        c.close()
+    return {"committed": committed, "transactions": txns}
+
+
+COMMANDS = {"txns": txns, "read": read, "eos": eos}
 
 if __name__ == "__main__":
     addr, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]

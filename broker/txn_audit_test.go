@@ -1,0 +1,157 @@
+package broker_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/log"
+)
+
+// wireTxn is a transactional producer spoken by hand.
+type wireTxn struct {
+	t     *testing.T
+	c     *rawClient
+	id    string
+	pid   int64
+	epoch int16
+}
+
+func newWireTxn(t *testing.T, c *rawClient, id string) *wireTxn {
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.SetVersion(4)
+	req.TransactionalID, req.TransactionTimeoutMillis = &id, 60000
+	req.ProducerID, req.ProducerEpoch = -1, -1
+	resp := c.roundTrip(req).(*kmsg.InitProducerIDResponse)
+	require.Equal(t, int16(0), resp.ErrorCode)
+	return &wireTxn{t: t, c: c, id: id, pid: resp.ProducerID, epoch: resp.ProducerEpoch}
+}
+
+func (w *wireTxn) add(topic string, parts ...int32) {
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.SetVersion(3)
+	req.TransactionalID, req.ProducerID, req.ProducerEpoch = w.id, w.pid, w.epoch
+	rt := kmsg.NewAddPartitionsToTxnRequestTopic()
+	rt.Topic, rt.Partitions = topic, parts
+	req.Topics = append(req.Topics, rt)
+	resp := w.c.roundTrip(req).(*kmsg.AddPartitionsToTxnResponse)
+	for _, p := range resp.Topics[0].Partitions {
+		require.Equal(w.t, int16(0), p.ErrorCode)
+	}
+}
+
+// produce sends a transactional batch of values at seq and returns its
+// code and base offset.
+func (w *wireTxn) produce(topic string, part, seq int32, values ...string) (int16, int64) {
+	recs := make([]strata.Record, len(values))
+	for i, v := range values {
+		recs[i] = strata.Record{Value: []byte(v)}
+	}
+	b, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: time.Now().UnixMilli(),
+		Idempotent: true, Transactional: true, ProducerID: w.pid, ProducerEpoch: w.epoch, BaseSequence: seq})
+	require.NoError(w.t, err)
+	req := produceReq(topic, b)
+	req.Topics[0].Partitions[0].Partition = part
+	req.TransactionID = &w.id
+	sp := w.c.roundTrip(req).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+	return sp.ErrorCode, sp.BaseOffset
+}
+
+func (w *wireTxn) end(commit bool) int16 {
+	req := kmsg.NewPtrEndTxnRequest()
+	req.SetVersion(3)
+	req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = w.id, w.pid, w.epoch, commit
+	return w.c.roundTrip(req).(*kmsg.EndTxnResponse).ErrorCode
+}
+
+// TestTxnSequences: in a transaction, a retry of a batch is answered with
+// its first offset and written once, a gap in the sequence is
+// OUT_OF_ORDER_SEQUENCE_NUMBER and writes nothing, and the transaction
+// commits what was written once.
+func TestTxnSequences(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("events", strata.TopicConfig{}))
+	w := newWireTxn(t, dial(t, srv), "tx")
+	w.add("events", 0)
+	code, off := w.produce("events", 0, 0, "a", "b")
+	require.Equal(t, int16(0), code)
+	require.Equal(t, int64(0), off)
+	code, off = w.produce("events", 0, 0, "a", "b")
+	require.Equal(t, int16(0), code, "a retry")
+	require.Equal(t, int64(0), off, "the retry's offset is the first's")
+	code, _ = w.produce("events", 0, 5, "x")
+	require.Equal(t, int16(45), code, "OUT_OF_ORDER_SEQUENCE_NUMBER")
+	code, _ = w.produce("events", 0, 1, "x")
+	require.Equal(t, int16(45), code, "OUT_OF_ORDER_SEQUENCE_NUMBER: inside the last batch")
+	code, off = w.produce("events", 0, 2, "c")
+	require.Equal(t, int16(0), code)
+	require.Equal(t, int64(2), off)
+	require.Equal(t, int16(0), w.end(true))
+	require.Equal(t, []string{"a", "b", "c"}, storeValues(t, s, "events", strata.ReadCommitted))
+	// The next transaction of the epoch goes on with the sequence.
+	w.add("events", 0)
+	code, _ = w.produce("events", 0, 0, "again")
+	require.NotEqual(t, int16(0), code, "sequence 0 again at the epoch")
+	code, _ = w.produce("events", 0, 3, "d")
+	require.Equal(t, int16(0), code)
+	require.Equal(t, int16(0), w.end(true))
+	require.Equal(t, []string{"a", "b", "c", "d"}, storeValues(t, s, "events", strata.ReadCommitted))
+}
+
+// TestTxnInterleavedAborts: two producers' transactions interleave their
+// batches on one partition, with plain records between, and one of them
+// aborts, again and again; kgo's read_committed consumer, made to fetch a
+// batch at a time so that its fetches start inside the transactions, sees
+// every committed and plain record once and no aborted one, in order.
+func TestTxnInterleavedAborts(t *testing.T) {
+	s, srv := serve(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, s.CreateTopic("events", strata.TopicConfig{}))
+	a, b := newWireTxn(t, dial(t, srv), "a"), newWireTxn(t, dial(t, srv), "b")
+	var want []string
+	seqA, seqB := int32(0), int32(0)
+	for round := range 10 {
+		a.add("events", 0)
+		b.add("events", 0)
+		for i := range 3 {
+			va, vb := fmt.Sprintf("a%d.%d", round, i), fmt.Sprintf("b%d.%d", round, i)
+			code, _ := a.produce("events", 0, seqA, va)
+			require.Equal(t, int16(0), code)
+			code, _ = b.produce("events", 0, seqB, vb)
+			require.Equal(t, int16(0), code)
+			seqA, seqB = seqA+1, seqB+1
+			if round%2 == 0 {
+				want = append(want, vb)
+			} else {
+				want = append(want, va)
+			}
+		}
+		plain := fmt.Sprintf("p%d", round)
+		_, err := s.AppendTo(ctx, "events", 0, strata.Record{Value: []byte(plain)})
+		require.NoError(t, err)
+		// The plain record is after every batch of the round.
+		want = append(want, plain)
+		require.Equal(t, int16(0), a.end(round%2 == 1))
+		require.Equal(t, int16(0), b.end(round%2 == 0))
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()), kgo.ConsumeTopics("events"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchMaxBytes(1), kgo.FetchMaxPartitionBytes(1))
+	require.NoError(t, err)
+	defer cl.Close()
+	var got []string
+	for len(got) < len(want) {
+		fs := cl.PollFetches(ctx)
+		require.NoError(t, ctx.Err(), "got %v", got)
+		fs.EachError(func(topic string, p int32, err error) { require.NoError(t, err) })
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	require.Equal(t, want, got)
+}
