@@ -79,9 +79,13 @@ func (g *wireGroup) joinLocked(j *joinRequest) (chan *kmsg.JoinGroupResponse, *k
 	if !g.claimLocked() {
 		return nil, joinError(errInconsistentGroupProtocol, req.MemberID)
 	}
-	if req.MemberID == "" && len(g.members)+len(g.pending) >= maxGroupSize {
-		if _, ok := g.static[j.instanceID]; j.instanceID == "" || !ok {
+	if _, known := g.static[j.instanceID]; req.MemberID == "" && (j.instanceID == "" || !known) {
+		// A new member.
+		switch {
+		case len(g.members)+len(g.pending) >= maxGroupSize:
 			return nil, joinError(errGroupMaxSizeReached, "")
+		case g.srv.groups.mu.n >= maxWireMembers:
+			return nil, joinError(errCoordinatorNotAvailable, "")
 		}
 	}
 	if req.MemberID == "" {
@@ -105,7 +109,7 @@ func (g *wireGroup) joinLocked(j *joinRequest) (chan *kmsg.JoinGroupResponse, *k
 			return nil, joinError(errInconsistentGroupProtocol, req.MemberID)
 		}
 		t.Stop()
-		delete(g.pending, req.MemberID)
+		g.dropPendingLocked(req.MemberID)
 		return g.addMemberLocked(req.MemberID, j), nil
 	}
 	if code := g.checkMemberLocked(req.MemberID, j.instanceID); code != errNone {
@@ -139,7 +143,7 @@ func (g *wireGroup) addMemberLocked(id string, j *joinRequest) chan *kmsg.JoinGr
 	if len(g.members) == 0 {
 		g.protocolType = j.req.ProtocolType
 	}
-	g.members[id] = m
+	g.putMemberLocked(m)
 	if j.instanceID != "" {
 		g.static[j.instanceID] = id
 	}

@@ -53,7 +53,7 @@ func (g *wireGroup) leaveLocked(memberID, instanceID string) int16 {
 	}
 	if t, ok := g.pending[memberID]; ok {
 		t.Stop()
-		delete(g.pending, memberID)
+		g.dropPendingLocked(memberID)
 		g.maybeCompleteJoinLocked()
 		g.releaseIfUnusedLocked()
 		return errNone

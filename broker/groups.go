@@ -33,6 +33,14 @@ const (
 // the group holds. A variable for tests.
 var maxGroupSize = 10000
 
+// maxWireMembers caps the members and handed-out member ids of all the
+// wire groups together: a JoinGroup of a new member past it is
+// COORDINATOR_NOT_AVAILABLE, which clients retry, so that JoinGroups to
+// ever new groups, each a group of one, bound what the server holds until
+// their session timeouts (up to 30 minutes) have passed. A variable for
+// tests.
+var maxWireMembers = 100000
+
 // The session timeouts a member may ask for: Kafka's defaults of
 // group.min.session.timeout.ms and group.max.session.timeout.ms.
 const (
@@ -86,6 +94,7 @@ type groups struct {
 	mu struct {
 		sync.Mutex
 		m map[string]*wireGroup
+		n int // the members and pending ids of every group in m
 	}
 }
 
@@ -157,6 +166,7 @@ func (gs *groups) close() {
 		}
 		clear(g.members)
 		clear(g.pending)
+		gs.mu.n = 0
 		if g.release != nil {
 			g.release()
 			g.release = nil
@@ -284,6 +294,37 @@ func (g *wireGroup) releaseIfUnusedLocked() {
 	}
 	if gs := &g.srv.groups; g.state == groupEmpty && gs.mu.m[g.name] == g {
 		delete(gs.mu.m, g.name)
+	}
+}
+
+// putMemberLocked adds m to g's members, and dropMemberLocked takes the
+// member of id out; putPendingLocked and dropPendingLocked do the same
+// with the member ids handed out. They keep the count maxWireMembers caps.
+func (g *wireGroup) putMemberLocked(m *wireMember) {
+	if g.members[m.id] == nil {
+		g.srv.groups.mu.n++
+	}
+	g.members[m.id] = m
+}
+
+func (g *wireGroup) dropMemberLocked(id string) {
+	if _, ok := g.members[id]; ok {
+		g.srv.groups.mu.n--
+		delete(g.members, id)
+	}
+}
+
+func (g *wireGroup) putPendingLocked(id string, t *time.Timer) {
+	if _, ok := g.pending[id]; !ok {
+		g.srv.groups.mu.n++
+	}
+	g.pending[id] = t
+}
+
+func (g *wireGroup) dropPendingLocked(id string) {
+	if _, ok := g.pending[id]; ok {
+		g.srv.groups.mu.n--
+		delete(g.pending, id)
 	}
 }
 

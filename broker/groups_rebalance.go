@@ -43,13 +43,13 @@ func (g *wireGroup) addPendingLocked(id string, session time.Duration) {
 		if g.pending[id] != t {
 			return
 		}
-		delete(g.pending, id)
+		g.dropPendingLocked(id)
 		g.releaseIfUnusedLocked()
 		if g.state == groupPreparingRebalance {
 			g.maybeCompleteJoinLocked()
 		}
 	})
-	g.pending[id] = t
+	g.putPendingLocked(id, t)
 }
 
 // removeLocked takes m out of g, answers its waiting JoinGroup or
@@ -59,7 +59,7 @@ func (g *wireGroup) removeLocked(m *wireMember, code int16) {
 	if m.timer != nil {
 		m.timer.Stop()
 	}
-	delete(g.members, m.id)
+	g.dropMemberLocked(m.id)
 	if m.instanceID != "" && g.static[m.instanceID] == m.id {
 		delete(g.static, m.instanceID)
 	}
@@ -125,7 +125,7 @@ func (g *wireGroup) prepareRebalanceLocked() {
 		}
 		for id, t := range g.pending {
 			t.Stop()
-			delete(g.pending, id)
+			g.dropPendingLocked(id)
 		}
 		g.completeJoinLocked()
 		g.releaseIfUnusedLocked()
@@ -139,7 +139,7 @@ func (g *wireGroup) removeMemberQuietlyLocked(m *wireMember) {
 	if m.timer != nil {
 		m.timer.Stop()
 	}
-	delete(g.members, m.id)
+	g.dropMemberLocked(m.id)
 	if m.instanceID != "" && g.static[m.instanceID] == m.id {
 		delete(g.static, m.instanceID)
 	}

@@ -131,6 +131,7 @@ func TestGroupStress(t *testing.T) {
 		left := len(srv.groups.mu.m)
 		srv.groups.mu.Unlock()
 		require.Zero(t, left, "every group forgotten")
+		require.Zero(t, wireMembers(srv))
 		consume()
 
 		stop = make(chan struct{})
@@ -139,6 +140,7 @@ func TestGroupStress(t *testing.T) {
 		require.NoError(t, srv.Close())
 		close(stop)
 		wg.Wait()
+		require.Zero(t, wireMembers(srv))
 		consume()
 	})
 }
@@ -166,5 +168,48 @@ func TestGroupJoinStorm(t *testing.T) {
 		c.srv.groups.mu.Unlock()
 		require.Zero(t, left)
 		require.Empty(t, s.Groups())
+	})
+}
+
+// wireMembers is how many members and pending member ids the server's
+// groups hold.
+func wireMembers(srv *Server) int {
+	srv.groups.mu.Lock()
+	defer srv.groups.mu.Unlock()
+	return srv.groups.mu.n
+}
+
+// TestWireMembersCap: the members and member ids handed out of all the
+// groups together are at most maxWireMembers; a new member's JoinGroup
+// past it is COORDINATOR_NOT_AVAILABLE, whatever its group, while a
+// member id handed out still joins; once some have gone, new members join
+// again.
+func TestWireMembersCap(t *testing.T) {
+	defer func(n int) { maxWireMembers = n }(maxWireMembers)
+	maxWireMembers = 3
+	withGroups(t, func(c groupCall, _ *strata.Store) {
+		join := func(group string, version int16, member string) *kmsg.JoinGroupResponse {
+			req := kmsg.NewPtrJoinGroupRequest()
+			req.SetVersion(version)
+			req.Group, req.MemberID, req.ProtocolType = group, member, "consumer"
+			req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 10000, 10000
+			req.Protocols = append(req.Protocols, kmsg.JoinGroupRequestProtocol{Name: "range"})
+			resp, err := handleJoinGroup(c.srv, header{clientID: "c"}, req)
+			require.NoError(t, err)
+			return resp.(*kmsg.JoinGroupResponse)
+		}
+		a := join("a", 4, "")
+		require.Equal(t, errMemberIDRequired, a.ErrorCode)
+		require.Equal(t, errNone, join("b", 3, "").ErrorCode, "a group of one")
+		require.Equal(t, errMemberIDRequired, join("c", 4, "").ErrorCode)
+		require.Equal(t, 3, wireMembers(c.srv))
+		require.Equal(t, errCoordinatorNotAvailable, join("d", 4, "").ErrorCode)
+		require.Equal(t, errCoordinatorNotAvailable, join("a", 3, "").ErrorCode)
+		require.Equal(t, errNone, join("a", 4, a.MemberID).ErrorCode, "a member id handed out joins")
+		require.Equal(t, 3, wireMembers(c.srv))
+		time.Sleep(10*time.Second + time.Millisecond) // every session over
+		synctest.Wait()
+		require.Zero(t, wireMembers(c.srv))
+		require.Equal(t, errMemberIDRequired, join("d", 4, "").ErrorCode)
 	})
 }
