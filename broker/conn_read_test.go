@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -58,4 +59,42 @@ func TestLargeFrameAllocatesWhatArrives(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int32(7), int32(binary.BigEndian.Uint32(resp)), "the correlation id")
 	client.Close()
+}
+
+// BenchmarkReadFrame reads request frames of 512 KiB, 4 MiB and 32 MiB
+// from a connection that has them whole, as readFrame does.
+func BenchmarkReadFrame(b *testing.B) {
+	srv := testServer(b)
+	for _, n := range []int{512 << 10, 4 << 20, 32 << 20} {
+		b.Run(strconv.Itoa(n>>10)+"KiB", func(b *testing.B) {
+			data := make([]byte, n)
+			r := &repeatConn{data: data}
+			c := newConn(srv, r)
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for b.Loop() {
+				r.off = 0
+				if _, err := c.readFrame(n); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// repeatConn is a net.Conn whose reads return data from off, at most
+// 64 KiB at a time, as a socket's do.
+type repeatConn struct {
+	net.Conn
+	data []byte
+	off  int
+}
+
+func (r *repeatConn) Read(p []byte) (int, error) {
+	if r.off == len(r.data) {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), 64<<10)], r.data[r.off:])
+	r.off += n
+	return n, nil
 }
