@@ -155,3 +155,111 @@ func TestTxnInterleavedAborts(t *testing.T) {
 	}
 	require.Equal(t, want, got)
 }
+
+// TestTxnFencingRace: producers of four transactional ids run
+// transactions of two partitions while a second producer of each id
+// keeps fencing the first (InitProducerId), all at once; every
+// transaction whose EndTxn commit was answered NONE is there whole under
+// read_committed, and none other is there at all; nothing is left open.
+func TestTxnFencingRace(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("events", strata.TopicConfig{Partitions: 2}))
+	type result struct {
+		committed map[string]bool
+		tried     int
+	}
+	results := make(chan result, 8)
+	run := func(id string, rounds int) {
+		c := dial(t, srv)
+		res := result{committed: map[string]bool{}}
+		defer func() { results <- res }()
+		var pid int64
+		var epoch int16
+		seq := map[int32]int32{}
+		init := func() bool {
+			req := kmsg.NewPtrInitProducerIDRequest()
+			req.SetVersion(4)
+			req.TransactionalID, req.TransactionTimeoutMillis = &id, 60000
+			req.ProducerID, req.ProducerEpoch = -1, -1
+			resp := c.roundTrip(req).(*kmsg.InitProducerIDResponse)
+			if resp.ErrorCode != 0 {
+				return false
+			}
+			pid, epoch, seq = resp.ProducerID, resp.ProducerEpoch, map[int32]int32{}
+			return true
+		}
+		for !init() {
+		}
+		for r := range rounds {
+			w := &wireTxn{t: t, c: c, id: id, pid: pid, epoch: epoch}
+			req := kmsg.NewPtrAddPartitionsToTxnRequest()
+			req.SetVersion(3)
+			req.TransactionalID, req.ProducerID, req.ProducerEpoch = id, pid, epoch
+			rt := kmsg.NewAddPartitionsToTxnRequestTopic()
+			rt.Topic, rt.Partitions = "events", []int32{0, 1}
+			req.Topics = append(req.Topics, rt)
+			if c.roundTrip(req).(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode != 0 {
+				for !init() {
+				}
+				continue
+			}
+			res.tried++
+			ok := true
+			var values []string
+			for part := range int32(2) {
+				v := fmt.Sprintf("%s.%d.%d.%d", id, epoch, r, part)
+				code, _ := w.produce("events", part, seq[part], v)
+				if code != 0 {
+					ok = false
+					break
+				}
+				seq[part]++
+				values = append(values, v)
+			}
+			code := w.end(ok)
+			if ok && code == 0 {
+				for _, v := range values {
+					res.committed[v] = true
+				}
+			}
+			if code != 0 {
+				for !init() {
+				}
+			}
+		}
+	}
+	for i := range 4 {
+		id := fmt.Sprintf("id%d", i)
+		go run(id, 30)
+		go run(id, 30)
+	}
+	want := map[string]bool{}
+	tried := 0
+	for range 8 {
+		res := <-results
+		tried += res.tried
+		for v := range res.committed {
+			want[v] = true
+		}
+	}
+	require.NotEmpty(t, want)
+	t.Logf("%d of %d transactions' records committed", len(want)/2, tried)
+	got := map[string]bool{}
+	for _, v := range storeValues(t, s, "events", strata.ReadCommitted) {
+		require.False(t, got[v], "%s twice", v)
+		got[v] = true
+	}
+	require.Equal(t, want, got)
+	states, err := s.Transactions(context.Background())
+	require.NoError(t, err)
+	for _, st := range states {
+		require.NotEqual(t, "Ongoing", st.State, st.ID)
+	}
+	for p := range 2 {
+		lso, err := s.View(strata.ReadCommitted).ListOffsets("events", p, strata.Latest)
+		require.NoError(t, err)
+		hw, err := s.View(strata.ReadUncommitted).ListOffsets("events", p, strata.Latest)
+		require.NoError(t, err)
+		require.Equal(t, hw, lso, "partition %d: nothing open", p)
+	}
+}
