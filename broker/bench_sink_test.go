@@ -29,7 +29,7 @@ type sink struct {
 }
 
 // startSink serves a sink on a free loopback port until the benchmark ends.
-func startSink(b *testing.B) string {
+func startSink(b testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
