@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +22,11 @@ import (
 // of its own: strata, kfake or sink.
 const rawServerEnv = "STRATA_RAW_BENCH_SERVER"
 
+// rawProfileEnv, when set, is a directory where each server process of
+// the raw benchmarks writes its CPU profile, KIND.cpu.pprof (with
+// -test.cpuprofile), when it stops.
+const rawProfileEnv = "STRATA_RAW_BENCH_PROFILE"
+
 // rawServer is a server of the raw benchmarks running in a process of its
 // own (this test binary, running TestRawBenchServer), so that its CPU time
 // is measured apart from the load generator's.
@@ -33,7 +39,11 @@ type rawServer struct {
 // startRawServer starts a process serving kind (strata, kfake or sink)
 // with benchTopic created, until owner ends.
 func startRawServer(b *testing.B, owner testing.TB, kind string) *rawServer {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRawBenchServer$")
+	args := []string{"-test.run=^TestRawBenchServer$"}
+	if dir := os.Getenv(rawProfileEnv); dir != "" {
+		args = append(args, "-test.cpuprofile="+filepath.Join(dir, kind+".cpu.pprof"))
+	}
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), rawServerEnv+"="+kind)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
