@@ -27,24 +27,26 @@ const (
 	rawFetchBytes   = 1 << 20
 )
 
-// rawServers starts each server the raw benchmarks compare, in a process
-// of its own (see startRawServer), the first time a sub-benchmark asks for
-// it, and stops them when b, the parent benchmark, ends.
+// rawServers starts the servers the raw benchmarks compare, each in a
+// process of its own (see startRawServer), the first time a sub-benchmark
+// asks for it by its name, and stops them when b, the parent benchmark,
+// ends.
 type rawServers struct {
 	b       *testing.B
 	servers map[string]*rawServer
-	next    map[string]int64 // the end offset of benchTopic's partition 0
+	next    map[string]int64 // by name: the end offset of benchTopic's partition 0
 }
 
 func newRawServers(b *testing.B) *rawServers {
 	return &rawServers{b: b, servers: map[string]*rawServer{}, next: map[string]int64{}}
 }
 
-func (r *rawServers) get(b *testing.B, kind string) *rawServer {
-	s := r.servers[kind]
+// get returns the server of kind (strata, kfake or sink) named name.
+func (r *rawServers) get(b *testing.B, name, kind string) *rawServer {
+	s := r.servers[name]
 	if s == nil {
 		s = startRawServer(b, r.b, kind)
-		r.servers[kind] = s
+		r.servers[name] = s
 	}
 	return s
 }
@@ -241,15 +243,15 @@ func BenchmarkRawProduce(b *testing.B) {
 	for _, server := range []string{"strata", "kfake", "sink"} {
 		for _, acks := range []int16{1, -1} {
 			b.Run(fmt.Sprintf("server=%s/acks=%d", server, acks), func(b *testing.B) {
-				srv := servers.get(b, server)
+				srv := servers.get(b, b.Name(), server)
 				c := dialRaw(b, srv.addr)
 				frame := rawProduceFrame(b, acks)
 				requests := (b.N + rawBatchRecords - 1) / rawBatchRecords
-				next := servers.next[server]
+				next := servers.next[b.Name()]
 				stop := measureRaw(b, srv)
 				rawProduce(b, c, frame, requests, &next)
 				stop(requests * rawBatchRecords)
-				servers.next[server] = next
+				servers.next[b.Name()] = next
 			})
 		}
 	}
@@ -266,7 +268,7 @@ func BenchmarkRawFetch(b *testing.B) {
 	servers := newRawServers(b)
 	for _, server := range []string{"strata", "kfake", "sink"} {
 		b.Run("server="+server, func(b *testing.B) {
-			srv := servers.get(b, server)
+			srv := servers.get(b, server, server)
 			c := dialRaw(b, srv.addr)
 			if servers.next[server] == 0 {
 				next := int64(0)
