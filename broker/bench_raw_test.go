@@ -87,10 +87,10 @@ func (c *rawConn) readFrame() ([]byte, error) {
 }
 
 // rawProduceFrame returns a Produce v8 request frame (correlation id 0)
-// of one batch of rawBatchRecords records to benchTopic's partition 0,
-// with no producer id.
-func rawProduceFrame(b *testing.B, acks int16) []byte {
-	recs := make([]log.Record, rawBatchRecords)
+// of one batch of records records to benchTopic's partition 0, with no
+// producer id.
+func rawProduceFrame(b *testing.B, acks int16, records int) []byte {
+	recs := make([]log.Record, records)
 	value := make([]byte, rawValueBytes)
 	for i := range value {
 		value[i] = "abcdefghij"[i%10]
@@ -112,10 +112,11 @@ func rawProduceFrame(b *testing.B, acks int16) []byte {
 	return kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw")).AppendRequest(nil, req, 0)
 }
 
-// rawProduce sends requests copies of frame (see rawProduceFrame),
-// rawInFlight at a time, and checks that each is acknowledged without
-// error at the next base offset, *next, which it advances.
-func rawProduce(b *testing.B, c *rawConn, frame []byte, requests int, next *int64) {
+// rawProduce sends requests copies of frame (see rawProduceFrame), of
+// records records, rawInFlight at a time, and checks that each is
+// acknowledged without error at the next base offset, *next, which it
+// advances.
+func rawProduce(b *testing.B, c *rawConn, frame []byte, records, requests int, next *int64) {
 	sem := make(chan struct{}, rawInFlight)
 	done := make(chan struct{})
 	defer close(done)
@@ -149,7 +150,7 @@ func rawProduce(b *testing.B, c *rawConn, frame []byte, requests int, next *int6
 		p := resp.Topics[0].Partitions[0]
 		require.Equal(b, int16(0), p.ErrorCode, "produce error")
 		require.Equal(b, *next, p.BaseOffset, "base offset")
-		*next += rawBatchRecords
+		*next += int64(records)
 		<-sem
 	}
 	require.NoError(b, <-werr)
@@ -231,8 +232,9 @@ func measureRaw(b *testing.B, srv *rawServer) (stop func(records int)) {
 	}
 }
 
-// BenchmarkRawProduce produces batches of 1000 uncompressed records of
-// 100 B (no producer id) over one connection, 16 requests in flight, with
+// BenchmarkRawProduce produces batches of 1000 (about 108 KB) or 10
+// uncompressed records of 100 B (no producer id) over one connection, 16
+// requests in flight, with
 // a load generator that sends the same encoded request again and reads
 // only the responses, so that the server's cost shows: Strata's broker
 // over a store on disk (SyncEvery), kfake and the sink, each in a process
@@ -241,18 +243,20 @@ func measureRaw(b *testing.B, srv *rawServer) (stop func(records int)) {
 func BenchmarkRawProduce(b *testing.B) {
 	servers := newRawServers(b)
 	for _, server := range []string{"strata", "kfake", "sink"} {
-		for _, acks := range []int16{1, -1} {
-			b.Run(fmt.Sprintf("server=%s/acks=%d", server, acks), func(b *testing.B) {
-				srv := servers.get(b, b.Name(), server)
-				c := dialRaw(b, srv.addr)
-				frame := rawProduceFrame(b, acks)
-				requests := (b.N + rawBatchRecords - 1) / rawBatchRecords
-				next := servers.next[b.Name()]
-				stop := measureRaw(b, srv)
-				rawProduce(b, c, frame, requests, &next)
-				stop(requests * rawBatchRecords)
-				servers.next[b.Name()] = next
-			})
+		for _, records := range []int{rawBatchRecords, 10} {
+			for _, acks := range []int16{1, -1} {
+				b.Run(fmt.Sprintf("server=%s/batch=%d/acks=%d", server, records, acks), func(b *testing.B) {
+					srv := servers.get(b, b.Name(), server)
+					c := dialRaw(b, srv.addr)
+					frame := rawProduceFrame(b, acks, records)
+					requests := (b.N + records - 1) / records
+					next := servers.next[b.Name()]
+					stop := measureRaw(b, srv)
+					rawProduce(b, c, frame, records, requests, &next)
+					stop(requests * records)
+					servers.next[b.Name()] = next
+				})
+			}
 		}
 	}
 }
@@ -272,7 +276,7 @@ func BenchmarkRawFetch(b *testing.B) {
 			c := dialRaw(b, srv.addr)
 			if servers.next[server] == 0 {
 				next := int64(0)
-				rawProduce(b, c, rawProduceFrame(b, 1), rawFetchRecords/rawBatchRecords, &next)
+				rawProduce(b, c, rawProduceFrame(b, 1, rawBatchRecords), rawBatchRecords, rawFetchRecords/rawBatchRecords, &next)
 				servers.next[server] = next
 			}
 			stop := measureRaw(b, srv)
