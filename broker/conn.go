@@ -141,10 +141,18 @@ func (c *conn) frame(n int) []byte {
 	return c.buf[:n]
 }
 
+// coalesceBytes is how many bytes of the responses that are ready at once
+// the writer gathers into one write.
+const coalesceBytes = 64 << 10
+
 // write writes the responses the reader hands it until it closes out. A
-// failed write closes the connection, and the rest are dropped. A Fetch
-// response goes out in one writev, its large record sets straight from the
-// segment mappings it pins, which it releases once written or dropped.
+// failed write closes the connection, and the rest are dropped. The
+// responses ready at once go out together, in one write (up to
+// coalesceBytes of them, and a Fetch response last), so that a client with
+// requests in flight costs one system call for several; none waits for
+// another. A Fetch response goes out in one writev, its large record sets
+// straight from the segment mappings it pins, which it releases once
+// written or dropped.
 func (c *conn) write() {
 	var buf []byte
 	var frame frameBuffers
@@ -158,27 +166,55 @@ func (c *conn) write() {
 		if c.srv.opts.IdleTimeout > 0 {
 			_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
 		}
-		var err error
-		if fr, ok := r.resp.(*fetchResponse); ok && appendFetchFrame(&frame, r.corr, fr.FetchResponse) {
+		fr := c.gather(&buf, &frame, r)
+		iov = iov[:0]
+		if len(buf) > 0 {
+			iov = append(iov, buf)
+		}
+		if fr != nil {
 			iov = frame.buffers(iov)
-			w := iov // WriteTo consumes its receiver
-			_, err = w.WriteTo(c.nc)
-			clear(iov) // no references to the mappings once released
+		}
+		w := iov // WriteTo consumes its receiver
+		_, err := w.WriteTo(c.nc)
+		clear(iov) // no references to the mappings once released
+		if fr != nil {
 			fr.release()
 			if cap(frame.head) > reusedFrameBytes {
 				frame.head = nil
 			}
-		} else {
-			buf = appendResponse(buf[:0], r.corr, r.resp)
-			_, err = c.nc.Write(buf)
-			releaseResponse(r.resp)
-			if cap(buf) > reusedFrameBytes {
-				buf = nil
-			}
+		}
+		if cap(buf) > reusedFrameBytes {
+			buf = nil
 		}
 		if err != nil {
 			failed = true
 			c.nc.Close() // the reader's next read fails
+		}
+	}
+}
+
+// gather encodes r, and the responses after it that are ready, into
+// buf[:0], releasing them, until a Fetch response, which it encodes into
+// frame (with its record sets as cuts) and returns, holding its pins; or
+// until none is ready or buf holds coalesceBytes.
+func (c *conn) gather(buf *[]byte, frame *frameBuffers, r response) *fetchResponse {
+	*buf = (*buf)[:0]
+	for {
+		if fr, ok := r.resp.(*fetchResponse); ok && appendFetchFrame(frame, r.corr, fr.FetchResponse) {
+			return fr
+		}
+		*buf = appendResponse(*buf, r.corr, r.resp)
+		releaseResponse(r.resp)
+		if len(*buf) >= coalesceBytes {
+			return nil
+		}
+		var more bool
+		select {
+		case r, more = <-c.out:
+		default:
+		}
+		if !more {
+			return nil
 		}
 	}
 }

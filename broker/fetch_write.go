@@ -53,9 +53,8 @@ type cut struct {
 	data []byte
 }
 
-// buffers returns the frame's iovecs, in bufs[:0].
+// buffers appends the frame's iovecs to bufs.
 func (f *frameBuffers) buffers(bufs net.Buffers) net.Buffers {
-	bufs = bufs[:0]
 	from := 0
 	for _, c := range f.cuts {
 		bufs = append(bufs, f.head[from:c.at], c.data)
