@@ -17,6 +17,8 @@
 # (KGO_TEST_SCRAM_SEEDS, KGO_TEST_SCRAM with SCRAM-SHA-512). With
 # KGO_SUITE_TLS=1 the first listener speaks TLS, with a certificate made
 # here by openssl for 127.0.0.1 (KGO_TEST_TLS gives the suite its CA).
+# With KGO_SUITE_RACE=1 the listener is built with the race detector, and
+# the end says how many data races the listeners reported.
 #
 #	broker/testdata/kgo-suite.sh                 # every test of pkg/kgo
 #	broker/testdata/kgo-suite.sh 'TestGroup|Txn' # those matching a regexp
@@ -24,9 +26,9 @@
 #
 # Environment: KGO_TEST_RECORDS (default 10000, as tansu runs it; the
 # suite's own default is 500000), KGO_SUITE_TIMEOUT (per test, default
-# 180s), KGO_SUITE_LOGS, KGO_SUITE_TLS, and franz-go's other KGO_TEST_*
-# knobs, passed through. The suite is not part of CI: the whole of it
-# takes minutes.
+# 180s), KGO_SUITE_LOGS, KGO_SUITE_TLS, KGO_SUITE_RACE, and franz-go's
+# other KGO_TEST_* knobs, passed through. The suite is not part of CI: the
+# whole of it takes minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,7 +56,9 @@ cp -r "$src" "$work/franz-go"
 chmod -R u+w "$work/franz-go"
 echo "franz-go $version (pkg/kgo), logs in $logs"
 (cd "$work/franz-go/pkg/kgo" && go test -c -o "$work/kgo.test" .)
-go build -o "$work/listener" ./examples/listener
+race=()
+[ "${KGO_SUITE_RACE:-}" = 1 ] && race=(-race)
+go build "${race[@]}" -o "$work/listener" ./examples/listener
 
 tls=()
 if [ "${KGO_SUITE_TLS:-}" = 1 ]; then
@@ -130,3 +134,11 @@ for r in PASS FAIL SKIP TIMEOUT; do
 	printf '%s %d  ' "$r" "${count[$r]:-0}"
 done
 echo
+if [ ${#race[@]} -gt 0 ]; then
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	pids=()
+	races=$(cat "$logs"/listener*.out | grep -c '^WARNING: DATA RACE' || true)
+	echo "data races in the listeners: $races (their output: $logs/listener*.out)"
+fi
