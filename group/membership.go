@@ -247,3 +247,29 @@ func sortedPartitions(set map[TopicPartition]struct{}) []TopicPartition {
 	slices.SortFunc(out, TopicPartition.Compare)
 	return out
 }
+
+// Release gives back every partition a member of group owns that keep
+// does not list, as Revoked does: for a consumer outside the process that
+// reports what it holds (Kafka's KIP-848 heartbeat) rather than what it
+// gave up. Partitions in keep that the member does not own are ignored;
+// its next Sync hands them out if they are its share. It fails like Sync
+// for a member that is gone or unknown.
+func (c *Coordinator) Release(group, memberID string, keep []TopicPartition) error {
+	g, m, err := c.lockMember("release", group, memberID)
+	if err != nil {
+		return err
+	}
+	defer g.mu.Unlock()
+	kept := make(map[TopicPartition]struct{}, len(keep))
+	for _, tp := range keep {
+		kept[tp] = struct{}{}
+	}
+	for tp := range m.owned {
+		if _, ok := kept[tp]; !ok {
+			delete(m.owned, tp)
+			delete(g.owner, tp)
+		}
+	}
+	c.updateRevokeGroupLocked(g, m, c.opts.Now())
+	return nil
+}

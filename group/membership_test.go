@@ -318,3 +318,30 @@ func TestMembersDescribesTheGroup(t *testing.T) {
 		LastSeen:   epoch.Add(time.Second),
 	}}, f.Members("g"))
 }
+
+// TestRelease: a member that reports what it holds gives back the rest,
+// which goes to its new owner at the next Sync; unknown partitions in the
+// report are ignored, and a fenced member gets ErrFenced.
+func TestRelease(t *testing.T) {
+	f := newFixture(map[string]int{"t": 4}, nil)
+	a := f.join(t, "g", "t")
+	f.sync(t, "g", a.MemberID)
+	b := f.join(t, "g", "t")
+	res := f.sync(t, "g", a.MemberID)
+	require.Equal(t, tps("t-2 t-3"), res.Revoke)
+
+	require.NoError(t, f.Release("g", a.MemberID, tps("t-0 t-1 t-3")), "still holds t-3")
+	res = f.sync(t, "g", b.MemberID)
+	require.Equal(t, tps("t-2"), res.Assign)
+	require.Equal(t, tps("t-3"), res.Pending)
+
+	require.NoError(t, f.Release("g", a.MemberID, append(tps("t-0 t-1"), TopicPartition{Topic: "u", Partition: 9})))
+	res = f.sync(t, "g", b.MemberID)
+	require.Equal(t, tps("t-3"), res.Assign)
+	res = f.sync(t, "g", a.MemberID)
+	require.Equal(t, SyncResult{Generation: 2, Owned: tps("t-0 t-1")}, res)
+
+	require.NoError(t, f.Leave("g", a.MemberID))
+	require.ErrorIs(t, f.Release("g", a.MemberID, nil), ErrFenced)
+	require.ErrorIs(t, f.Release("g", "g-9", nil), ErrUnknownMember)
+}
