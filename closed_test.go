@@ -60,13 +60,13 @@ func TestClosedStore(t *testing.T) {
 		"DeletePartitionOffsets": func() error {
 			return s.DeletePartitionOffsets("g", []strata.TopicPartition{{Topic: "t"}})
 		},
-		"ClaimGroup":       func() error { _, err := s.ClaimGroup("g"); return err },
+		"ClaimGroup": func() error { _, err := s.ClaimGroup("g"); return err },
 		"HeartbeatGroup": func() error {
 			_, err := s.HeartbeatGroup("g", strata.GroupHeartbeat{Topics: []string{"t"}})
 			return err
 		},
-		"LeaveGroup":     func() error { return s.LeaveGroup("g", "g-1") },
-		"CommitAsMember": func() error { return s.CommitAsMember("g", "g-1", 1, nil) },
+		"LeaveGroup":       func() error { return s.LeaveGroup("g", "g-1") },
+		"CommitAsMember":   func() error { return s.CommitAsMember("g", "g-1", 1, nil) },
 		"DeleteRecords":    func() error { return s.DeleteRecords("t", 0, 1) },
 		"DeleteTopic":      func() error { return s.DeleteTopic("t") },
 		"DescribeTopic":    func() error { _, err := s.DescribeTopic("t"); return err },
@@ -156,13 +156,15 @@ func TestClosedStore(t *testing.T) {
 		"DeletePartitionOffsets": func() error {
 			return s.DeletePartitionOffsets("", []strata.TopicPartition{{Topic: "t"}})
 		},
-		"ClaimGroup":       func() error { _, err := s.ClaimGroup(""); return err },
+		"ClaimGroup": func() error { _, err := s.ClaimGroup(""); return err },
 		"HeartbeatGroup": func() error {
 			_, err := s.HeartbeatGroup("", strata.GroupHeartbeat{Topics: []string{"__x"}})
 			return err
 		},
-		"LeaveGroup":     func() error { return s.LeaveGroup("", "") },
-		"CommitAsMember": func() error { return s.CommitAsMember("", "", -1, map[strata.TopicPartition]strata.OffsetAndMetadata{{Topic: "__x", Partition: -1}: {Offset: -1}}) },
+		"LeaveGroup": func() error { return s.LeaveGroup("", "") },
+		"CommitAsMember": func() error {
+			return s.CommitAsMember("", "", -1, map[strata.TopicPartition]strata.OffsetAndMetadata{{Topic: "__x", Partition: -1}: {Offset: -1}})
+		},
 		"DeleteRecords":    func() error { return s.DeleteRecords("", -1, -1) },
 		"DeleteTopic":      func() error { return s.DeleteTopic(strata.ConsumerOffsetsTopic) },
 		"DescribeTopic":    func() error { _, err := s.DescribeTopic(""); return err },
