@@ -1,7 +1,11 @@
 package broker
 
 import (
+	"errors"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/stratalog/strata"
 )
 
 // errOffsetMetadataTooLarge is Kafka's code for a commit's metadata
@@ -14,13 +18,21 @@ const errOffsetMetadataTooLarge int16 = 12
 // committers send it) of a group without members over the wire. The
 // commits go into the store's __consumer_offsets, where Store.Committed,
 // Lag and ResetOffsets see them, metadata strings included. A group with
-// consumers in the process refuses them (UNKNOWN_MEMBER_ID).
+// consumers in the process refuses them (UNKNOWN_MEMBER_ID). A member of
+// a KIP-848 consumer group (ConsumerGroupHeartbeat) commits with v9 or
+// later at its member epoch (the generation field), as Kafka's
+// ConsumerGroup validateOffsetCommit has it (UNSUPPORTED_VERSION,
+// STALE_MEMBER_EPOCH), partitions it owns (STALE_MEMBER_EPOCH for
+// another: its assignment moved on), with Store.CommitAsMember.
 func handleOffsetCommit(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.OffsetCommitRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	code := errInvalidGroupID
+	coordID, code848, is848 := srv.consumers.commitMember(req.Group, req.MemberID, req.Generation, req.Version)
 	switch {
 	case req.Group == "":
+	case is848:
+		code = code848
 	case req.InstanceID != nil:
 		code = srv.memberCodeFor(req.Group, req.MemberID, *req.InstanceID, req.Generation)
 	default:
@@ -38,11 +50,27 @@ func handleOffsetCommit(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response
 				if rp.Metadata != nil {
 					metadata = *rp.Metadata
 				}
-				sp.ErrorCode = groupCodeOf(srv.store.Commit(req.Group, rt.Topic, int(rp.Partition), rp.Offset, metadata))
+				if is848 {
+					sp.ErrorCode = memberCommitCode(srv.store.CommitAsMember(req.Group, coordID, int(req.Generation),
+						map[strata.TopicPartition]strata.OffsetAndMetadata{{Topic: rt.Topic, Partition: int(rp.Partition)}: {Offset: rp.Offset, Metadata: metadata}}))
+				} else {
+					sp.ErrorCode = groupCodeOf(srv.store.Commit(req.Group, rt.Topic, int(rp.Partition), rp.Offset, metadata))
+				}
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// memberCommitCode is the code of a KIP-848 member's commit error.
+func memberCommitCode(err error) int16 {
+	switch {
+	case errors.Is(err, strata.ErrNotOwner):
+		return errStaleMemberEpoch
+	case errors.Is(err, strata.ErrFenced):
+		return errUnknownMemberID
+	}
+	return groupCodeOf(err)
 }

@@ -40,7 +40,7 @@ func init() {
 		{kmsg.Fetch, 4, 12, handleFetch},
 		{kmsg.ListOffsets, 0, 10, handleListOffsets},
 		{kmsg.Metadata, 0, 12, handleMetadata},
-		{kmsg.OffsetCommit, 0, 8, handleOffsetCommit},
+		{kmsg.OffsetCommit, 0, 9, handleOffsetCommit},
 		{kmsg.OffsetFetch, 0, 8, handleOffsetFetch},
 		{kmsg.FindCoordinator, 0, 4, handleFindCoordinator},
 		{kmsg.JoinGroup, 0, 9, handleJoinGroup},
@@ -69,6 +69,7 @@ func init() {
 		{kmsg.SASLHandshake, 0, 1, handleSaslHandshake},
 		{kmsg.SASLAuthenticate, 0, 2, handleSaslAuthenticate},
 		{kmsg.DescribeCluster, 0, 1, handleDescribeCluster},
+		{kmsg.ConsumerGroupHeartbeat, 0, 1, handleConsumerGroupHeartbeat},
 	}
 	byKey = make(map[int16]*api, len(apis))
 	for i := range apis {

@@ -39,6 +39,11 @@ const (
 	errUnstableOffsetCommit               int16 = 88
 	errProducerFenced                     int16 = 90
 	errUnknownTopicID                     int16 = 100
+	errFencedMemberEpoch                  int16 = 110
+	errUnreleasedInstanceID               int16 = 111
+	errUnsupportedAssignor                int16 = 112
+	errStaleMemberEpoch                   int16 = 113
+	errInvalidRegularExpression           int16 = 128
 )
 
 // codeOf returns Kafka's error code for an error of the Store.

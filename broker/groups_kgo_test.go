@@ -39,15 +39,16 @@ func startGroupConsumer(t *testing.T, srv *broker.Server, group, topic string, b
 }
 
 // startGroupConsumerOf is startGroupConsumer that counts failed commits
-// in commitErrs, if not nil, instead of failing.
-func startGroupConsumerOf(t *testing.T, srv *broker.Server, group, topic string, balancer kgo.GroupBalancer, seen *counter, commitErrs *atomic.Int64) *groupConsumer {
+// in commitErrs, if not nil, instead of failing, with kgo's options
+// opts as well.
+func startGroupConsumerOf(t *testing.T, srv *broker.Server, group, topic string, balancer kgo.GroupBalancer, seen *counter, commitErrs *atomic.Int64, opts ...kgo.Opt) *groupConsumer {
 	t.Helper()
 	gc := &groupConsumer{done: make(chan struct{}), assigned: map[int32]bool{}}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()),
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(srv.Addr().String()),
 		kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.Balancers(balancer),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll(),
-		kgo.HeartbeatInterval(100*time.Millisecond),
+		kgo.HeartbeatInterval(100 * time.Millisecond),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 			gc.mu.Lock()
 			defer gc.mu.Unlock()
@@ -62,7 +63,7 @@ func startGroupConsumerOf(t *testing.T, srv *broker.Server, group, topic string,
 				delete(gc.assigned, p)
 			}
 		}),
-	)
+	}, opts...)...)
 	require.NoError(t, err)
 	gc.cl = cl
 	ctx, cancel := context.WithCancel(context.Background())

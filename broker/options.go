@@ -24,6 +24,9 @@ const (
 	DefaultMaxConns = 1024
 	// DefaultHandshakeTimeout is the default of Options.HandshakeTimeout.
 	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultGroupHeartbeatInterval is Kafka's
+	// group.consumer.heartbeat.interval.ms.
+	DefaultGroupHeartbeatInterval = 5 * time.Second
 )
 
 // ErrInvalidOptions means an Options field is out of range; the message
@@ -87,6 +90,13 @@ type Options struct {
 	// before anything else (Kafka's SASL_PLAINTEXT listener, or SASL_SSL
 	// with TLS): see SASL. Default nil: no authentication.
 	SASL *SASL
+	// GroupHeartbeatInterval is how often the members of KIP-848
+	// consumer groups heartbeat (Kafka's
+	// group.consumer.heartbeat.interval.ms, which the broker sends them):
+	// a partition that moves between two wire members reaches its new
+	// owner within about two of them. Default
+	// DefaultGroupHeartbeatInterval (5 s); at least 1 ms.
+	GroupHeartbeatInterval time.Duration
 	// ErrorLog receives the reasons connections are closed (a malformed or
 	// oversized request, a handler's panic, a failed authentication); nil
 	// discards them.
@@ -115,6 +125,9 @@ func (o *Options) withDefaults() (Options, error) {
 	if c.HandshakeTimeout == 0 {
 		c.HandshakeTimeout = DefaultHandshakeTimeout
 	}
+	if c.GroupHeartbeatInterval == 0 {
+		c.GroupHeartbeatInterval = DefaultGroupHeartbeatInterval
+	}
 	switch {
 	case c.MaxRequestBytes < 1<<10:
 		return c, fmt.Errorf("broker: MaxRequestBytes %d out of range [1024, %d]: %w", c.MaxRequestBytes, int64(1<<31-1), ErrInvalidOptions)
@@ -126,6 +139,8 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("broker: MaxConns %d is negative: %w", c.MaxConns, ErrInvalidOptions)
 	case c.HandshakeTimeout < 0:
 		return c, fmt.Errorf("broker: HandshakeTimeout %v is negative: %w", c.HandshakeTimeout, ErrInvalidOptions)
+	case c.GroupHeartbeatInterval < time.Millisecond || c.GroupHeartbeatInterval > (1<<31-1)*time.Millisecond:
+		return c, fmt.Errorf("broker: GroupHeartbeatInterval %v out of range [1ms, %v]: %w", c.GroupHeartbeatInterval, (1<<31-1)*time.Millisecond, ErrInvalidOptions)
 	}
 	if c.TLS != nil {
 		if len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil && c.TLS.GetConfigForClient == nil {

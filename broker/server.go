@@ -28,6 +28,9 @@ type Server struct {
 	// alterMu serializes the wire's changes of a topic's config or count,
 	// each a DescribeTopic and a change from it (topic_configs.go).
 	alterMu sync.Mutex
+	// consumers are the wire members of KIP-848 consumer groups
+	// (consumer_groups.go).
+	consumers consumerGroups
 
 	mu struct {
 		sync.Mutex
@@ -222,6 +225,7 @@ func (srv *Server) Close() error {
 	srv.cancel()
 	srv.wg.Wait()
 	srv.groups.close()
+	srv.consumers.close(srv.store)
 	if errors.Is(err, net.ErrClosed) {
 		err = nil
 	}

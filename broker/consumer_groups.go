@@ -1,0 +1,205 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sync"
+
+	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/group"
+	"github.com/stratalog/strata/topic"
+)
+
+// consumerGroups are the members of KIP-848 consumer groups that Kafka
+// clients joined with ConsumerGroupHeartbeat. Their groups are the
+// store's: each wire member is a member of the store's group coordinator
+// (Store.HeartbeatGroup), which assigns the partitions and runs the
+// incremental rebalance with the store's own Consumers of the group. What
+// is kept here is what the coordinator does not know: the member id the
+// client chose, its member epoch and the previous one, its instance id,
+// its subscription as the client gave it, and the assignment it was last
+// sent.
+//
+// One mutex guards the map of groups; each group has its own, held while
+// one of its members' heartbeats runs, so that a member's epoch and what
+// the coordinator holds for it change together.
+type consumerGroups struct {
+	mu struct {
+		sync.Mutex
+		m map[string]*consumerGroup
+	}
+}
+
+// consumerGroup is the wire members of one group, by the member id the
+// client sent (v1) or was given (v0). Its fields are guarded by mu.
+type consumerGroup struct {
+	mu      sync.Mutex
+	name    string
+	members map[string]*consumerMember
+	static  map[string]*consumerMember // by instance id
+	gone    bool                       // removed from consumerGroups
+}
+
+// consumerMember is one wire member of a consumerGroup.
+type consumerMember struct {
+	id         string // the client's
+	coordID    string // the store coordinator's
+	instanceID string
+	// epoch is the member epoch last sent, the store's generation of the
+	// member's last heartbeat; prevEpoch the one before it, which Kafka
+	// accepts once more from a member that lost a response.
+	epoch, prevEpoch int32
+	names            []string       // SubscribedTopicNames, sorted
+	regex            *regexp.Regexp // SubscribedTopicRegex, nil if none
+	subscribed       []string       // the topics last given to the store
+	assigned         []strata.TopicPartition
+	sent             bool // assigned was sent
+}
+
+// lockGroup returns the group named name, locked, creating it if create
+// is set; nil if there is none.
+func (cs *consumerGroups) lockGroup(name string, create bool) *consumerGroup {
+	for {
+		cs.mu.Lock()
+		g := cs.mu.m[name]
+		if g == nil {
+			if !create {
+				cs.mu.Unlock()
+				return nil
+			}
+			if cs.mu.m == nil {
+				cs.mu.m = map[string]*consumerGroup{}
+			}
+			g = &consumerGroup{name: name, members: map[string]*consumerMember{}, static: map[string]*consumerMember{}}
+			cs.mu.m[name] = g
+		}
+		cs.mu.Unlock()
+		g.mu.Lock()
+		if !g.gone {
+			return g
+		}
+		g.mu.Unlock()
+	}
+}
+
+// unlockGroup unlocks g, forgetting it first if it has no members.
+func (cs *consumerGroups) unlockGroup(g *consumerGroup) {
+	if len(g.members) == 0 {
+		cs.mu.Lock()
+		if cs.mu.m[g.name] == g {
+			delete(cs.mu.m, g.name)
+		}
+		cs.mu.Unlock()
+		g.gone = true
+	}
+	g.mu.Unlock()
+}
+
+// removeLocked forgets m.
+func (g *consumerGroup) removeLocked(m *consumerMember) {
+	delete(g.members, m.id)
+	if m.instanceID != "" && g.static[m.instanceID] == m {
+		delete(g.static, m.instanceID)
+	}
+}
+
+// pruneLocked forgets the members the store's coordinator no longer has
+// (evicted after their session timeout), so that what is kept here is
+// bounded by the coordinator's members.
+func (g *consumerGroup) pruneLocked(store *strata.Store) {
+	live := map[string]bool{}
+	for _, m := range store.GroupMembers(g.name) {
+		live[m.ID] = true
+	}
+	for _, m := range g.members {
+		if !live[m.coordID] {
+			g.removeLocked(m)
+		}
+	}
+}
+
+// close takes every wire member out of its group in the store, so that
+// their partitions go to the group's other members at once (the clients
+// join again, with UNKNOWN_MEMBER_ID, on the next Server), and forgets
+// them. Server.Close calls it once no handler runs.
+func (cs *consumerGroups) close(store *strata.Store) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for name, g := range cs.mu.m {
+		g.mu.Lock()
+		for _, m := range g.members {
+			_ = store.LeaveGroup(name, m.coordID)
+		}
+		clear(g.members)
+		clear(g.static)
+		g.gone = true
+		g.mu.Unlock()
+		delete(cs.mu.m, name)
+	}
+}
+
+// commitMember is the store member id and error code of an OffsetCommit
+// at version by memberID at memberEpoch, as Kafka's ConsumerGroup
+// validateOffsetCommit checks it, and ok; not ok if memberID is not a
+// wire member of a consumer group (the classic rules apply). A member
+// must commit with OffsetCommit v9 or later (UNSUPPORTED_VERSION) at its
+// current member epoch (STALE_MEMBER_EPOCH).
+func (cs *consumerGroups) commitMember(name, memberID string, memberEpoch int32, version int16) (coordID string, code int16, ok bool) {
+	g := cs.lockGroup(name, false)
+	if g == nil {
+		return "", errNone, false
+	}
+	defer cs.unlockGroup(g)
+	m := g.members[memberID]
+	switch {
+	case m == nil:
+		return "", errNone, false
+	case version < 9:
+		return "", errUnsupportedVersion, true
+	case memberEpoch != m.epoch:
+		return "", errStaleMemberEpoch, true
+	}
+	return m.coordID, errNone, true
+}
+
+// subscriptionLocked returns the topics m subscribes to: its names and
+// the store's topics its regex matches whole, sorted; never nil.
+func (m *consumerMember) subscription(store *strata.Store) []string {
+	topics := slices.Clone(m.names)
+	if m.regex != nil {
+		for _, name := range store.Topics() {
+			if !topic.IsInternal(name) && m.regex.MatchString(name) {
+				topics = append(topics, name)
+			}
+		}
+	}
+	slices.Sort(topics)
+	return append([]string{}, slices.Compact(topics)...)
+}
+
+// compileRegex compiles a SubscribedTopicRegex (Java's RE2/J syntax,
+// which Go's RE2 shares) to match a topic name whole.
+func compileRegex(expr string) (*regexp.Regexp, error) {
+	re, err := regexp.Compile(`^(?:` + expr + `)$`)
+	if err != nil {
+		return nil, fmt.Errorf("invalid SubscribedTopicRegex %q: %v", expr, err)
+	}
+	return re, nil
+}
+
+// heartbeatCode is the code of a store error from HeartbeatGroup.
+func heartbeatCode(err error) int16 {
+	switch {
+	case errors.Is(err, strata.ErrGroupClaimed):
+		return errGroupIDNotFound
+	case errors.Is(err, strata.ErrFenced), errors.Is(err, group.ErrUnknownMember):
+		return errUnknownMemberID
+	case errors.Is(err, strata.ErrInvalidGroup):
+		return errInvalidGroupID
+	case errors.Is(err, strata.ErrInvalidTopic), errors.Is(err, strata.ErrReservedTopic):
+		return errInvalidTopic
+	}
+	return groupCodeOf(err)
+}

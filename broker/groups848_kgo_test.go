@@ -1,0 +1,72 @@
+package broker_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/broker"
+)
+
+// startConsumer848 starts a kgo consumer of topic in group with KIP-848's
+// protocol (kgo.ServerSideBalancer), counting what it consumes in seen.
+func startConsumer848(t *testing.T, srv *broker.Server, group, topic string, seen *counter, opts ...kgo.Opt) *groupConsumer {
+	t.Helper()
+	return startGroupConsumerOf(t, srv, group, topic, kgo.RangeBalancer(), seen, nil, append([]kgo.Opt{kgo.ServerSideBalancer()}, opts...)...)
+}
+
+// TestKgo848Group runs kgo consumers of KIP-848's protocol: one consumes
+// everything, a second joins and takes half of the partitions (the first
+// revokes them before the second is handed them), then leaves and the
+// first takes them back; every record is consumed once, the commits are
+// the store's, and the members are the store's group coordinator's.
+func TestKgo848Group(t *testing.T) {
+	s, srv := serve(t, &broker.Options{GroupHeartbeatInterval: 50 * time.Millisecond})
+	const parts = 4
+	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: parts}))
+	next := 0
+	produce := func(n int) {
+		for range n {
+			_, err := s.AppendTo(context.Background(), "orders", next%parts, strata.Record{Value: fmt.Appendf(nil, "order %d", next)})
+			require.NoError(t, err)
+			next++
+		}
+	}
+	var seen counter
+	produce(100)
+	a := startConsumer848(t, srv, "billing", "orders", &seen)
+	defer a.stop()
+	eventually(t, "the first consumer to consume everything", func() bool { return seen.len() == 100 })
+	require.Equal(t, parts, a.owned())
+	require.Len(t, s.GroupMembers("billing"), 1, "the wire member is the store's")
+
+	b := startConsumer848(t, srv, "billing", "orders", &seen)
+	eventually(t, "the partitions to be shared", func() bool { return a.owned() == parts/2 && b.owned() == parts/2 })
+	produce(100)
+	eventually(t, "the second hundred", func() bool { return seen.len() == 200 })
+	b.stop()
+	eventually(t, "the first consumer to own every partition", func() bool { return a.owned() == parts })
+	produce(100)
+	eventually(t, "the third hundred", func() bool { return seen.len() == 300 })
+
+	seen.mu.Lock()
+	for v, n := range seen.n {
+		require.Equal(t, 1, n, "%s consumed %d times", v, n)
+	}
+	seen.mu.Unlock()
+	eventually(t, "the commits of every record", func() bool {
+		lag, err := s.Lag(context.Background(), "billing", "orders")
+		require.NoError(t, err)
+		for _, pl := range lag {
+			if pl.Lag != 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
