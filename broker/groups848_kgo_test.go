@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,4 +70,67 @@ func TestKgo848Group(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// TestKgo848WithConsumer puts a kgo consumer of KIP-848's protocol and a
+// strata.Consumer of the process in one group: they share the partitions
+// in the store's rebalance, and every record is consumed once, whichever
+// member leaves.
+func TestKgo848WithConsumer(t *testing.T) {
+	s, srv := serve(t, &broker.Options{GroupHeartbeatInterval: 50 * time.Millisecond})
+	const parts = 4
+	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: parts}))
+	next := 0
+	produce := func(n int) {
+		for range n {
+			_, err := s.AppendTo(context.Background(), "orders", next%parts, strata.Record{Value: fmt.Appendf(nil, "order %d", next)})
+			require.NoError(t, err)
+			next++
+		}
+	}
+	var seen counter
+	produce(100)
+	a := startConsumer848(t, srv, "billing", "orders", &seen)
+	defer a.stop()
+	eventually(t, "the kgo consumer to consume everything", func() bool { return seen.len() == 100 })
+
+	c, err := s.Consumer("billing", []string{"orders"}, strata.ConsumerOptions{AutoOffsetReset: strata.ResetEarliest})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var owned atomic.Int64
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			pctx, pcancel := context.WithTimeout(ctx, 20*time.Millisecond)
+			recs, err := c.Poll(pctx)
+			pcancel()
+			for _, r := range recs {
+				seen.add(string(r.Value))
+			}
+			if len(recs) > 0 {
+				if err := c.Commit(ctx); err != nil && ctx.Err() == nil {
+					t.Errorf("commit: %v", err)
+				}
+			}
+			owned.Store(int64(len(c.Assignment())))
+			_ = err
+		}
+	}()
+	eventually(t, "the partitions to be shared", func() bool { return a.owned() == parts/2 && owned.Load() == parts/2 })
+	produce(100)
+	eventually(t, "the second hundred", func() bool { return seen.len() == 200 })
+	a.stop()
+	eventually(t, "the store's consumer to own every partition", func() bool { return owned.Load() == parts })
+	produce(100)
+	eventually(t, "the third hundred", func() bool { return seen.len() == 300 })
+	cancel()
+	<-done
+	require.NoError(t, c.Close())
+
+	seen.mu.Lock()
+	for v, n := range seen.n {
+		require.Equal(t, 1, n, "%s consumed %d times", v, n)
+	}
+	seen.mu.Unlock()
 }
