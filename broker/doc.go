@@ -32,7 +32,8 @@
 // IncrementalAlterConfigs (the topic configs that may change on an
 // existing topic: those retention and the cleaner read; see
 // topic_configs.go), DeleteRecords, DescribeCluster, SaslHandshake and
-// SaslAuthenticate. Each API has its file, named by its
+// SaslAuthenticate, and ConsumerGroupHeartbeat (KIP-848; see Consumer
+// groups below). Each API has its file, named by its
 // key (00_produce.go, 01_fetch.go, ...), whose handler's comment says what
 // it does; apis.go lists the version ranges. Every other API key makes
 // the broker close the connection, as a Kafka broker does for a key it
@@ -49,6 +50,22 @@
 // members the Server holds a claim on it (strata.Store.ClaimGroup), and a
 // wire JoinGroup for a group with consumers in the process is
 // INCONSISTENT_GROUP_PROTOCOL.
+//
+// # Consumer groups
+//
+// KIP-848's consumer groups (ConsumerGroupHeartbeat v0-v1) are the
+// store's own: each wire member is a member of the store's group
+// coordinator (strata.Store.HeartbeatGroup), which assigns the
+// partitions with the store's assignor and moves them incrementally, so
+// that wire members and strata.Consumers of the process share one
+// group. A partition reaches its new owner once its previous owner no
+// longer reports it; a member's epoch is the group's generation as of
+// its last heartbeat, and its commits (OffsetCommit v9+) carry it.
+// What the broker keeps of a member (its id, epochs, instance id and
+// subscription) is in memory (consumer_groups.go); Close takes the
+// members out of the store's groups. A classic group over the wire and
+// a group of the store's coordinator exclude each other
+// (GROUP_ID_NOT_FOUND, INCONSISTENT_GROUP_PROTOCOL).
 //
 // # Transactions
 //
