@@ -16,7 +16,8 @@ import (
 // the partitions it owns in Kafka's consumer protocol encoding, as
 // kafka-consumer-groups shows them. A group with committed offsets only
 // is Empty; a group with neither is Dead, without an error (Kafka's
-// answer before v6, the versions served).
+// answer before v6, the versions served). Authorized operations, when
+// asked for (v3 on), are all of a group's (authorized_ops.go).
 func handleDescribeGroups(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
@@ -37,6 +38,9 @@ func handleDescribeGroups(srv *Server, _ header, kreq kmsg.Request) (kmsg.Respon
 			describeInProcess(srv.store.GroupMembers(name), &sg)
 		default:
 			sg.State = groupDead.String()
+		}
+		if req.IncludeAuthorizedOperations {
+			sg.AuthorizedOperations = groupOps
 		}
 		resp.Groups = append(resp.Groups, sg)
 	}

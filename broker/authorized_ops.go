@@ -6,12 +6,15 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 // not ask for them (the schemas' default, Integer.MIN_VALUE).
 const omittedOps int32 = -1 << 31
 
-// The authorized operations Metadata and DescribeCluster give when asked
-// (KIP-430): every operation Kafka supports on the resource type, as a
-// Kafka broker without an authorizer answers (AuthHelper.authorizedOperations
-// and AclEntry.supportedOperations): the broker has no ACLs, and every
-// client, authenticated or not, may do everything.
+// The authorized operations Metadata, DescribeCluster and DescribeGroups
+// give when asked (KIP-430): every operation Kafka supports on the
+// resource type, as a Kafka broker without an authorizer answers
+// (AuthHelper.authorizedOperations and AclEntry.supportedOperations): the
+// broker has no ACLs, and every client, authenticated or not, may do
+// everything. A group's are those before KIP-848's group configs, which
+// are not served.
 var (
+	groupOps = opsField(kmsg.ACLOperationRead, kmsg.ACLOperationDescribe, kmsg.ACLOperationDelete)
 	topicOps = opsField(kmsg.ACLOperationRead, kmsg.ACLOperationWrite, kmsg.ACLOperationCreate,
 		kmsg.ACLOperationDescribe, kmsg.ACLOperationDelete, kmsg.ACLOperationAlter,
 		kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationAlterConfigs)

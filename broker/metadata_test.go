@@ -93,10 +93,10 @@ func TestMetadataByTopicID(t *testing.T) {
 	require.Equal(t, []string{"orders"}, s.Topics())
 }
 
-// TestAuthorizedOperations checks the authorized operations of Metadata
-// and DescribeCluster: all of Kafka's for the resource type when asked
-// for, as a Kafka broker without an authorizer gives them (kadm decodes
-// them), and omitted otherwise.
+// TestAuthorizedOperations checks the authorized operations of Metadata,
+// DescribeCluster and DescribeGroups: all of Kafka's for the resource type
+// when asked for, as a Kafka broker without an authorizer gives them
+// (kadm decodes them), and omitted otherwise.
 func TestAuthorizedOperations(t *testing.T) {
 	s, srv := serve(t, nil)
 	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{}))
@@ -138,5 +138,23 @@ func TestAuthorizedOperations(t *testing.T) {
 			continue
 		}
 		require.Equal(t, clusterOps, kadm.DecodeACLOperations(resp.ClusterAuthorizedOperations))
+	}
+
+	require.NoError(t, s.Commit("g", "orders", 0, 0, ""))
+	for _, ask := range []bool{false, true} {
+		req := kmsg.NewPtrDescribeGroupsRequest()
+		req.SetVersion(5)
+		req.Groups = []string{"g", "none"}
+		req.IncludeAuthorizedOperations = ask
+		resp := c.roundTrip(req).(*kmsg.DescribeGroupsResponse)
+		require.Len(t, resp.Groups, 2)
+		for _, g := range resp.Groups {
+			if !ask {
+				require.Equal(t, omitted, g.AuthorizedOperations, g.Group)
+				continue
+			}
+			require.Equal(t, []kadm.ACLOperation{kmsg.ACLOperationRead, kmsg.ACLOperationDelete, kmsg.ACLOperationDescribe},
+				kadm.DecodeACLOperations(g.AuthorizedOperations), g.Group)
+		}
 	}
 }
