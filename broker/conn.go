@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bufio"
 	"crypto/tls"
 	"encoding/binary"
 	"fmt"
@@ -16,6 +17,11 @@ import (
 // its next request; a larger one is dropped after its request.
 const reusedFrameBytes = 1 << 20
 
+// readBufferBytes is the size of a connection's read buffer, from which
+// the requests that arrive together (a client's pipelined small ones) are
+// read with one system call.
+const readBufferBytes = 8 << 10
+
 // conn is one client connection: serve reads, decodes and handles its
 // requests in order, and a writer goroutine writes the responses in the
 // same order.
@@ -23,6 +29,7 @@ type conn struct {
 	srv *Server
 	nc  net.Conn
 	raw net.Conn      // the TCP connection under nc: nc itself without TLS
+	in  io.Reader     // what requests are read from: nc, buffered by read
 	out chan response // to the writer, in request order
 	buf []byte        // the last request's frame, reused when small
 	// sasl is the SASL session of an authenticated connection, kept when
@@ -44,6 +51,7 @@ func newConn(srv *Server, nc net.Conn) *conn {
 	} else if srv.opts.TLS != nil {
 		c.nc = tls.Server(nc, srv.opts.TLS)
 	}
+	c.in = c.nc
 	return c
 }
 
@@ -72,12 +80,13 @@ func (c *conn) serve() {
 // read handles requests until one fails; the error says why the
 // connection closes (nil when the client closed it).
 func (c *conn) read() error {
+	c.in = bufio.NewReaderSize(c.nc, readBufferBytes)
 	var size [4]byte
 	for {
 		if c.srv.opts.IdleTimeout > 0 {
 			_ = c.nc.SetReadDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
 		}
-		if _, err := io.ReadFull(c.nc, size[:]); err != nil {
+		if _, err := io.ReadFull(c.in, size[:]); err != nil {
 			if err == io.EOF {
 				return nil
 			}
@@ -111,13 +120,13 @@ func (c *conn) read() error {
 func (c *conn) readFrame(n int) ([]byte, error) {
 	if n <= reusedFrameBytes {
 		frame := c.frame(n)
-		_, err := io.ReadFull(c.nc, frame)
+		_, err := io.ReadFull(c.in, frame)
 		return frame, err
 	}
 	frame := make([]byte, reusedFrameBytes)
 	have := 0
 	for {
-		if _, err := io.ReadFull(c.nc, frame[have:]); err != nil {
+		if _, err := io.ReadFull(c.in, frame[have:]); err != nil {
 			return nil, err
 		}
 		have = len(frame)

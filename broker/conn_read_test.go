@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -97,4 +98,52 @@ func (r *repeatConn) Read(p []byte) (int, error) {
 	n := copy(p[:min(len(p), 64<<10)], r.data[r.off:])
 	r.off += n
 	return n, nil
+}
+
+// readsConn is a net.Conn whose reads come from r, counted.
+type readsConn struct {
+	net.Conn // nil: only what the reader calls is implemented
+	r        io.Reader
+	reads    int
+}
+
+func (c *readsConn) Read(p []byte) (int, error) {
+	c.reads++
+	return c.r.Read(p)
+}
+
+func (c *readsConn) SetReadDeadline(time.Time) error { return nil }
+
+// TestPipelinedRequestsReadTogether: small requests that arrive together
+// are read with one read call, not two each (the size, then the frame),
+// and each is handled in order.
+func TestPipelinedRequestsReadTogether(t *testing.T) {
+	srv := testServer(t)
+	f := kmsg.NewRequestFormatter()
+	var input []byte
+	const requests = 20
+	for i := range requests {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.SetVersion(3)
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "raw", "1"
+		input = append(input, f.AppendRequest(nil, req, int32(i))...)
+	}
+	nc := &readsConn{r: bytes.NewReader(input)}
+	c := newConn(srv, nc)
+	done := make(chan []int32)
+	go func() {
+		var corrs []int32
+		for r := range c.out {
+			corrs = append(corrs, r.corr)
+		}
+		done <- corrs
+	}()
+	require.NoError(t, c.read())
+	close(c.out)
+	want := make([]int32, requests)
+	for i := range want {
+		want[i] = int32(i)
+	}
+	require.Equal(t, want, <-done)
+	require.LessOrEqual(t, nc.reads, 2, "one read of the requests, one of the end") // input is under readBufferBytes
 }
