@@ -58,8 +58,13 @@ func handleMetadata(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, er
 func (srv *Server) metadataTopics(req *kmsg.MetadataRequest) []kmsg.MetadataResponseTopic {
 	var topics []kmsg.MetadataResponseTopic
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
-		for _, name := range srv.allTopics() {
+		for _, name := range srv.store.Topics() {
 			topics = append(topics, srv.topicMetadata(name, false))
+		}
+		for _, name := range internalTopics {
+			if t := srv.topicMetadata(name, false); t.ErrorCode == errNone {
+				topics = append(topics, t)
+			}
 		}
 		return topics
 	}
