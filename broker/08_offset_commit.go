@@ -28,9 +28,12 @@ func handleOffsetCommit(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response
 	req := kreq.(*kmsg.OffsetCommitRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	code := errInvalidGroupID
-	coordID, code848, is848 := srv.consumers.commitMember(req.Group, req.MemberID, req.Generation, req.Version)
+	coordID, code848, is848 := srv.consumers.memberEpoch(req.Group, req.MemberID, req.Generation)
 	switch {
 	case req.Group == "":
+	case is848 && req.Version < 9:
+		// Kafka's ConsumerGroup validateOffsetCommit.
+		code = errUnsupportedVersion
 	case is848:
 		code = code848
 	case req.InstanceID != nil:

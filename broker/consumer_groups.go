@@ -140,13 +140,11 @@ func (cs *consumerGroups) close(store *strata.Store) {
 	}
 }
 
-// commitMember is the store member id and error code of an OffsetCommit
-// at version by memberID at memberEpoch, as Kafka's ConsumerGroup
-// validateOffsetCommit checks it, and ok; not ok if memberID is not a
-// wire member of a consumer group (the classic rules apply). A member
-// must commit with OffsetCommit v9 or later (UNSUPPORTED_VERSION) at its
-// current member epoch (STALE_MEMBER_EPOCH).
-func (cs *consumerGroups) commitMember(name, memberID string, memberEpoch int32, version int16) (coordID string, code int16, ok bool) {
+// memberEpoch is the store member id and error code of a commit by
+// memberID at memberEpoch, as Kafka's ConsumerGroup validateMemberEpoch
+// checks it (STALE_MEMBER_EPOCH), and ok; not ok if memberID is not a
+// wire member of a consumer group (the classic rules apply).
+func (cs *consumerGroups) memberEpoch(name, memberID string, memberEpoch int32) (coordID string, code int16, ok bool) {
 	g := cs.lockGroup(name, false)
 	if g == nil {
 		return "", errNone, false
@@ -156,15 +154,13 @@ func (cs *consumerGroups) commitMember(name, memberID string, memberEpoch int32,
 	switch {
 	case m == nil:
 		return "", errNone, false
-	case version < 9:
-		return "", errUnsupportedVersion, true
 	case memberEpoch != m.epoch:
 		return "", errStaleMemberEpoch, true
 	}
 	return m.coordID, errNone, true
 }
 
-// subscriptionLocked returns the topics m subscribes to: its names and
+// subscription returns the topics m subscribes to: its names and
 // the store's topics its regex matches whole, sorted; never nil.
 func (m *consumerMember) subscription(store *strata.Store) []string {
 	topics := slices.Clone(m.names)

@@ -212,8 +212,14 @@ func (srv *Server) memberCode(group, memberID string, generation int32) int16 {
 }
 
 // memberCodeFor is memberCode for a member that may be static: an
-// instance id that belongs to another member is FENCED_INSTANCE_ID.
+// instance id that belongs to another member is FENCED_INSTANCE_ID. A
+// member of a KIP-848 consumer group (ConsumerGroupHeartbeat) commits at
+// its member epoch (STALE_MEMBER_EPOCH), as Kafka's ConsumerGroup
+// validateOffsetCommit has it.
 func (srv *Server) memberCodeFor(group, memberID, instanceID string, generation int32) int16 {
+	if _, code, ok := srv.consumers.memberEpoch(group, memberID, generation); ok {
+		return code
+	}
 	gs := &srv.groups
 	gs.mu.Lock()
 	defer gs.mu.Unlock()

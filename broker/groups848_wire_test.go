@@ -304,3 +304,49 @@ func TestCloseLeavesConsumerGroups(t *testing.T) {
 	require.NoError(t, srv.Close())
 	require.Empty(t, s.GroupMembers("g"))
 }
+
+// TestConsumerGroupTxnOffsetCommit: a KIP-848 member's offsets go into a
+// transaction at its member epoch (STALE_MEMBER_EPOCH at another), and
+// are the group's once it commits.
+func TestConsumerGroupTxnOffsetCommit(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: 1}))
+	_, err := s.AppendTo(t.Context(), "orders", 0, strata.Record{Value: []byte("v")})
+	require.NoError(t, err)
+	c := dial(t, srv)
+	a := c.cg(cgReq("billing", "A", 0, "orders"))
+	require.Equal(t, int16(0), a.ErrorCode)
+
+	id := "tx"
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.SetVersion(4)
+	init.TransactionalID, init.TransactionTimeoutMillis, init.ProducerID, init.ProducerEpoch = &id, 60000, -1, -1
+	pid := c.roundTrip(init).(*kmsg.InitProducerIDResponse)
+	require.Equal(t, int16(0), pid.ErrorCode)
+	add := kmsg.NewPtrAddOffsetsToTxnRequest()
+	add.SetVersion(3)
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = id, pid.ProducerID, pid.ProducerEpoch, "billing"
+	require.Equal(t, int16(0), c.roundTrip(add).(*kmsg.AddOffsetsToTxnResponse).ErrorCode)
+	commit := func(epoch int32) int16 {
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.SetVersion(3)
+		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = id, "billing", pid.ProducerID, pid.ProducerEpoch
+		req.MemberID, req.Generation = "A", epoch
+		rt := kmsg.NewTxnOffsetCommitRequestTopic()
+		rt.Topic = "orders"
+		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		rp.Offset = 1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return c.roundTrip(req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	require.Equal(t, int16(113), commit(a.MemberEpoch+1), "STALE_MEMBER_EPOCH")
+	require.Equal(t, int16(0), commit(a.MemberEpoch))
+	end := kmsg.NewPtrEndTxnRequest()
+	end.SetVersion(3)
+	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = id, pid.ProducerID, pid.ProducerEpoch, true
+	require.Equal(t, int16(0), c.roundTrip(end).(*kmsg.EndTxnResponse).ErrorCode)
+	om, ok := s.Committed("billing", "orders", 0)
+	require.True(t, ok)
+	require.Equal(t, int64(1), om.Offset)
+}
