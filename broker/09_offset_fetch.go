@@ -17,7 +17,10 @@ import (
 // UNSTABLE_OFFSET_COMMIT, which clients retry, for a partition whose
 // offset an open transaction holds (Store.PendingTxnOffset): the offset
 // the group has may be about to move, and a consumer that started from it
-// would read again what the transaction consumed.
+// would read again what the transaction consumed. From v9 a member of a
+// KIP-848 consumer group fetches at its member epoch
+// (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID), as Kafka's ConsumerGroup
+// validateOffsetFetch checks it.
 func handleOffsetFetch(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.OffsetFetchRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
@@ -46,7 +49,10 @@ func handleOffsetFetch(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response,
 		for _, t := range rg.Topics {
 			topics = append(topics, requestedTopic{t.Topic, t.Partitions})
 		}
-		code, got := srv.committed(rg.Group, topics, rg.Topics == nil, req.RequireStable)
+		code, got := srv.consumers.fetchCode(rg.Group, rg.MemberID, rg.MemberEpoch), []committedTopic(nil)
+		if code == errNone {
+			code, got = srv.committed(rg.Group, topics, rg.Topics == nil, req.RequireStable)
+		}
 		sg := kmsg.NewOffsetFetchResponseGroup()
 		sg.Group, sg.ErrorCode = rg.Group, code
 		for _, t := range got {

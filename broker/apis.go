@@ -41,7 +41,7 @@ func init() {
 		{kmsg.ListOffsets, 0, 10, handleListOffsets},
 		{kmsg.Metadata, 0, 12, handleMetadata},
 		{kmsg.OffsetCommit, 0, 9, handleOffsetCommit},
-		{kmsg.OffsetFetch, 0, 8, handleOffsetFetch},
+		{kmsg.OffsetFetch, 0, 9, handleOffsetFetch},
 		{kmsg.FindCoordinator, 0, 4, handleFindCoordinator},
 		{kmsg.JoinGroup, 0, 9, handleJoinGroup},
 		{kmsg.Heartbeat, 0, 4, handleHeartbeat},

@@ -160,6 +160,30 @@ func (cs *consumerGroups) memberEpoch(name, memberID string, memberEpoch int32) 
 	return m.coordID, errNone, true
 }
 
+// fetchCode is the error code of an OffsetFetch (v9+) of a group by
+// memberID at memberEpoch, as Kafka's ConsumerGroup validateOffsetFetch
+// checks it: none for a request without a member (an admin's) or for a
+// group without KIP-848 wire members; else UNKNOWN_MEMBER_ID for another
+// member, STALE_MEMBER_EPOCH for another epoch.
+func (cs *consumerGroups) fetchCode(name string, memberID *string, memberEpoch int32) int16 {
+	if memberID == nil && memberEpoch < 0 {
+		return errNone
+	}
+	g := cs.lockGroup(name, false)
+	if g == nil {
+		return errNone
+	}
+	defer cs.unlockGroup(g)
+	m := g.members[str(memberID)]
+	switch {
+	case m == nil:
+		return errUnknownMemberID
+	case memberEpoch != m.epoch:
+		return errStaleMemberEpoch
+	}
+	return errNone
+}
+
 // subscription returns the topics m subscribes to: its names and
 // the store's topics its regex matches whole, sorted; never nil.
 func (m *consumerMember) subscription(store *strata.Store) []string {

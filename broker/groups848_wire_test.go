@@ -350,3 +350,26 @@ func TestConsumerGroupTxnOffsetCommit(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, int64(1), om.Offset)
 }
+
+// TestConsumerGroupOffsetFetch: OffsetFetch v9 by a KIP-848 member is
+// checked at its member epoch; an admin's (no member) is not.
+func TestConsumerGroupOffsetFetch(t *testing.T) {
+	s, srv := serve(t, nil)
+	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: 1}))
+	c := dial(t, srv)
+	a := c.cg(cgReq("billing", "A", 0, "orders"))
+	require.Equal(t, int16(0), a.ErrorCode)
+	fetch := func(member *string, epoch int32) int16 {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.SetVersion(9)
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group, rg.MemberID, rg.MemberEpoch = "billing", member, epoch
+		req.Groups = append(req.Groups, rg)
+		return c.roundTrip(req).(*kmsg.OffsetFetchResponse).Groups[0].ErrorCode
+	}
+	member, stranger := "A", "B"
+	require.Equal(t, int16(0), fetch(&member, a.MemberEpoch))
+	require.Equal(t, int16(113), fetch(&member, a.MemberEpoch+1), "STALE_MEMBER_EPOCH")
+	require.Equal(t, int16(25), fetch(&stranger, 1), "UNKNOWN_MEMBER_ID")
+	require.Equal(t, int16(0), fetch(nil, -1), "an admin's")
+}
