@@ -39,11 +39,11 @@ var serverAssignors = []string{"uniform", "range"}
 // UNKNOWN_MEMBER_ID (a member evicted after its session timeout too),
 // UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID, UNSUPPORTED_ASSIGNOR,
 // INVALID_REGULAR_EXPRESSION, GROUP_MAX_SIZE_REACHED.
-func handleConsumerGroupHeartbeat(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
+func handleConsumerGroupHeartbeat(srv *Server, h header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ConsumerGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 	resp.HeartbeatIntervalMillis = int32(srv.opts.GroupHeartbeatInterval.Milliseconds())
-	if code, msg := srv.consumerHeartbeat(req, resp); code != errNone {
+	if code, msg := srv.consumerHeartbeat(req, resp, h.clientID); code != errNone {
 		*resp = *req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 		resp.ErrorCode = code
 		if msg != "" {
@@ -85,7 +85,7 @@ func checkHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) (int16, string) {
 
 // consumerHeartbeat runs one heartbeat, filling resp; it returns the
 // error code and message if it fails.
-func (srv *Server) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) (int16, string) {
+func (srv *Server) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse, clientID string) (int16, string) {
 	if code, msg := checkHeartbeat(req); code != errNone {
 		return code, msg
 	}
@@ -134,7 +134,7 @@ func (srv *Server) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, re
 		if id == "" { // v0: the broker names the member
 			id = newMemberID("")[1:]
 		}
-		m = &consumerMember{id: id}
+		m = &consumerMember{id: id, clientID: clientID}
 	} else if code := srv.checkEpoch(m, req); code != errNone {
 		return code, ""
 	}
@@ -172,10 +172,11 @@ func (srv *Server) heartbeatMember(g *consumerGroup, m *consumerMember, req *kms
 		slices.Sort(names)
 		names = slices.Compact(names)
 	}
+	regexSrc := m.regexSrc
 	if req.SubscribedTopicRegex != nil {
-		regex = nil
-		if *req.SubscribedTopicRegex != "" {
-			re, err := compileRegex(*req.SubscribedTopicRegex)
+		regex, regexSrc = nil, *req.SubscribedTopicRegex
+		if regexSrc != "" {
+			re, err := compileRegex(regexSrc)
 			if err != nil {
 				return errInvalidRegularExpression, err.Error()
 			}
@@ -183,7 +184,10 @@ func (srv *Server) heartbeatMember(g *consumerGroup, m *consumerMember, req *kms
 		}
 	}
 	next := *m
-	next.names, next.regex = names, regex
+	next.names, next.regex, next.regexSrc = names, regex, regexSrc
+	if req.RackID != nil {
+		next.rackID = *req.RackID
+	}
 	next.subscribed = next.subscription(srv.store)
 	if req.InstanceID != nil {
 		next.instanceID = *req.InstanceID

@@ -70,6 +70,7 @@ func init() {
 		{kmsg.SASLAuthenticate, 0, 2, handleSaslAuthenticate},
 		{kmsg.DescribeCluster, 0, 1, handleDescribeCluster},
 		{kmsg.ConsumerGroupHeartbeat, 0, 1, handleConsumerGroupHeartbeat},
+		{kmsg.ConsumerGroupDescribe, 0, 1, handleConsumerGroupDescribe},
 	}
 	byKey = make(map[int16]*api, len(apis))
 	for i := range apis {

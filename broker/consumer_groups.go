@@ -47,12 +47,15 @@ type consumerMember struct {
 	id         string // the client's
 	coordID    string // the store coordinator's
 	instanceID string
+	clientID   string // of its join
+	rackID     string
 	// epoch is the member epoch last sent, the store's generation of the
 	// member's last heartbeat; prevEpoch the one before it, which Kafka
 	// accepts once more from a member that lost a response.
 	epoch, prevEpoch int32
 	names            []string       // SubscribedTopicNames, sorted
 	regex            *regexp.Regexp // SubscribedTopicRegex, nil if none
+	regexSrc         string         // as the member sent it
 	subscribed       []string       // the topics last given to the store
 	assigned         []strata.TopicPartition
 	sent             bool // assigned was sent

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/stratalog/strata"
@@ -133,4 +135,62 @@ func TestKgo848WithConsumer(t *testing.T) {
 		require.Equal(t, 1, n, "%s consumed %d times", v, n)
 	}
 	seen.mu.Unlock()
+}
+
+// TestKadmDescribeConsumerGroups describes a group of a kgo KIP-848
+// consumer and a strata.Consumer with kadm's DescribeConsumerGroups
+// (ConsumerGroupDescribe); a classic group is GROUP_ID_NOT_FOUND.
+func TestKadmDescribeConsumerGroups(t *testing.T) {
+	s, srv := serve(t, &broker.Options{GroupHeartbeatInterval: 50 * time.Millisecond})
+	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: 2}))
+	var seen counter
+	a := startConsumer848(t, srv, "billing", "orders", &seen, kgo.ClientID("kgo-848"))
+	defer a.stop()
+	eventually(t, "the kgo consumer to own both partitions", func() bool { return a.owned() == 2 })
+	c, err := s.Consumer("billing", []string{"orders"}, strata.ConsumerOptions{})
+	require.NoError(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	eventually(t, "the partitions to be shared", func() bool {
+		pctx, pcancel := context.WithTimeout(ctx, 10*time.Millisecond)
+		_, _ = c.Poll(pctx)
+		pcancel()
+		return a.owned() == 1 && len(c.Assignment()) == 1
+	})
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()))
+	require.NoError(t, err)
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	described, err := adm.DescribeConsumerGroups(ctx, "billing")
+	require.NoError(t, err)
+	g := described["billing"]
+	require.NoError(t, g.Err)
+	require.Len(t, g.Members, 2)
+	require.Positive(t, g.Epoch)
+	memberID, _ := a.cl.GroupMetadata()
+	var wire, local kadm.ConsumerGroupMember
+	for _, m := range g.Members {
+		if m.MemberID == memberID {
+			wire = m
+		} else {
+			local = m
+		}
+	}
+	require.Equal(t, "kgo-848", wire.ClientID)
+	require.Equal(t, int8(1), wire.MemberType)
+	require.Equal(t, []string{"orders"}, wire.SubscribedTopics)
+	require.Len(t, wire.Assignment["orders"], 1)
+	require.Equal(t, c.MemberID(), local.MemberID)
+	require.Len(t, local.TargetAssignment["orders"], 1)
+
+	require.NoError(t, s.CreateTopic("events", strata.TopicConfig{Partitions: 1}))
+	classic := startGroupConsumer(t, srv, "classic", "events", kgo.RangeBalancer(), &seen)
+	defer classic.stop()
+	eventually(t, "the classic consumer to join", func() bool { return classic.owned() == 1 })
+	described, err = adm.DescribeConsumerGroups(ctx, "classic", "nothing")
+	require.NoError(t, err)
+	require.ErrorIs(t, described["classic"].Err, kerr.GroupIDNotFound)
+	require.ErrorIs(t, described["nothing"].Err, kerr.GroupIDNotFound)
 }
