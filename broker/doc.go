@@ -32,8 +32,8 @@
 // IncrementalAlterConfigs (the topic configs that may change on an
 // existing topic: those retention and the cleaner read; see
 // topic_configs.go), DeleteRecords, DescribeCluster, SaslHandshake and
-// SaslAuthenticate, and ConsumerGroupHeartbeat (KIP-848; see Consumer
-// groups below). Each API has its file, named by its
+// SaslAuthenticate, and ConsumerGroupHeartbeat and ConsumerGroupDescribe
+// (KIP-848; see Consumer groups below). Each API has its file, named by its
 // key (00_produce.go, 01_fetch.go, ...), whose handler's comment says what
 // it does; apis.go lists the version ranges. Every other API key makes
 // the broker close the connection, as a Kafka broker does for a key it
