@@ -193,6 +193,9 @@ func TestClosedStore(t *testing.T) {
 	bad["CreatePartitions"] = func() error { return s.CreatePartitions("", -1) }
 	calls["ListOffsetTime"] = func() error { _, err := s.ListOffsetTime("t", 0, strata.MaxTimestamp); return err }
 	bad["ListOffsetTime"] = func() error { _, err := s.ListOffsetTime("", -1, strata.OffsetSpec{}); return err }
+	// The offsets topic, which takes no input.
+	calls["EnsureOffsetsTopic"] = s.EnsureOffsetsTopic
+	bad["EnsureOffsetsTopic"] = s.EnsureOffsetsTopic
 	view := noError["View"]
 	noError["View"] = func(t *testing.T) {
 		view(t)
