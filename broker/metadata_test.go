@@ -158,3 +158,28 @@ func TestAuthorizedOperations(t *testing.T) {
 		}
 	}
 }
+
+// TestFindCoordinatorCreatesOffsetsTopic checks that a FindCoordinator
+// for a group has the store create __consumer_offsets, which Metadata
+// then lists as internal, as Kafka creates its own then (kgo's
+// TestConsumeRegex looks for it), and that one for a transactional id
+// does not.
+func TestFindCoordinatorCreatesOffsetsTopic(t *testing.T) {
+	s, srv := serve(t, nil)
+	c := dial(t, srv)
+	find := func(typ int8) {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.SetVersion(4)
+		req.CoordinatorType = typ
+		req.CoordinatorKeys = []string{"g"}
+		resp := c.roundTrip(req).(*kmsg.FindCoordinatorResponse)
+		require.Equal(t, int16(0), resp.Coordinators[0].ErrorCode)
+	}
+	find(1)
+	_, err := s.DescribeTopic(strata.ConsumerOffsetsTopic)
+	require.ErrorIs(t, err, strata.ErrUnknownTopic, "a transactional id's")
+	find(0)
+	_, err = s.DescribeTopic(strata.ConsumerOffsetsTopic)
+	require.NoError(t, err)
+	require.Equal(t, map[string][2]any{strata.ConsumerOffsetsTopic: {int16(0), true}}, metadataTopics(t, c, 12, nil))
+}
