@@ -74,3 +74,84 @@ func TestKgoGroupMemberDisconnects(t *testing.T) {
 		return true
 	})
 }
+
+// TestKgoGroupChurn: six kgo consumers (cooperative-sticky) start at
+// once, three leave at once while records keep coming, three more join,
+// then all leave; every record is consumed, the group's commits reach
+// the end, and the group is the store's again.
+func TestKgoGroupChurn(t *testing.T) {
+	s, srv := serve(t, nil)
+	const parts = 12
+	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: parts}))
+	next := 0
+	produce := func(n int) {
+		for range n {
+			_, err := s.AppendTo(context.Background(), "orders", next%parts, strata.Record{Value: fmt.Appendf(nil, "order %d", next)})
+			require.NoError(t, err)
+			next++
+		}
+	}
+	var seen counter
+	produce(300)
+	var members []*groupConsumer
+	start := func(n int) {
+		for range n {
+			members = append(members, startGroupConsumer(t, srv, "billing", "orders", kgo.CooperativeStickyBalancer(), &seen))
+		}
+	}
+	owned := func() int {
+		n := 0
+		for _, m := range members {
+			n += m.owned()
+		}
+		return n
+	}
+	stop := func(ms []*groupConsumer) {
+		done := make(chan struct{})
+		for _, m := range ms {
+			go func() {
+				m.stop()
+				done <- struct{}{}
+			}()
+		}
+		for range ms {
+			<-done
+		}
+	}
+	start(6)
+	defer func() { stop(members) }()
+	eventually(t, "six members to share the partitions", func() bool {
+		for _, m := range members {
+			if m.owned() == 0 {
+				return false
+			}
+		}
+		return owned() == parts
+	})
+	stop(members[:3])
+	members = members[3:]
+	produce(300)
+	start(3)
+	produce(300)
+	eventually(t, "every record consumed", func() bool { return seen.len() == 900 })
+	eventually(t, "the partitions shared again", func() bool { return owned() == parts })
+	eventually(t, "the commits of every record", func() bool {
+		lag, err := s.Lag(context.Background(), "billing", "orders")
+		require.NoError(t, err)
+		for _, pl := range lag {
+			if pl.Lag != 0 {
+				return false
+			}
+		}
+		return true
+	})
+	stop(members)
+	eventually(t, "the group to be the store's", func() bool {
+		c, err := s.Consumer("billing", []string{"orders"}, strata.ConsumerOptions{})
+		if err != nil {
+			return false
+		}
+		require.NoError(t, c.Close())
+		return true
+	})
+}
