@@ -113,3 +113,40 @@ func TestConfluentKafkaEOS(t *testing.T) {
 		require.Equal(t, int64(30), om.Offset, "partition %d", p)
 	}
 }
+
+// TestConfluentKafkaRequireStable: librdkafka's read_committed group
+// consumer, which asks for stable offsets, joins while a transaction holds
+// its group's offsets (UNSTABLE_OFFSET_COMMIT), retries until the
+// transaction commits, and starts from the offsets it committed: the
+// eos loop finds nothing left to read.
+func TestConfluentKafkaRequireStable(t *testing.T) {
+	python := lookConfluent(t)
+	s, srv := serve(t, nil)
+	ctx := context.Background()
+	require.NoError(t, s.CreateTopic("in", strata.TopicConfig{Partitions: 2}))
+	require.NoError(t, s.CreateTopic("out", strata.TopicConfig{}))
+	for i := range 20 {
+		_, err := s.AppendTo(ctx, "in", i%2, strata.Record{Value: fmt.Appendf(nil, "r%02d", i)})
+		require.NoError(t, err)
+	}
+	p, err := s.InitTxnProducer(ctx, strata.TxnProducerOptions{ID: "earlier"})
+	require.NoError(t, err)
+	require.NoError(t, s.AddTxnPartitions(ctx, p))
+	require.NoError(t, s.CommitTxnOffsets(ctx, p, "eos", map[strata.TopicPartition]strata.OffsetAndMetadata{
+		{Topic: "in"}: {Offset: 10}, {Topic: "in", Partition: 1}: {Offset: 10}}))
+	ended := make(chan error, 1)
+	go func() {
+		// Time for the consumer to join and ask, which nothing outside
+		// the client shows.
+		time.Sleep(2 * time.Second)
+		ended <- s.EndTxn(ctx, p, true)
+	}()
+	var got struct {
+		Committed    []string
+		Transactions int
+	}
+	runConfluentTxn(t, python, srv.Addr().String(), &got, "eos", "in", "out", "eos", "relay", "0")
+	require.NoError(t, <-ended)
+	require.Empty(t, got.Committed, "the consumer started from the transaction's offsets")
+	require.Zero(t, got.Transactions)
+}
