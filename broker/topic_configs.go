@@ -57,7 +57,21 @@ var topicConfigs = []topicConfig{
 	msConfig("min.compaction.lag.ms", 0, false, func(c *strata.TopicConfig) *time.Duration { return &c.MinCompactionLag }),
 	// 0 is none, strata's default; Kafka's is Long.MAX_VALUE, taken too.
 	msConfig("max.compaction.lag.ms", 0, false, func(c *strata.TopicConfig) *time.Duration { return &c.MaxCompactionLag }),
-	intConfig("retention.bytes", func(c *strata.TopicConfig) *int64 { return &c.RetentionBytes }),
+	// 0, keep nothing but the active segment, is the store's 1 (its 0 is
+	// the default, no bound), which keeps the same.
+	{"retention.bytes", func(c *strata.TopicConfig, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if n == 0 {
+			n = 1
+		}
+		c.RetentionBytes = n
+		return err
+	}, func(c strata.TopicConfig) string {
+		if c.RetentionBytes == 1 {
+			return "0"
+		}
+		return strconv.FormatInt(c.RetentionBytes, 10)
+	}},
 	intConfig("segment.bytes", func(c *strata.TopicConfig) *int64 { return &c.SegmentBytes }),
 	smallIntConfig("max.message.bytes", func(c *strata.TopicConfig) *int { return &c.MaxBatchBytes }),
 	smallIntConfig("index.interval.bytes", func(c *strata.TopicConfig) *int { return &c.IndexIntervalBytes }),

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -75,4 +77,26 @@ func TestTopicConfigMillis(t *testing.T) {
 	d2, err := s.DescribeTopic("t")
 	require.NoError(t, err)
 	require.Equal(t, d.Config, d2.Config, "refused values change nothing")
+}
+
+// TestTopicConfigRetentionBytesZero: retention.bytes 0 keeps nothing but
+// the active segment, as in Kafka (not the default, no bound), and reads
+// back as 0.
+func TestTopicConfigRetentionBytesZero(t *testing.T) {
+	s, srv := serve(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	adm, _ := adminClient(t, srv)
+	_, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"retention.bytes": ptr("0"), "segment.bytes": ptr("16384")}, "t")
+	require.NoError(t, err)
+	require.Equal(t, "0", val(configsOf(t, ctx, adm, "t")["retention.bytes"]))
+	for i := range 8 {
+		_, err := s.AppendTo(ctx, "t", 0, strata.Record{Key: []byte{byte(i)}, Value: make([]byte, 10<<10)})
+		require.NoError(t, err)
+	}
+	_, err = s.EnforceRetention(ctx)
+	require.NoError(t, err)
+	start, err := s.ListOffsets("t", 0, strata.Earliest)
+	require.NoError(t, err)
+	require.Equal(t, int64(7), start, "only the active segment, of the last record, is kept")
 }
