@@ -49,7 +49,10 @@ func handleFetch(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error
 	if sess != nil {
 		defer sess.mu.Unlock()
 	}
-	ctx, cancel := context.WithTimeout(srv.ctx, time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond)
+	// A wait longer than IdleTimeout is cut to it: a connection holds its
+	// slot no longer waiting for records than it may sending nothing.
+	wait := min(time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond, srv.opts.IdleTimeout)
+	ctx, cancel := context.WithTimeout(srv.ctx, wait)
 	defer cancel()
 	defer func() {
 		if p := recover(); p != nil {

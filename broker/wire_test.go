@@ -166,6 +166,21 @@ func fetchReq(topic string, offset int64, iso int8, maxWait time.Duration) *kmsg
 	return req
 }
 
+// TestFetchWaitBoundedByIdleTimeout checks that a Fetch asking to wait
+// an hour at the end is answered, empty, once IdleTimeout has passed.
+func TestFetchWaitBoundedByIdleTimeout(t *testing.T) {
+	s, srv := serve(t, &broker.Options{IdleTimeout: 300 * time.Millisecond})
+	require.NoError(t, s.CreateTopic("events", strata.TopicConfig{}))
+	c := dial(t, srv)
+	start := time.Now()
+	resp := c.roundTrip(fetchReq("events", 0, 0, time.Hour)).(*kmsg.FetchResponse)
+	require.Less(t, time.Since(start), 20*time.Second)
+	p := resp.Topics[0].Partitions[0]
+	require.Equal(t, int16(0), p.ErrorCode)
+	require.NotNil(t, p.RecordBatches)
+	require.Empty(t, p.RecordBatches)
+}
+
 // TestFetchLongPoll checks that a Fetch at the end waits for the next
 // append and returns it, and that a fetch inside a batch returns the
 // whole batch.
