@@ -76,7 +76,10 @@
 // producer keeps its epoch across its transactions (transaction version
 // 1): EndTxn v5 is not served and ApiVersions finalizes no
 // transaction.version feature, so franz-go and librdkafka both run
-// version 1.
+// version 1. While a transaction holds a group's offset of a partition,
+// an OffsetFetch with require_stable (KIP-447) gets
+// UNSTABLE_OFFSET_COMMIT for it, and the client asks again once the
+// transaction has ended.
 //
 // # Connections
 //
