@@ -213,3 +213,26 @@ func TestWireMembersCap(t *testing.T) {
 		require.Equal(t, errMemberIDRequired, join("d", 4, "").ErrorCode)
 	})
 }
+
+// TestGroupSessionExpiresInRebalance: a member that stops heartbeating
+// while a rebalance waits for it is evicted at its session timeout,
+// before the longer rebalance timeout, and the join completes then
+// without it.
+func TestGroupSessionExpiresInRebalance(t *testing.T) {
+	withGroups(t, func(c groupCall, _ *strata.Store) {
+		c.stable(10*time.Second, time.Minute)
+		joined := c.join(3, "", 10*time.Second, time.Minute)
+		time.Sleep(10*time.Second - time.Millisecond)
+		synctest.Wait()
+		select {
+		case <-joined:
+			t.Fatal("the join completed before the silent member's session ended")
+		default:
+		}
+		time.Sleep(2 * time.Millisecond)
+		j := <-joined
+		require.Equal(t, errNone, j.ErrorCode)
+		require.Equal(t, int32(2), j.Generation)
+		require.Len(t, j.Members, 1, "the silent member is out")
+	})
+}
