@@ -135,6 +135,7 @@ func (srv *Server) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, re
 			id = newMemberID("")[1:]
 		}
 		m = &consumerMember{id: id, clientID: clientID}
+		cs.armSweep(srv.store)
 	} else if code := srv.checkEpoch(m, req); code != errNone {
 		return code, ""
 	}

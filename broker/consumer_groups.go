@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/stratalog/strata"
 	"github.com/stratalog/strata/group"
@@ -29,6 +30,52 @@ type consumerGroups struct {
 	mu struct {
 		sync.Mutex
 		m map[string]*consumerGroup
+		// sweep runs sweepGroups every sweepInterval while there are
+		// groups; nil when not armed.
+		sweep  *time.Timer
+		closed bool
+	}
+}
+
+// sweepInterval is how often the groups are swept (sweepGroups): the
+// members of a group nobody heartbeats to any more are evicted within
+// the store's session timeout and this. A variable for tests.
+var sweepInterval = 10 * time.Second
+
+// armSweep starts the sweep of the groups, if not started yet.
+func (cs *consumerGroups) armSweep(store *strata.Store) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.mu.sweep == nil && !cs.mu.closed {
+		cs.mu.sweep = time.AfterFunc(sweepInterval, func() { cs.sweepGroups(store) })
+	}
+}
+
+// sweepGroups asks the store for the members of every group, which
+// evicts those whose session timed out (the store's coordinator checks
+// its deadlines when called), forgets the wire members it evicted and
+// the groups left without members, and arms the next sweep while groups
+// remain: so that a client that joined groups and went away leaves
+// nothing behind, neither here nor in the store, even if no one calls on
+// those groups again.
+func (cs *consumerGroups) sweepGroups(store *strata.Store) {
+	cs.mu.Lock()
+	names := make([]string, 0, len(cs.mu.m))
+	for name := range cs.mu.m {
+		names = append(names, name)
+	}
+	cs.mu.Unlock()
+	for _, name := range names {
+		if g := cs.lockGroup(name, false); g != nil {
+			g.pruneLocked(store)
+			cs.unlockGroup(g)
+		}
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	cs.mu.sweep = nil
+	if len(cs.mu.m) > 0 && !cs.mu.closed {
+		cs.mu.sweep = time.AfterFunc(sweepInterval, func() { cs.sweepGroups(store) })
 	}
 }
 
@@ -130,6 +177,11 @@ func (g *consumerGroup) pruneLocked(store *strata.Store) {
 func (cs *consumerGroups) close(store *strata.Store) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
+	cs.mu.closed = true
+	if cs.mu.sweep != nil {
+		cs.mu.sweep.Stop()
+		cs.mu.sweep = nil
+	}
 	for name, g := range cs.mu.m {
 		g.mu.Lock()
 		for _, m := range g.members {
