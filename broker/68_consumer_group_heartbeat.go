@@ -114,6 +114,11 @@ func (srv *Server) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, re
 		resp.MemberID, resp.MemberEpoch = &id, req.MemberEpoch
 		return errNone, ""
 	}
+	if m == nil && req.MemberEpoch == 0 {
+		// Forget the members the store evicted, whose instance ids are
+		// free again and who do not count towards the group's size.
+		g.pruneLocked(srv.store)
+	}
 	if req.InstanceID != nil {
 		if sm := g.static[*req.InstanceID]; sm != nil && sm != m {
 			if req.MemberEpoch == 0 {
@@ -126,7 +131,6 @@ func (srv *Server) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, re
 		if req.MemberEpoch != 0 {
 			return errUnknownMemberID, fmt.Sprintf("member %s is not a member of group %s", req.MemberID, req.Group)
 		}
-		g.pruneLocked(srv.store)
 		if len(g.members) >= maxGroupSize {
 			return errGroupMaxSizeReached, ""
 		}

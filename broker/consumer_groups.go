@@ -147,6 +147,13 @@ func (cs *consumerGroups) unlockGroup(g *consumerGroup) {
 	g.mu.Unlock()
 }
 
+// has reports whether the group named name has wire members.
+func (cs *consumerGroups) has(name string) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.mu.m[name] != nil
+}
+
 // removeLocked forgets m.
 func (g *consumerGroup) removeLocked(m *consumerMember) {
 	delete(g.members, m.id)

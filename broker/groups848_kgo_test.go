@@ -184,6 +184,9 @@ func TestKadmDescribeConsumerGroups(t *testing.T) {
 	require.Len(t, wire.Assignment["orders"], 1)
 	require.Equal(t, c.MemberID(), local.MemberID)
 	require.Len(t, local.TargetAssignment["orders"], 1)
+	all, err := adm.DescribeConsumerGroups(ctx)
+	require.NoError(t, err)
+	require.Contains(t, all, "billing", "ListGroups types the group consumer")
 
 	require.NoError(t, s.CreateTopic("events", strata.TopicConfig{Partitions: 1}))
 	classic := startGroupConsumer(t, srv, "classic", "events", kgo.RangeBalancer(), &seen)
