@@ -197,3 +197,31 @@ func TestKadmDescribeConsumerGroups(t *testing.T) {
 	require.ErrorIs(t, described["classic"].Err, kerr.GroupIDNotFound)
 	require.ErrorIs(t, described["nothing"].Err, kerr.GroupIDNotFound)
 }
+
+// TestKgo848Regex consumes with kgo's regex subscription over KIP-848
+// (SubscribedTopicRegex, which the broker matches): the topics that
+// match, one created after the join among them, and not the others
+// (FetchMaxWait short, so that kgo's fetch in flight, for the first
+// topic, does not hold the new one back for 5 s).
+func TestKgo848Regex(t *testing.T) {
+	s, srv := serve(t, &broker.Options{GroupHeartbeatInterval: 50 * time.Millisecond})
+	for _, name := range []string{"orders-eu", "payments"} {
+		require.NoError(t, s.CreateTopic(name, strata.TopicConfig{Partitions: 2}))
+		_, err := s.AppendTo(context.Background(), name, 0, strata.Record{Value: []byte(name)})
+		require.NoError(t, err)
+	}
+	var seen counter
+	a := startConsumer848(t, srv, "billing", "orders-.*", &seen, kgo.ConsumeRegex(), kgo.MetadataMinAge(50*time.Millisecond), kgo.MetadataMaxAge(200*time.Millisecond), kgo.FetchMaxWait(100*time.Millisecond))
+	defer a.stop()
+	eventually(t, "the matching topic's record", func() bool { return seen.len() == 1 })
+	require.NoError(t, s.CreateTopic("orders-us", strata.TopicConfig{Partitions: 1}))
+	_, err := s.AppendTo(context.Background(), "orders-us", 0, strata.Record{Value: []byte("orders-us")})
+	require.NoError(t, err)
+	eventually(t, "the new topic's record", func() bool { return seen.len() == 2 })
+	seen.mu.Lock()
+	require.Equal(t, map[string]int{"orders-eu": 1, "orders-us": 1}, seen.n)
+	seen.mu.Unlock()
+	members := s.GroupMembers("billing")
+	require.Len(t, members, 1)
+	require.Equal(t, []string{"orders-eu", "orders-us"}, members[0].Topics)
+}
