@@ -76,7 +76,7 @@ func checkHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) (int16, string) {
 	case req.MemberEpoch == 0 && len(req.Topics) > 0:
 		return errInvalidRequest, "TopicPartitions must be empty when (re-)joining."
 	case req.MemberEpoch == 0 && req.SubscribedTopicNames == nil && req.SubscribedTopicRegex == nil:
-		return errInvalidRequest, "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."
+		return errInvalidRequest, "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."
 	case req.ServerAssignor != nil && !slices.Contains(serverAssignors, *req.ServerAssignor):
 		return errUnsupportedAssignor, fmt.Sprintf("ServerAssignor %q is not supported; supported assignors: %v.", *req.ServerAssignor, serverAssignors)
 	}
