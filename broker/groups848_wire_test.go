@@ -108,6 +108,7 @@ func TestConsumerGroupHeartbeatReconcile(t *testing.T) {
 	require.Equal(t, []int32{0, 1}, assigned(t, a, id))
 	epochA := a.MemberEpoch
 	require.Positive(t, epochA)
+	firstEpochA := epochA
 
 	// Nothing changed: no assignment in the response.
 	a = c.cg(cgReq("billing", "A", epochA))
@@ -152,6 +153,14 @@ func TestConsumerGroupHeartbeatReconcile(t *testing.T) {
 
 	a = c.cg(owning(cgReq("billing", "A", epochA), id, 0))
 	require.Equal(t, []int32{0}, assigned(t, a, id))
+	// A member that lost a response may send its previous epoch, with
+	// partitions of its assignment only (Kafka's
+	// throwIfMemberEpochIsInvalid); else it is fenced.
+	require.Equal(t, int16(110), c.cg(owning(cgReq("billing", "A", firstEpochA), id, 0, 1)).ErrorCode, "FENCED_MEMBER_EPOCH")
+	require.Equal(t, int16(110), c.cg(cgReq("billing", "A", firstEpochA)).ErrorCode, "FENCED_MEMBER_EPOCH without partitions")
+	a = c.cg(owning(cgReq("billing", "A", firstEpochA), id, 0))
+	require.Equal(t, int16(0), a.ErrorCode)
+	require.Equal(t, epochA, a.MemberEpoch)
 	b = c.cg(cgReq("billing", "B", epochB))
 	require.Equal(t, []int32{1}, assigned(t, b, id), "B receives partition 1")
 
