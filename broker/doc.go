@@ -1,6 +1,9 @@
 // Package broker serves a strata.Store over Kafka's wire protocol, so that
-// Kafka clients (franz-go, librdkafka and what is built on it, Sarama,
-// kafkajs, Kafka's own tools) produce to and fetch from a Strata directory.
+// Kafka clients produce to, consume from and administer a Strata
+// directory. Its tests run franz-go (kgo, kadm), Sarama and librdkafka
+// (kcat, confluent-kafka-python) against it; the repository's README,
+// under "Kafka clients", gives the versions tested and what is not
+// supported.
 //
 // It is one broker, node id 0, the leader of every partition, whose
 // metadata points clients at its advertised address. Request and response
@@ -16,28 +19,33 @@
 //	defer srv.Close()
 //
 // New and Serve serve a listener of the caller's (with Options.TLS, a
-// plain one: the Server runs the TLS handshakes).
-// Close closes the listener and every connection and waits for them; it
-// does not close the Store.
+// plain one: the Server runs the TLS handshakes). The defaults are a
+// loopback address (DefaultAddr), plain TCP, no authentication and no
+// topic auto-creation. Close closes the listener and every connection and
+// waits for them; it does not close the Store.
 //
 // # What is served
 //
 // ApiVersions, Metadata, Produce, Fetch, ListOffsets, FindCoordinator,
 // the classic group protocol (JoinGroup, SyncGroup, Heartbeat,
 // LeaveGroup; see Groups below), OffsetCommit and OffsetFetch,
-// ListGroups, DescribeGroups, DeleteGroups, OffsetDelete,
-// InitProducerId (idempotent and transactional producers), AddPartitionsToTxn, AddOffsetsToTxn,
-// TxnOffsetCommit, EndTxn, Produce with a transactional id, CreateTopics,
-// DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs,
-// IncrementalAlterConfigs (the topic configs that may change on an
-// existing topic: those retention and the cleaner read; see
-// topic_configs.go), DeleteRecords, DescribeCluster, SaslHandshake and
-// SaslAuthenticate, and ConsumerGroupHeartbeat and ConsumerGroupDescribe
-// (KIP-848; see Consumer groups below). Each API has its file, named by its
-// key (00_produce.go, 01_fetch.go, ...), whose handler's comment says what
-// it does; apis.go lists the version ranges. Every other API key makes
-// the broker close the connection, as a Kafka broker does for a key it
-// does not know.
+// ListGroups, DescribeGroups, DeleteGroups, OffsetDelete, InitProducerId
+// (idempotent and transactional producers), AddPartitionsToTxn,
+// AddOffsetsToTxn, TxnOffsetCommit, EndTxn, Produce with a transactional
+// id, DescribeTransactions, ListTransactions, CreateTopics, DeleteTopics,
+// CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs
+// (the topic configs that may change on an existing topic: those
+// retention and the cleaner read; see topic_configs.go), DeleteRecords,
+// DescribeCluster, SaslHandshake and SaslAuthenticate, and
+// ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848; see Consumer
+// groups below). Each API has its file, named by its key (00_produce.go,
+// 01_fetch.go, ...), whose handler's comment says what it does; apis.go
+// lists the version ranges. Every other API key, or a version outside
+// its range, makes the broker close the connection, as a Kafka broker
+// does for a key it does not know. Not served: replication and the
+// cluster's other APIs, ACLs, quotas, delegation tokens, share groups
+// (KIP-932), legacy message formats, requests naming topics by id, and
+// transaction version 2 (KIP-890).
 //
 // # Groups
 //
