@@ -100,11 +100,19 @@ func (srv *Server) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, re
 	defer cs.unlockGroup(g)
 	m := g.members[req.MemberID]
 	if req.MemberEpoch < 0 {
+		// Kafka's consumerGroupLeave: without an instance id, the member
+		// of the id leaves, a static one too; with one, the static
+		// member of that instance must be the member of the id.
+		if req.InstanceID != nil {
+			switch sm := g.static[*req.InstanceID]; {
+			case sm == nil:
+				return errUnknownMemberID, ""
+			case sm != m:
+				return errFencedInstanceID, ""
+			}
+		}
 		if m == nil {
 			return errUnknownMemberID, ""
-		}
-		if m.instanceID != "" && str(req.InstanceID) != m.instanceID {
-			return errFencedInstanceID, ""
 		}
 		g.removeLocked(m)
 		if err := srv.store.LeaveGroup(g.name, m.coordID); err != nil && heartbeatCode(err) != errUnknownMemberID {
