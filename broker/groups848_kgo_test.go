@@ -2,7 +2,6 @@ package broker_test
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,14 +31,7 @@ func TestKgo848Group(t *testing.T) {
 	s, srv := serve(t, &broker.Options{GroupHeartbeatInterval: 50 * time.Millisecond})
 	const parts = 4
 	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: parts}))
-	next := 0
-	produce := func(n int) {
-		for range n {
-			_, err := s.AppendTo(context.Background(), "orders", next%parts, strata.Record{Value: fmt.Appendf(nil, "order %d", next)})
-			require.NoError(t, err)
-			next++
-		}
-	}
+	produce := orderProducer(t, s, "orders", parts)
 	var seen counter
 	produce(100)
 	a := startConsumer848(t, srv, "billing", "orders", &seen)
@@ -57,21 +49,8 @@ func TestKgo848Group(t *testing.T) {
 	produce(100)
 	eventually(t, "the third hundred", func() bool { return seen.len() == 300 })
 
-	seen.mu.Lock()
-	for v, n := range seen.n {
-		require.Equal(t, 1, n, "%s consumed %d times", v, n)
-	}
-	seen.mu.Unlock()
-	eventually(t, "the commits of every record", func() bool {
-		lag, err := s.Lag(context.Background(), "billing", "orders")
-		require.NoError(t, err)
-		for _, pl := range lag {
-			if pl.Lag != 0 {
-				return false
-			}
-		}
-		return true
-	})
+	seen.requireOnce(t)
+	eventuallyCommitted(t, s, "billing", "orders")
 }
 
 // TestKgo848WithConsumer puts a kgo consumer of KIP-848's protocol and a
@@ -82,14 +61,7 @@ func TestKgo848WithConsumer(t *testing.T) {
 	s, srv := serve(t, &broker.Options{GroupHeartbeatInterval: 50 * time.Millisecond})
 	const parts = 4
 	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: parts}))
-	next := 0
-	produce := func(n int) {
-		for range n {
-			_, err := s.AppendTo(context.Background(), "orders", next%parts, strata.Record{Value: fmt.Appendf(nil, "order %d", next)})
-			require.NoError(t, err)
-			next++
-		}
-	}
+	produce := orderProducer(t, s, "orders", parts)
 	var seen counter
 	produce(100)
 	a := startConsumer848(t, srv, "billing", "orders", &seen)
@@ -130,11 +102,7 @@ func TestKgo848WithConsumer(t *testing.T) {
 	<-done
 	require.NoError(t, c.Close())
 
-	seen.mu.Lock()
-	for v, n := range seen.n {
-		require.Equal(t, 1, n, "%s consumed %d times", v, n)
-	}
-	seen.mu.Unlock()
+	seen.requireOnce(t)
 }
 
 // TestKadmDescribeConsumerGroups describes a group of a kgo KIP-848

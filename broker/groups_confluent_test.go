@@ -142,14 +142,7 @@ func TestConfluentKafkaGroup(t *testing.T) {
 	s, srv := serve(t, nil)
 	const parts = 4
 	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: parts}))
-	next := 0
-	produce := func(n int) {
-		for range n {
-			_, err := s.AppendTo(context.Background(), "orders", next%parts, strata.Record{Value: fmt.Appendf(nil, "order %d", next)})
-			require.NoError(t, err)
-			next++
-		}
-	}
+	produce := orderProducer(t, s, "orders", parts)
 	owns := func(m *pyMember, n int) func() bool {
 		return func() bool {
 			got, err := m.owned()
@@ -171,16 +164,7 @@ func TestConfluentKafkaGroup(t *testing.T) {
 	eventually(t, "the first process to own every partition", owns(a, parts))
 	produce(100)
 	eventually(t, "the last hundred", func() bool { return seen.len() == 400 })
-	eventually(t, "the commits of every record", func() bool {
-		lag, err := s.Lag(context.Background(), "billing", "orders")
-		require.NoError(t, err)
-		for _, pl := range lag {
-			if pl.Lag != 0 {
-				return false
-			}
-		}
-		return true
-	})
+	eventuallyCommitted(t, s, "billing", "orders")
 	a.stop(t)
 	seen.mu.Lock()
 	defer seen.mu.Unlock()

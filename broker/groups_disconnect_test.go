@@ -2,7 +2,6 @@ package broker_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,14 +22,7 @@ func TestKgoGroupMemberDisconnects(t *testing.T) {
 	s, srv := serve(t, nil)
 	const parts = 4
 	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: parts}))
-	next := 0
-	produce := func(n int) {
-		for range n {
-			_, err := s.AppendTo(context.Background(), "orders", next%parts, strata.Record{Value: fmt.Appendf(nil, "order %d", next)})
-			require.NoError(t, err)
-			next++
-		}
-	}
+	produce := orderProducer(t, s, "orders", parts)
 	var seen counter
 	produce(100)
 	a := startGroupConsumer(t, srv, "billing", "orders", kgo.RangeBalancer(), &seen)
@@ -65,14 +57,7 @@ func TestKgoGroupMemberDisconnects(t *testing.T) {
 
 	a.stop()
 	b.stop()
-	eventually(t, "the group to be the store's", func() bool {
-		c, err := s.Consumer("billing", []string{"orders"}, strata.ConsumerOptions{})
-		if err != nil {
-			return false
-		}
-		require.NoError(t, c.Close())
-		return true
-	})
+	eventuallyStoreGroup(t, s, "billing", "orders")
 }
 
 // TestKgoGroupChurn: six kgo consumers (cooperative-sticky) start at
@@ -83,14 +68,7 @@ func TestKgoGroupChurn(t *testing.T) {
 	s, srv := serve(t, nil)
 	const parts = 12
 	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: parts}))
-	next := 0
-	produce := func(n int) {
-		for range n {
-			_, err := s.AppendTo(context.Background(), "orders", next%parts, strata.Record{Value: fmt.Appendf(nil, "order %d", next)})
-			require.NoError(t, err)
-			next++
-		}
-	}
+	produce := orderProducer(t, s, "orders", parts)
 	var seen counter
 	produce(300)
 	var members []*groupConsumer
@@ -135,23 +113,7 @@ func TestKgoGroupChurn(t *testing.T) {
 	produce(300)
 	eventually(t, "every record consumed", func() bool { return seen.len() == 900 })
 	eventually(t, "the partitions shared again", func() bool { return owned() == parts })
-	eventually(t, "the commits of every record", func() bool {
-		lag, err := s.Lag(context.Background(), "billing", "orders")
-		require.NoError(t, err)
-		for _, pl := range lag {
-			if pl.Lag != 0 {
-				return false
-			}
-		}
-		return true
-	})
+	eventuallyCommitted(t, s, "billing", "orders")
 	stop(members)
-	eventually(t, "the group to be the store's", func() bool {
-		c, err := s.Consumer("billing", []string{"orders"}, strata.ConsumerOptions{})
-		if err != nil {
-			return false
-		}
-		require.NoError(t, c.Close())
-		return true
-	})
+	eventuallyStoreGroup(t, s, "billing", "orders")
 }

@@ -106,41 +106,6 @@ func (gc *groupConsumer) stop() {
 	gc.stopOnce.Do(gc.cl.Close)
 }
 
-// counter counts the values consumed.
-type counter struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *counter) add(v string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n == nil {
-		c.n = map[string]int{}
-	}
-	c.n[v]++
-}
-
-func (c *counter) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.n)
-}
-
-// eventually polls cond every 10ms until it holds, failing after a
-// minute.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	defer func(start time.Time) { t.Logf("%s: %v", what, time.Since(start)) }(time.Now())
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestKgoGroup runs kgo consumers of a group with the cooperative-sticky
 // and the range balancer: one consumes everything, a second joins and
 // takes half of the partitions, then leaves and the first takes them
@@ -158,14 +123,7 @@ func TestKgoGroup(t *testing.T) {
 			s, srv := serve(t, nil)
 			const parts = 4
 			require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: parts}))
-			next := 0
-			produce := func(n int) {
-				for range n {
-					_, err := s.AppendTo(context.Background(), "orders", next%parts, strata.Record{Value: fmt.Appendf(nil, "order %d", next)})
-					require.NoError(t, err)
-					next++
-				}
-			}
+			produce := orderProducer(t, s, "orders", parts)
 			var seen counter
 			produce(100)
 			a := startGroupConsumer(t, srv, "billing", "orders", tt.balancer, &seen)
@@ -182,21 +140,8 @@ func TestKgoGroup(t *testing.T) {
 			produce(100)
 			eventually(t, "the third hundred", func() bool { return seen.len() == 300 })
 
-			seen.mu.Lock()
-			for v, n := range seen.n {
-				require.Equal(t, 1, n, "%s consumed %d times", v, n)
-			}
-			seen.mu.Unlock()
-			eventually(t, "the commits of every record", func() bool {
-				lag, err := s.Lag(context.Background(), "billing", "orders")
-				require.NoError(t, err)
-				for _, pl := range lag {
-					if pl.Lag != 0 {
-						return false
-					}
-				}
-				return true
-			})
+			seen.requireOnce(t)
+			eventuallyCommitted(t, s, "billing", "orders")
 			_, err := s.Consumer("billing", []string{"orders"}, strata.ConsumerOptions{})
 			require.ErrorIs(t, err, strata.ErrGroupClaimed, "the group has a member over the wire")
 		})
@@ -217,14 +162,7 @@ func TestKgoGroupServerRestart(t *testing.T) {
 	require.NoError(t, err)
 	addr := srv.Addr().String()
 	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: 2}))
-	next := 0
-	produce := func(n int) {
-		for range n {
-			_, err := s.AppendTo(context.Background(), "orders", next%2, strata.Record{Value: fmt.Appendf(nil, "order %d", next)})
-			require.NoError(t, err)
-			next++
-		}
-	}
+	produce := orderProducer(t, s, "orders", 2)
 	var seen counter
 	var commitErrs atomic.Int64
 	produce(100)

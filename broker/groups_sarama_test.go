@@ -2,7 +2,6 @@ package broker_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -97,14 +96,7 @@ func TestSaramaConsumerGroup(t *testing.T) {
 	s, srv := serve(t, nil)
 	const parts = 4
 	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: parts}))
-	next := 0
-	produce := func(n int) {
-		for range n {
-			_, err := s.AppendTo(context.Background(), "orders", next%parts, strata.Record{Value: fmt.Appendf(nil, "order %d", next)})
-			require.NoError(t, err)
-			next++
-		}
-	}
+	produce := orderProducer(t, s, "orders", parts)
 	var seen counter
 	produce(100)
 	a, _ := startSaramaMember(t, srv, "billing", "orders", &seen)
@@ -117,19 +109,6 @@ func TestSaramaConsumerGroup(t *testing.T) {
 	eventually(t, "the first member to own every partition", func() bool { return a.owned() == parts })
 	produce(100)
 	eventually(t, "the third hundred", func() bool { return seen.len() == 300 })
-	seen.mu.Lock()
-	for v, n := range seen.n {
-		require.Equal(t, 1, n, "%s consumed %d times", v, n)
-	}
-	seen.mu.Unlock()
-	eventually(t, "the commits of every record", func() bool {
-		lag, err := s.Lag(context.Background(), "billing", "orders")
-		require.NoError(t, err)
-		for _, pl := range lag {
-			if pl.Lag != 0 {
-				return false
-			}
-		}
-		return true
-	})
+	seen.requireOnce(t)
+	eventuallyCommitted(t, s, "billing", "orders")
 }
