@@ -243,6 +243,29 @@ func TestKgoTxnAcrossRestart(t *testing.T) {
 	require.Equal(t, []string{"a", "b", "d", "f"}, storeValues(t, s, "out", strata.ReadCommitted))
 }
 
+// relayInput appends n records "in-<i>" to "in", record i to partition
+// i%parts, and returns the relay's expected output, "out of in-<i>" in
+// order, and a function that tells whether group "relays" has committed
+// the end of every partition of "in".
+func relayInput(t *testing.T, s *strata.Store, n, parts int) (want []string, done func() bool) {
+	t.Helper()
+	for i := range n {
+		v := fmt.Sprintf("in-%04d", i)
+		_, err := s.AppendTo(context.Background(), "in", i%parts, strata.Record{Value: []byte(v)})
+		require.NoError(t, err)
+		want = append(want, "out of "+v)
+	}
+	return want, func() bool {
+		for p := range parts {
+			om, ok := s.Committed("relays", "in", p)
+			if !ok || om.Offset < int64(n/parts) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 // TestKgoGroupTransactSession runs kgo's GroupTransactSession, a
 // consume-transform-produce loop: it consumes "in" in a group (JoinGroup,
 // SyncGroup over the wire), produces a record to "out" per record read,
@@ -259,27 +282,12 @@ func TestKgoGroupTransactSession(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const n = 200
-	var want []string
-	for i := range n {
-		v := fmt.Sprintf("in-%03d", i)
-		_, err := s.AppendTo(ctx, "in", i%2, strata.Record{Value: []byte(v)})
-		require.NoError(t, err)
-		want = append(want, "out of "+v)
-	}
+	want, done := relayInput(t, s, n, 2)
 	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(srv.Addr().String()), kgo.TransactionalID("relay"),
 		kgo.ConsumerGroup("relays"), kgo.ConsumeTopics("in"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DefaultProduceTopic("out"), kgo.FetchMaxBytes(1000))
 	require.NoError(t, err)
 	defer sess.Close()
-	done := func() bool {
-		for p := range 2 {
-			om, ok := s.Committed("relays", "in", p)
-			if !ok || om.Offset < n/2 {
-				return false
-			}
-		}
-		return true
-	}
 	for round := 0; !done(); round++ {
 		require.NoError(t, ctx.Err(), "the session never committed the input's end")
 		fs := sess.PollFetches(ctx)
@@ -312,22 +320,7 @@ func TestKgoGroupTransactSessionsRebalance(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const n = 2000
-	var want []string
-	for i := range n {
-		v := fmt.Sprintf("in-%04d", i)
-		_, err := s.AppendTo(ctx, "in", i%4, strata.Record{Value: []byte(v)})
-		require.NoError(t, err)
-		want = append(want, "out of "+v)
-	}
-	done := func() bool {
-		for p := range 4 {
-			om, ok := s.Committed("relays", "in", p)
-			if !ok || om.Offset < n/4 {
-				return false
-			}
-		}
-		return true
-	}
+	want, done := relayInput(t, s, n, 4)
 	var commits [2]atomic.Int32 // by each session
 	run := func(i int, id string, started chan<- struct{}) error {
 		sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(srv.Addr().String()), kgo.TransactionalID(id),
