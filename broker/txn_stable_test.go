@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -97,8 +98,9 @@ func TestKgoRequireStable(t *testing.T) {
 	require.NoError(t, s.AddTxnPartitions(ctx, p))
 	require.NoError(t, s.CommitTxnOffsets(ctx, p, "g", map[strata.TopicPartition]strata.OffsetAndMetadata{{Topic: "in"}: {Offset: 3}}))
 
+	var offsetFetches atomic.Int32
 	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("in"),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.WithHooks(offsetFetchCounter{&offsetFetches}))
 	require.NoError(t, err)
 	defer cl.Close()
 	got := make(chan string, 4)
@@ -107,16 +109,14 @@ func TestKgoRequireStable(t *testing.T) {
 			cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { got <- string(r.Value) })
 		}
 	}()
-	// Once it has joined, the consumer asks for its offsets until the
-	// transaction ends.
-	deadline := time.Now().Add(30 * time.Second)
-	for _, gen := cl.GroupMetadata(); gen < 0 && time.Now().Before(deadline); _, gen = cl.GroupMetadata() {
-		time.Sleep(10 * time.Millisecond)
-	}
+	// kgo asks for its offsets again only when the answer was
+	// UNSTABLE_OFFSET_COMMIT, so a second OffsetFetch shows the first
+	// refused.
+	eventually(t, "a second OffsetFetch", func() bool { return offsetFetches.Load() >= 2 })
 	select {
 	case v := <-got:
 		t.Fatalf("read %q while the transaction held the group's offset", v)
-	case <-time.After(500 * time.Millisecond):
+	default:
 	}
 	require.NoError(t, s.EndTxn(ctx, p, true))
 	select {
@@ -124,5 +124,15 @@ func TestKgoRequireStable(t *testing.T) {
 		require.Equal(t, "d", v, "from the transaction's offset")
 	case <-ctx.Done():
 		t.Fatal("nothing read")
+	}
+}
+
+// offsetFetchCounter is a kgo hook that counts the OffsetFetch responses
+// the client reads.
+type offsetFetchCounter struct{ n *atomic.Int32 }
+
+func (c offsetFetchCounter) OnBrokerRead(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if key == int16(kmsg.OffsetFetch) && err == nil {
+		c.n.Add(1)
 	}
 }
