@@ -44,10 +44,8 @@ func (g *wireGroup) addPendingLocked(id string, session time.Duration) {
 			return
 		}
 		g.dropPendingLocked(id)
+		g.maybeCompleteJoinLocked() // before the release, which forgets the group only once it is Empty
 		g.releaseIfUnusedLocked()
-		if g.state == groupPreparingRebalance {
-			g.maybeCompleteJoinLocked()
-		}
 	})
 	g.putPendingLocked(id, t)
 }

@@ -179,3 +179,27 @@ func TestGroupMaxSize(t *testing.T) {
 		require.Equal(t, int16(0), (<-joined).ErrorCode)
 	})
 }
+
+// TestGroupPendingOutlivesMembers checks that a group whose last member
+// left during a rebalance, with a member id handed out still to join, is
+// forgotten when that id is: nothing is left of it for ListGroups.
+func TestGroupPendingOutlivesMembers(t *testing.T) {
+	withGroups(t, func(c groupCall, _ *strata.Store) {
+		a := c.stable(10*time.Second, time.Minute)
+		required := <-c.join(4, "", 10*time.Second, time.Minute)
+		require.Equal(t, int16(79), required.ErrorCode)
+		rejoined := c.join(3, a, 10*time.Second, time.Minute)
+		synctest.Wait()
+		leave := kmsg.NewPtrLeaveGroupRequest()
+		leave.Group, leave.MemberID = "g", a
+		resp, err := handleLeaveGroup(c.srv, header{}, leave)
+		require.NoError(t, err)
+		require.Equal(t, int16(0), resp.(*kmsg.LeaveGroupResponse).ErrorCode)
+		require.Equal(t, int16(25), (<-rejoined).ErrorCode)
+		time.Sleep(10*time.Second + time.Millisecond) // the member id handed out is forgotten
+		c.srv.groups.mu.Lock()
+		g := c.srv.groups.groupLocked("g")
+		c.srv.groups.mu.Unlock()
+		require.Nil(t, g, "the group, empty, is forgotten")
+	})
+}
