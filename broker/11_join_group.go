@@ -56,12 +56,7 @@ func handleJoinGroup(srv *Server, h header, kreq kmsg.Request) (kmsg.Response, e
 	if resp != nil {
 		return resp, nil
 	}
-	select {
-	case resp := <-wait:
-		return resp, nil
-	case <-srv.ctx.Done():
-		return nil, ErrServerClosed
-	}
+	return awaitGroup(srv, wait)
 }
 
 // joinRequest is a JoinGroup request with its fields resolved.

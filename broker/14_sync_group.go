@@ -28,12 +28,7 @@ func handleSyncGroup(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, e
 	if resp != nil {
 		return resp, nil
 	}
-	select {
-	case resp := <-wait:
-		return resp, nil
-	case <-srv.ctx.Done():
-		return nil, ErrServerClosed
-	}
+	return awaitGroup(srv, wait)
 }
 
 // syncLocked handles req: it returns the channel its response will come

@@ -23,25 +23,29 @@ import (
 func handleAlterConfigs(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.AlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
-	count := resourceCounts(len(req.Resources), func(i int) (kmsg.ConfigResourceType, string) {
-		return req.Resources[i].ResourceType, req.Resources[i].ResourceName
-	})
-	for _, rr := range req.Resources {
+	alters := make([]resourceAlter, len(req.Resources))
+	for i, rr := range req.Resources {
+		a := resourceAlter{typ: rr.ResourceType, name: rr.ResourceName, ops: make([]configOp, len(rr.Configs))}
+		for j, c := range rr.Configs {
+			a.ops[j] = configOp{name: c.Name, op: kmsg.IncrementalAlterConfigOpSet, value: c.Value}
+		}
+		alters[i] = a
+	}
+	for i, res := range srv.alterResources(alters, true, req.ValidateOnly) {
 		sr := kmsg.NewAlterConfigsResponseResource()
-		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		ops := make([]configOp, len(rr.Configs))
-		for i, c := range rr.Configs {
-			ops[i] = configOp{name: c.Name, op: kmsg.IncrementalAlterConfigOpSet, value: c.Value}
-		}
-		code, err := srv.alterResource(rr.ResourceType, rr.ResourceName, ops, true, req.ValidateOnly, count)
-		if err != nil {
-			sr.ErrorCode = code
-			msg := err.Error()
-			sr.ErrorMessage = &msg
-		}
+		sr.ResourceType, sr.ResourceName = req.Resources[i].ResourceType, req.Resources[i].ResourceName
+		sr.ErrorCode, sr.ErrorMessage = res.code, res.msg
 		resp.Resources = append(resp.Resources, sr)
 	}
 	return resp, nil
+}
+
+// resourceAlter is one resource of an AlterConfigs or
+// IncrementalAlterConfigs request: the configs to alter.
+type resourceAlter struct {
+	typ  kmsg.ConfigResourceType
+	name string
+	ops  []configOp
 }
 
 type resourceKey struct {
@@ -49,23 +53,41 @@ type resourceKey struct {
 	name string
 }
 
-// resourceCounts counts how many times a request names each resource.
-func resourceCounts(n int, at func(i int) (kmsg.ConfigResourceType, string)) map[resourceKey]int {
-	count := map[resourceKey]int{}
-	for i := range n {
-		typ, name := at(i)
-		count[resourceKey{typ, name}]++
-	}
-	return count
+// alterResult is a resource's error code and message (nil for none).
+type alterResult struct {
+	code int16
+	msg  *string
 }
 
-// alterResource alters one resource of AlterConfigs or
-// IncrementalAlterConfigs (see alterTopic), and returns the error code
-// and error.
-func (srv *Server) alterResource(typ kmsg.ConfigResourceType, name string, ops []configOp, replace, validateOnly bool, count map[resourceKey]int) (int16, error) {
-	if n := count[resourceKey{typ, name}]; n > 1 {
-		return errInvalidRequest, fmt.Errorf("broker: resource %v %q is named %d times", typ, name, n)
+// alterResources alters the resources of an AlterConfigs (replace) or
+// IncrementalAlterConfigs request, each on its own (see alterResource),
+// and returns their results in order. A resource named more than once
+// is INVALID_REQUEST each time, and is not altered.
+func (srv *Server) alterResources(alters []resourceAlter, replace, validateOnly bool) []alterResult {
+	count := map[resourceKey]int{}
+	for _, a := range alters {
+		count[resourceKey{a.typ, a.name}]++
 	}
+	out := make([]alterResult, len(alters))
+	for i, a := range alters {
+		var code int16
+		var err error
+		if n := count[resourceKey{a.typ, a.name}]; n > 1 {
+			code, err = errInvalidRequest, fmt.Errorf("broker: resource %v %q is named %d times", a.typ, a.name, n)
+		} else {
+			code, err = srv.alterResource(a.typ, a.name, a.ops, replace, validateOnly)
+		}
+		if err != nil {
+			msg := err.Error()
+			out[i] = alterResult{code: code, msg: &msg}
+		}
+	}
+	return out
+}
+
+// alterResource alters one resource (see alterTopic), and returns the
+// error code and error.
+func (srv *Server) alterResource(typ kmsg.ConfigResourceType, name string, ops []configOp, replace, validateOnly bool) (int16, error) {
 	switch typ {
 	case kmsg.ConfigResourceTypeTopic:
 		return srv.alterTopic(name, ops, replace, validateOnly)

@@ -15,22 +15,18 @@ import (
 func handleIncrementalAlterConfigs(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-	count := resourceCounts(len(req.Resources), func(i int) (kmsg.ConfigResourceType, string) {
-		return req.Resources[i].ResourceType, req.Resources[i].ResourceName
-	})
-	for _, rr := range req.Resources {
+	alters := make([]resourceAlter, len(req.Resources))
+	for i, rr := range req.Resources {
+		a := resourceAlter{typ: rr.ResourceType, name: rr.ResourceName, ops: make([]configOp, len(rr.Configs))}
+		for j, c := range rr.Configs {
+			a.ops[j] = configOp{name: c.Name, op: c.Op, value: c.Value}
+		}
+		alters[i] = a
+	}
+	for i, res := range srv.alterResources(alters, false, req.ValidateOnly) {
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
-		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		ops := make([]configOp, len(rr.Configs))
-		for i, c := range rr.Configs {
-			ops[i] = configOp{name: c.Name, op: c.Op, value: c.Value}
-		}
-		code, err := srv.alterResource(rr.ResourceType, rr.ResourceName, ops, false, req.ValidateOnly, count)
-		if err != nil {
-			sr.ErrorCode = code
-			msg := err.Error()
-			sr.ErrorMessage = &msg
-		}
+		sr.ResourceType, sr.ResourceName = req.Resources[i].ResourceType, req.Resources[i].ResourceName
+		sr.ErrorCode, sr.ErrorMessage = res.code, res.msg
 		resp.Resources = append(resp.Resources, sr)
 	}
 	return resp, nil

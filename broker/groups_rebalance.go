@@ -315,3 +315,15 @@ func joinError(code int16, memberID string) *kmsg.JoinGroupResponse {
 	resp.ErrorCode, resp.MemberID = code, memberID
 	return resp
 }
+
+// awaitGroup waits for the response of a JoinGroup or SyncGroup that
+// waits for the rebalance; Server.Close ends the wait with
+// ErrServerClosed.
+func awaitGroup[R kmsg.Response](srv *Server, wait <-chan R) (kmsg.Response, error) {
+	select {
+	case resp := <-wait:
+		return resp, nil
+	case <-srv.ctx.Done():
+		return nil, ErrServerClosed
+	}
+}
