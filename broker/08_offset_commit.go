@@ -8,10 +8,6 @@ import (
 	"github.com/stratalog/strata"
 )
 
-// errOffsetMetadataTooLarge is Kafka's code for a commit's metadata
-// over the size limit.
-const errOffsetMetadataTooLarge int16 = 12
-
 // handleOffsetCommit commits offsets with Store.Commit, a member's of
 // the group's current generation (memberCode checks it as Kafka does), or
 // a standalone commit (generation -1 and no member id, as kadm and manual

@@ -45,14 +45,6 @@ func handleCreateTopics(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response
 	return resp, nil
 }
 
-// The error codes of CreateTopics beyond codeOf's.
-const (
-	errInvalidPartitions        int16 = 37
-	errInvalidReplicationFactor int16 = 38
-	errInvalidReplicaAssignment int16 = 39
-	errInvalidConfig            int16 = 40
-)
-
 // createTopic creates (or with validateOnly checks) one topic and returns
 // its config with the defaults filled in, or the error code and error.
 func (srv *Server) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool) (strata.TopicConfig, int16, error) {

@@ -5,10 +5,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// errOperationNotAttempted is Kafka's code for the partitions of a request
-// that another partition's error stopped.
-const errOperationNotAttempted int16 = 55
-
 // handleAddPartitionsToTxn adds partitions to a producer's transaction
 // with Store.AddTxnPartitions, opening it if none is open, before the
 // producer writes to them (Produce refuses a partition not added with

@@ -5,10 +5,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// errTransactionalIDNotFound is Kafka's code for a transactional id the
-// coordinator does not know.
-const errTransactionalIDNotFound int16 = 105
-
 // handleDescribeTransactions describes transactional ids (KIP-664) from
 // Store.Transactions: state, producer id and epoch, timeout, the start of
 // the open transaction (-1 if none) and its partitions. An id the store

@@ -9,23 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Kafka's error codes of the group APIs (Kafka's Errors.java).
-const (
-	errCoordinatorNotAvailable   int16 = 15
-	errIllegalGeneration         int16 = 22
-	errInconsistentGroupProtocol int16 = 23
-	errInvalidGroupID            int16 = 24
-	errUnknownMemberID           int16 = 25
-	errInvalidSessionTimeout     int16 = 26
-	errRebalanceInProgress       int16 = 27
-	errNonEmptyGroup             int16 = 68
-	errGroupIDNotFound           int16 = 69
-	errMemberIDRequired          int16 = 79
-	errGroupMaxSizeReached       int16 = 81
-	errFencedInstanceID          int16 = 82
-	errGroupSubscribedToTopic    int16 = 86
-)
-
 // maxGroupSize caps a group's members, with the member ids handed out
 // with MEMBER_ID_REQUIRED not used yet (Kafka's group.max.size, unbounded
 // by default there): a JoinGroup past it is GROUP_MAX_SIZE_REACHED, so
