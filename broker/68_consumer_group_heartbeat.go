@@ -38,7 +38,9 @@ var serverAssignors = []string{"uniform", "range"}
 // request that breaks the protocol's rules, FENCED_MEMBER_EPOCH,
 // UNKNOWN_MEMBER_ID (a member evicted after its session timeout too),
 // UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID, UNSUPPORTED_ASSIGNOR,
-// INVALID_REGULAR_EXPRESSION, GROUP_MAX_SIZE_REACHED.
+// INVALID_REGULAR_EXPRESSION, GROUP_MAX_SIZE_REACHED; a new member past
+// maxWireMembers of all the groups together is COORDINATOR_NOT_AVAILABLE,
+// which clients retry.
 func handleConsumerGroupHeartbeat(srv *Server, h header, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ConsumerGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
@@ -139,8 +141,11 @@ func (srv *Server) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, re
 		if req.MemberEpoch != 0 {
 			return errUnknownMemberID, fmt.Sprintf("member %s is not a member of group %s", req.MemberID, req.Group)
 		}
-		if len(g.members) >= maxGroupSize {
+		switch {
+		case len(g.members) >= maxGroupSize:
 			return errGroupMaxSizeReached, ""
+		case cs.members.Load() >= int64(maxWireMembers):
+			return errCoordinatorNotAvailable, ""
 		}
 		id := req.MemberID
 		if id == "" { // v0: the broker names the member
@@ -235,7 +240,7 @@ func (srv *Server) heartbeatMember(g *consumerGroup, m *consumerMember, req *kms
 	send := req.MemberEpoch == 0 || req.Topics != nil || !next.sent || !slices.Equal(a.Assigned, next.assigned)
 	next.assigned, next.sent = a.Assigned, true
 	*m = next
-	g.members[m.id] = m
+	g.putLocked(m)
 	if m.instanceID != "" {
 		g.static[m.instanceID] = m
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stratalog/strata"
@@ -35,6 +36,12 @@ type consumerGroups struct {
 		sweep  *time.Timer
 		closed bool
 	}
+	// members counts the wire members of every group, at most
+	// maxWireMembers: a new member past it is COORDINATOR_NOT_AVAILABLE,
+	// which clients retry, so that heartbeats that join ever new groups
+	// bound what the broker and the store hold until the members'
+	// session timeouts have passed.
+	members atomic.Int64
 }
 
 // sweepInterval is how often the groups are swept (sweepGroups): the
@@ -83,6 +90,7 @@ func (cs *consumerGroups) sweepGroups(store *strata.Store) {
 // client sent (v1) or was given (v0). Its fields are guarded by mu.
 type consumerGroup struct {
 	mu      sync.Mutex
+	cs      *consumerGroups
 	name    string
 	members map[string]*consumerMember
 	static  map[string]*consumerMember // by instance id
@@ -122,7 +130,7 @@ func (cs *consumerGroups) lockGroup(name string, create bool) *consumerGroup {
 			if cs.mu.m == nil {
 				cs.mu.m = map[string]*consumerGroup{}
 			}
-			g = &consumerGroup{name: name, members: map[string]*consumerMember{}, static: map[string]*consumerMember{}}
+			g = &consumerGroup{cs: cs, name: name, members: map[string]*consumerMember{}, static: map[string]*consumerMember{}}
 			cs.mu.m[name] = g
 		}
 		cs.mu.Unlock()
@@ -154,9 +162,20 @@ func (cs *consumerGroups) has(name string) bool {
 	return cs.mu.m[name] != nil
 }
 
-// removeLocked forgets m.
+// putLocked makes m a member of g, and removeLocked forgets it; they
+// keep the count maxWireMembers caps.
+func (g *consumerGroup) putLocked(m *consumerMember) {
+	if g.members[m.id] == nil {
+		g.cs.members.Add(1)
+	}
+	g.members[m.id] = m
+}
+
 func (g *consumerGroup) removeLocked(m *consumerMember) {
-	delete(g.members, m.id)
+	if g.members[m.id] == m {
+		g.cs.members.Add(-1)
+		delete(g.members, m.id)
+	}
 	if m.instanceID != "" && g.static[m.instanceID] == m {
 		delete(g.static, m.instanceID)
 	}
@@ -194,6 +213,7 @@ func (cs *consumerGroups) close(store *strata.Store) {
 		for _, m := range g.members {
 			_ = store.LeaveGroup(name, m.coordID)
 		}
+		cs.members.Add(-int64(len(g.members)))
 		clear(g.members)
 		clear(g.static)
 		g.gone = true

@@ -17,11 +17,12 @@ import (
 var maxGroupSize = 10000
 
 // maxWireMembers caps the members and handed-out member ids of all the
-// wire groups together: a JoinGroup of a new member past it is
+// classic wire groups together: a JoinGroup of a new member past it is
 // COORDINATOR_NOT_AVAILABLE, which clients retry, so that JoinGroups to
 // ever new groups, each a group of one, bound what the server holds until
-// their session timeouts (up to 30 minutes) have passed. A variable for
-// tests.
+// their session timeouts (up to 30 minutes) have passed. It caps the
+// members of the KIP-848 consumer groups (consumerGroups.members) as
+// well, counted on their own. A variable for tests.
 var maxWireMembers = 100000
 
 // The session timeouts a member may ask for: Kafka's defaults of
