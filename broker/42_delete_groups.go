@@ -17,35 +17,46 @@ func handleDeleteGroups(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response
 	req := kreq.(*kmsg.DeleteGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
 	known := srv.store.Groups()
-	gs := &srv.groups
-	gs.mu.Lock()
-	defer gs.mu.Unlock()
 	for _, name := range req.Groups {
 		sg := kmsg.NewDeleteGroupsResponseGroup()
-		sg.Group = name
-		g := gs.groupLocked(name)
-		switch {
-		case name == "":
-			sg.ErrorCode = errInvalidGroupID
-		case g != nil && (len(g.members) > 0 || len(g.pending) > 0):
-			sg.ErrorCode = errNonEmptyGroup
-		case g == nil && !slices.Contains(known, name):
-			sg.ErrorCode = errGroupIDNotFound
-		default:
-			err := srv.store.DeleteGroupOffsets(name)
-			switch {
-			case errors.Is(err, strata.ErrGroupActive), errors.Is(err, strata.ErrGroupClaimed):
-				sg.ErrorCode = errNonEmptyGroup
-			case err != nil:
-				sg.ErrorCode = groupCodeOf(err)
-			default:
-				if g != nil {
-					g.state = groupDead
-					delete(gs.mu.m, name)
-				}
-			}
-		}
+		sg.Group, sg.ErrorCode = name, srv.deleteGroup(name, slices.Contains(known, name))
 		resp.Groups = append(resp.Groups, sg)
 	}
 	return resp, nil
+}
+
+// deleteGroup deletes the group named name, which the store knows if
+// known, and returns the error code. The offsets are deleted without
+// groups.mu held, so that the other groups' requests and timers do not
+// wait for the store's write: a JoinGroup that claims the group meanwhile
+// makes the store refuse the deletion (ErrGroupClaimed).
+func (srv *Server) deleteGroup(name string, known bool) int16 {
+	if name == "" {
+		return errInvalidGroupID
+	}
+	gs := &srv.groups
+	gs.mu.Lock()
+	g := gs.groupLocked(name)
+	busy := g != nil && (len(g.members) > 0 || len(g.pending) > 0)
+	gs.mu.Unlock()
+	switch {
+	case busy:
+		return errNonEmptyGroup
+	case g == nil && !known:
+		return errGroupIDNotFound
+	}
+	err := srv.store.DeleteGroupOffsets(name)
+	switch {
+	case errors.Is(err, strata.ErrGroupActive), errors.Is(err, strata.ErrGroupClaimed):
+		return errNonEmptyGroup
+	case err != nil:
+		return groupCodeOf(err)
+	}
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if g := gs.groupLocked(name); g != nil && len(g.members) == 0 && len(g.pending) == 0 {
+		g.state = groupDead
+		delete(gs.mu.m, name)
+	}
+	return errNone
 }
