@@ -25,8 +25,9 @@ type Server struct {
 	cancel context.CancelFunc
 	slots  chan struct{} // one per open connection, MaxConns of them
 	groups groups        // the classic groups of wire clients (groups.go)
-	// alterMu serializes the wire's changes of a topic's config or count,
-	// each a DescribeTopic and a change from it (topic_configs.go).
+	// alterMu serializes the wire's changes of a topic's config, each a
+	// DescribeTopic and a change from it (alterTopic); CreatePartitions
+	// needs it not, the store checking the count it grows from.
 	alterMu sync.Mutex
 	// consumers are the wire members of KIP-848 consumer groups
 	// (consumer_groups.go).
