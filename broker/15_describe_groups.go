@@ -89,14 +89,10 @@ func describeInProcess(members []strata.GroupMember, sg *kmsg.DescribeGroupsResp
 		md.Topics = m.Topics
 		sm.ProtocolMetadata = md.AppendTo(nil)
 		a := kmsg.NewConsumerMemberAssignment()
-		for _, tp := range m.Owned {
-			if n := len(a.Topics); n == 0 || a.Topics[n-1].Topic != tp.Topic {
-				t := kmsg.NewConsumerMemberAssignmentTopic()
-				t.Topic = tp.Topic
-				a.Topics = append(a.Topics, t)
-			}
-			t := &a.Topics[len(a.Topics)-1]
-			t.Partitions = append(t.Partitions, int32(tp.Partition))
+		for topic, parts := range byTopic(m.Owned) {
+			t := kmsg.NewConsumerMemberAssignmentTopic()
+			t.Topic, t.Partitions = topic, parts
+			a.Topics = append(a.Topics, t)
 		}
 		sm.MemberAssignment = a.AppendTo(nil)
 		sg.Members = append(sg.Members, sm)

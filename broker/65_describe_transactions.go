@@ -32,14 +32,10 @@ func handleDescribeTransactions(srv *Server, _ header, kreq kmsg.Request) (kmsg.
 			if !st.Start.IsZero() {
 				ts.StartTimestamp = st.Start.UnixMilli()
 			}
-			for _, tp := range st.Partitions {
-				if n := len(ts.Topics); n == 0 || ts.Topics[n-1].Topic != tp.Topic {
-					t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
-					t.Topic = tp.Topic
-					ts.Topics = append(ts.Topics, t)
-				}
-				t := &ts.Topics[len(ts.Topics)-1]
-				t.Partitions = append(t.Partitions, int32(tp.Partition))
+			for topic, parts := range byTopic(st.Partitions) {
+				t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
+				t.Topic, t.Partitions = topic, parts
+				ts.Topics = append(ts.Topics, t)
 			}
 		}
 		resp.TransactionStates = append(resp.TransactionStates, ts)

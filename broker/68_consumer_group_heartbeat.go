@@ -278,20 +278,12 @@ func (srv *Server) ownedPartitions(topics []kmsg.ConsumerGroupHeartbeatRequestTo
 func (srv *Server) assignment(parts []strata.TopicPartition) *kmsg.ConsumerGroupHeartbeatResponseAssignment {
 	a := kmsg.NewConsumerGroupHeartbeatResponseAssignment()
 	a.Topics = []kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic{}
-	for i := 0; i < len(parts); {
-		j := i
-		for j < len(parts) && parts[j].Topic == parts[i].Topic {
-			j++
-		}
-		if d, err := srv.store.DescribeTopic(parts[i].Topic); err == nil {
+	for topic, ps := range byTopic(parts) {
+		if d, err := srv.store.DescribeTopic(topic); err == nil {
 			at := kmsg.NewConsumerGroupHeartbeatResponseAssignmentTopic()
-			at.TopicID = [16]byte(d.ID)
-			for _, tp := range parts[i:j] {
-				at.Partitions = append(at.Partitions, int32(tp.Partition))
-			}
+			at.TopicID, at.Partitions = [16]byte(d.ID), ps
 			a.Topics = append(a.Topics, at)
 		}
-		i = j
 	}
 	return &a
 }

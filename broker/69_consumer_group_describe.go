@@ -119,21 +119,13 @@ func (srv *Server) describeConsumerGroup(g *kmsg.ConsumerGroupDescribeResponseGr
 func (srv *Server) describedAssignment(parts []strata.TopicPartition) kmsg.Assignment {
 	a := kmsg.NewAssignment()
 	a.TopicPartitions = []kmsg.AssignmentTopicPartition{}
-	for i := 0; i < len(parts); {
-		j := i
-		for j < len(parts) && parts[j].Topic == parts[i].Topic {
-			j++
-		}
+	for topic, ps := range byTopic(parts) {
 		at := kmsg.NewAssignmentTopicPartition()
-		at.Topic = parts[i].Topic
-		if d, err := srv.store.DescribeTopic(at.Topic); err == nil {
+		at.Topic, at.Partitions = topic, ps
+		if d, err := srv.store.DescribeTopic(topic); err == nil {
 			at.TopicID = [16]byte(d.ID)
 		}
-		for _, tp := range parts[i:j] {
-			at.Partitions = append(at.Partitions, int32(tp.Partition))
-		}
 		a.TopicPartitions = append(a.TopicPartitions, at)
-		i = j
 	}
 	return a
 }
