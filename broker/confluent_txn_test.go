@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/broker"
 )
 
 // runConfluentTxn runs testdata/confluent_txn.py's command against addr
@@ -121,7 +123,9 @@ func TestConfluentKafkaEOS(t *testing.T) {
 // eos loop finds nothing left to read.
 func TestConfluentKafkaRequireStable(t *testing.T) {
 	python := lookConfluent(t)
-	s, srv := serve(t, nil)
+	proxy := newKeyCountingProxy(t)
+	s, srv := serve(t, &broker.Options{AdvertisedAddr: proxy.addr()})
+	proxy.serveTo(srv.Addr().String())
 	ctx := context.Background()
 	require.NoError(t, s.CreateTopic("in", strata.TopicConfig{Partitions: 2}))
 	require.NoError(t, s.CreateTopic("out", strata.TopicConfig{}))
@@ -136,17 +140,23 @@ func TestConfluentKafkaRequireStable(t *testing.T) {
 		{Topic: "in"}: {Offset: 10}, {Topic: "in", Partition: 1}: {Offset: 10}}))
 	ended := make(chan error, 1)
 	go func() {
-		// Time for the consumer to join and ask, which nothing outside
-		// the client shows.
-		time.Sleep(2 * time.Second)
+		// librdkafka sends its second OffsetFetch after the answer to
+		// the first, which the transaction's offsets make
+		// UNSTABLE_OFFSET_COMMIT.
+		deadline := time.Now().Add(time.Minute)
+		for proxy.count(kmsg.OffsetFetch) < 2 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
 		ended <- s.EndTxn(ctx, p, true)
 	}()
 	var got struct {
 		Committed    []string
 		Transactions int
 	}
-	runConfluentTxn(t, python, srv.Addr().String(), &got, "eos", "in", "out", "eos", "relay", "0")
+	runConfluentTxn(t, python, proxy.addr(), &got, "eos", "in", "out", "eos", "relay", "0")
 	require.NoError(t, <-ended)
+	require.GreaterOrEqual(t, proxy.count(kmsg.OffsetFetch), int64(2), "the consumer asked for its offsets once only")
+	t.Logf("%d OffsetFetch requests", proxy.count(kmsg.OffsetFetch))
 	require.Empty(t, got.Committed, "the consumer started from the transaction's offsets")
 	require.Zero(t, got.Transactions)
 }
