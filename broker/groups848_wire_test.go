@@ -341,13 +341,7 @@ func TestConsumerGroupTxnOffsetCommit(t *testing.T) {
 		req.SetVersion(3)
 		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = id, "billing", pid.ProducerID, pid.ProducerEpoch
 		req.MemberID, req.Generation = "A", epoch
-		rt := kmsg.NewTxnOffsetCommitRequestTopic()
-		rt.Topic = "orders"
-		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
-		rp.Offset = 1
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		return c.roundTrip(req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+		return c.txnOffsetCommit(req, "orders", 1)
 	}
 	require.Equal(t, int16(113), commit(a.MemberEpoch+1), "STALE_MEMBER_EPOCH")
 	require.Equal(t, int16(0), commit(a.MemberEpoch))

@@ -74,6 +74,19 @@ func (c *rawClient) roundTrip(req kmsg.Request) kmsg.Response {
 	return resp
 }
 
+// txnOffsetCommit sends req with one partition, 0 of topic at offset,
+// and returns that partition's error code.
+func (c *rawClient) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, topic string, offset int64) int16 {
+	c.t.Helper()
+	rt := kmsg.NewTxnOffsetCommitRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	rp.Offset = offset
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return c.roundTrip(req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+}
+
 func (c *rawClient) readFrame() []byte {
 	c.t.Helper()
 	_ = c.nc.SetReadDeadline(time.Now().Add(30 * time.Second))

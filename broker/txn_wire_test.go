@@ -62,13 +62,7 @@ func TestTxnErrorCodes(t *testing.T) {
 		req.SetVersion(version)
 		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = id, group, pid, epoch
 		req.Generation = -1
-		rt := kmsg.NewTxnOffsetCommitRequestTopic()
-		rt.Topic = "events"
-		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
-		rp.Offset = offset
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		return c.roundTrip(req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+		return c.txnOffsetCommit(req, "events", offset)
 	}
 
 	require.Equal(t, int16(50), initPID(4, id, 0, -1, -1).ErrorCode, "INVALID_TRANSACTION_TIMEOUT")
@@ -143,13 +137,7 @@ func TestTxnErrorCodes(t *testing.T) {
 		req.SetVersion(3)
 		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = id, "joined", p2, e2
 		req.MemberID, req.Generation = memberID, generation
-		rt := kmsg.NewTxnOffsetCommitRequestTopic()
-		rt.Topic = "events"
-		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
-		rp.Offset = 1
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		return c.roundTrip(req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+		return c.txnOffsetCommit(req, "events", 1)
 	}
 	require.Equal(t, int16(25), commitAs("stranger", generation), "UNKNOWN_MEMBER_ID")
 	require.Equal(t, int16(22), commitAs(memberID, generation+1), "ILLEGAL_GENERATION")
