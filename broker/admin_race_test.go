@@ -25,8 +25,13 @@ func TestAlterConfigsConcurrent(t *testing.T) {
 	_, err := adm.CreateTopic(ctx, 1, 1, nil, "t")
 	require.NoError(t, err)
 	const rounds = 150
-	writer := func(config string, base int64) error {
-		adm, _ := adminClient(t, srv)
+	// The clients are made here: adminClient fails the test, which only
+	// the test's goroutine may do.
+	adms := make([]*kadm.Client, 3)
+	for i := range adms {
+		adms[i], _ = adminClient(t, srv)
+	}
+	writer := func(adm *kadm.Client, config string, base int64) error {
 		for i := int64(1); i <= rounds; i++ {
 			if i > 1 {
 				rc, err := adm.DescribeTopicConfigs(ctx, "t")
@@ -37,10 +42,18 @@ func TestAlterConfigsConcurrent(t *testing.T) {
 				if err != nil {
 					return err
 				}
+				found := false
 				for _, kv := range c.Configs {
-					if kv.Key == config && kv.MaybeValue() != strconv.FormatInt(base+i-1, 10) {
+					if kv.Key != config {
+						continue
+					}
+					found = true
+					if kv.MaybeValue() != strconv.FormatInt(base+i-1, 10) {
 						return fmt.Errorf("round %d: %s is %s, not the %d set before: another client's change put back an older value", i, config, kv.MaybeValue(), base+i-1)
 					}
+				}
+				if !found {
+					return fmt.Errorf("round %d: %s not described", i, config)
 				}
 			}
 			v := strconv.FormatInt(base+i, 10)
@@ -55,10 +68,10 @@ func TestAlterConfigsConcurrent(t *testing.T) {
 		return nil
 	}
 	done := make(chan error, 3)
-	go func() { done <- writer("retention.ms", 3_600_000) }()
-	go func() { done <- writer("retention.bytes", 1<<30) }()
+	go func() { done <- writer(adms[0], "retention.ms", 3_600_000) }()
+	go func() { done <- writer(adms[1], "retention.bytes", 1<<30) }()
 	go func() {
-		adm, _ := adminClient(t, srv)
+		adm := adms[2]
 		for n := 2; n <= 40; n++ {
 			r, err := adm.UpdatePartitions(ctx, n, "t")
 			if err == nil {
