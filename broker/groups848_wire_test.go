@@ -326,29 +326,21 @@ func TestConsumerGroupTxnOffsetCommit(t *testing.T) {
 	a := c.cg(cgReq("billing", "A", 0, "orders"))
 	require.Equal(t, int16(0), a.ErrorCode)
 
-	id := "tx"
-	init := kmsg.NewPtrInitProducerIDRequest()
-	init.SetVersion(4)
-	init.TransactionalID, init.TransactionTimeoutMillis, init.ProducerID, init.ProducerEpoch = &id, 60000, -1, -1
-	pid := c.roundTrip(init).(*kmsg.InitProducerIDResponse)
-	require.Equal(t, int16(0), pid.ErrorCode)
+	w := newWireTxn(t, c, "tx")
 	add := kmsg.NewPtrAddOffsetsToTxnRequest()
 	add.SetVersion(3)
-	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = id, pid.ProducerID, pid.ProducerEpoch, "billing"
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = w.id, w.pid, w.epoch, "billing"
 	require.Equal(t, int16(0), c.roundTrip(add).(*kmsg.AddOffsetsToTxnResponse).ErrorCode)
 	commit := func(epoch int32) int16 {
 		req := kmsg.NewPtrTxnOffsetCommitRequest()
 		req.SetVersion(3)
-		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = id, "billing", pid.ProducerID, pid.ProducerEpoch
+		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = w.id, "billing", w.pid, w.epoch
 		req.MemberID, req.Generation = "A", epoch
 		return c.txnOffsetCommit(req, "orders", 1)
 	}
 	require.Equal(t, int16(113), commit(a.MemberEpoch+1), "STALE_MEMBER_EPOCH")
 	require.Equal(t, int16(0), commit(a.MemberEpoch))
-	end := kmsg.NewPtrEndTxnRequest()
-	end.SetVersion(3)
-	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = id, pid.ProducerID, pid.ProducerEpoch, true
-	require.Equal(t, int16(0), c.roundTrip(end).(*kmsg.EndTxnResponse).ErrorCode)
+	require.Equal(t, int16(0), w.end(true))
 	om, ok := s.Committed("billing", "orders", 0)
 	require.True(t, ok)
 	require.Equal(t, int64(1), om.Offset)

@@ -11,64 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/stratalog/strata"
-	"github.com/stratalog/strata/log"
 )
-
-// wireTxn is a transactional producer spoken by hand.
-type wireTxn struct {
-	t     *testing.T
-	c     *rawClient
-	id    string
-	pid   int64
-	epoch int16
-}
-
-func newWireTxn(t *testing.T, c *rawClient, id string) *wireTxn {
-	req := kmsg.NewPtrInitProducerIDRequest()
-	req.SetVersion(4)
-	req.TransactionalID, req.TransactionTimeoutMillis = &id, 60000
-	req.ProducerID, req.ProducerEpoch = -1, -1
-	resp := c.roundTrip(req).(*kmsg.InitProducerIDResponse)
-	require.Equal(t, int16(0), resp.ErrorCode)
-	return &wireTxn{t: t, c: c, id: id, pid: resp.ProducerID, epoch: resp.ProducerEpoch}
-}
-
-func (w *wireTxn) add(topic string, parts ...int32) {
-	req := kmsg.NewPtrAddPartitionsToTxnRequest()
-	req.SetVersion(3)
-	req.TransactionalID, req.ProducerID, req.ProducerEpoch = w.id, w.pid, w.epoch
-	rt := kmsg.NewAddPartitionsToTxnRequestTopic()
-	rt.Topic, rt.Partitions = topic, parts
-	req.Topics = append(req.Topics, rt)
-	resp := w.c.roundTrip(req).(*kmsg.AddPartitionsToTxnResponse)
-	for _, p := range resp.Topics[0].Partitions {
-		require.Equal(w.t, int16(0), p.ErrorCode)
-	}
-}
-
-// produce sends a transactional batch of values at seq and returns its
-// code and base offset.
-func (w *wireTxn) produce(topic string, part, seq int32, values ...string) (int16, int64) {
-	recs := make([]strata.Record, len(values))
-	for i, v := range values {
-		recs[i] = strata.Record{Value: []byte(v)}
-	}
-	b, err := log.EncodeBatch(nil, recs, log.BatchOptions{Now: time.Now().UnixMilli(),
-		Idempotent: true, Transactional: true, ProducerID: w.pid, ProducerEpoch: w.epoch, BaseSequence: seq})
-	require.NoError(w.t, err)
-	req := produceReq(topic, b)
-	req.Topics[0].Partitions[0].Partition = part
-	req.TransactionID = &w.id
-	sp := w.c.roundTrip(req).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
-	return sp.ErrorCode, sp.BaseOffset
-}
-
-func (w *wireTxn) end(commit bool) int16 {
-	req := kmsg.NewPtrEndTxnRequest()
-	req.SetVersion(3)
-	req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = w.id, w.pid, w.epoch, commit
-	return w.c.roundTrip(req).(*kmsg.EndTxnResponse).ErrorCode
-}
 
 // TestTxnSequences: in a transaction, a retry of a batch is answered with
 // its first offset and written once, a gap in the sequence is
