@@ -343,7 +343,7 @@ func TestKadmListOffsets(t *testing.T) {
 // TestListOffsetsSpecial checks the special timestamps at the versions
 // that have them: -3 (max timestamp, v7+), -4 (earliest local, v8+), -5
 // (latest tiered, v9+: none here), UNSUPPORTED_VERSION below, and -3 under
-// read_committed.
+// read_committed, which leaves out an open transaction's records.
 func TestListOffsetsSpecial(t *testing.T) {
 	s, srv := serve(t, nil)
 	require.NoError(t, s.CreateTopic("events", strata.TopicConfig{}))
@@ -355,6 +355,18 @@ func TestListOffsetsSpecial(t *testing.T) {
 	}
 	require.NoError(t, s.DeleteRecords("events", 0, 1))
 	c := dial(t, srv)
+	listOffset := func(version int16, isolation int8, ts int64) kmsg.ListOffsetsResponseTopicPartition {
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.SetVersion(version)
+		req.IsolationLevel = isolation
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = "events"
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Timestamp = ts
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return c.roundTrip(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+	}
 	for _, tt := range []struct {
 		version int16
 		ts      int64
@@ -373,17 +385,34 @@ func TestListOffsetsSpecial(t *testing.T) {
 		{10, -2, 0, 1, -1},
 		{10, -1, 0, 3, -1},
 	} {
-		req := kmsg.NewPtrListOffsetsRequest()
-		req.SetVersion(tt.version)
-		rt := kmsg.NewListOffsetsRequestTopic()
-		rt.Topic = "events"
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Timestamp = tt.ts
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		p := c.roundTrip(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+		p := listOffset(tt.version, 0, tt.ts)
 		require.Equal(t, tt.code, p.ErrorCode, "v%d %d", tt.version, tt.ts)
 		require.Equal(t, tt.offset, p.Offset, "v%d %d", tt.version, tt.ts)
 		require.Equal(t, tt.stamp, p.Timestamp, "v%d %d", tt.version, tt.ts)
 	}
+
+	// An open transaction's later record is the max timestamp under
+	// read_uncommitted only.
+	w := newWireTxn(t, c, "open")
+	w.add("events", 0)
+	code, base := w.produce("events", 0, 0, "now")
+	require.Equal(t, int16(0), code)
+	require.Equal(t, int64(3), base)
+	for _, tt := range []struct {
+		isolation int8
+		offset    int64
+	}{
+		{0, 3},
+		{1, 1},
+	} {
+		p := listOffset(7, tt.isolation, -3)
+		require.Equal(t, int16(0), p.ErrorCode, "isolation %d", tt.isolation)
+		require.Equal(t, tt.offset, p.Offset, "isolation %d", tt.isolation)
+		if tt.offset == 1 {
+			require.Equal(t, t0.Add(4*time.Minute).UnixMilli(), p.Timestamp, "isolation %d", tt.isolation)
+		} else {
+			require.Greater(t, p.Timestamp, t0.Add(4*time.Minute).UnixMilli(), "isolation %d", tt.isolation)
+		}
+	}
+	require.Equal(t, int16(0), w.end(false))
 }
