@@ -112,7 +112,7 @@ func TestGroupStress(t *testing.T) {
 		})
 		return &wg
 	}
-	consume := func() {
+	consume := func(t *testing.T) {
 		for _, g := range groups {
 			c, err := s.Consumer(g, []string{"events"}, strata.ConsumerOptions{})
 			require.NoError(t, err, "group %s", g)
@@ -132,7 +132,7 @@ func TestGroupStress(t *testing.T) {
 		srv.groups.mu.Unlock()
 		require.Zero(t, left, "every group forgotten")
 		require.Zero(t, wireMembers(srv))
-		consume()
+		consume(t)
 
 		stop = make(chan struct{})
 		wg = crowd(srv, stop)
@@ -141,7 +141,7 @@ func TestGroupStress(t *testing.T) {
 		close(stop)
 		wg.Wait()
 		require.Zero(t, wireMembers(srv))
-		consume()
+		consume(t)
 	})
 }
 
