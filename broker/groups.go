@@ -150,13 +150,13 @@ func (gs *groups) close() {
 		}
 		clear(g.members)
 		clear(g.pending)
-		gs.mu.n = 0
 		if g.release != nil {
 			g.release()
 			g.release = nil
 		}
 		delete(gs.mu.m, name)
 	}
+	gs.mu.n = 0
 }
 
 // groupLocked returns the group named name, nil if there is none.
