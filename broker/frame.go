@@ -28,8 +28,9 @@ type header struct {
 	version  int16
 	corr     int32
 	clientID string
-	// sasl is the SASL state of a connection that has not authenticated
-	// yet, for the SASL handlers; nil once it has, or without SASL.
+	// sasl is the connection's SASL state, for the SASL handlers: set
+	// while it has not authenticated and, when sessions end
+	// (SASL.SessionLifetime), for its re-authentications; nil otherwise.
 	sasl *saslConn
 }
 
