@@ -22,7 +22,7 @@ import (
 // retries a null one forever).
 //
 // The batches are not copied: the response aliases the segments' memory
-// mappings, pinned (View.PinBatches) until the connection's writer has
+// mappings, pinned (View.PinBatches) until the connection has
 // written them with one writev (see fetchResponse), so that retention,
 // compaction, DeleteRecords or Store.Close meanwhile never changes the
 // bytes sent; a pinned dropped segment is removed once written, or once
@@ -107,7 +107,7 @@ type position struct {
 
 // once reads every partition of the request, or of its session, into a
 // new f.resp (whose batches it pins: the caller releases them, or hands
-// them to the writer), and returns the bytes of records in it, whether a
+// them to the connection to write), and returns the bytes of records in it, whether a
 // partition failed, and where each partition's next data would start.
 func (f *fetch) once() (int, bool, []position) {
 	resp := &fetchResponse{FetchResponse: f.req.ResponseKind().(*kmsg.FetchResponse)}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/tls"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -23,28 +24,32 @@ const reusedFrameBytes = 1 << 20
 const readBufferBytes = 8 << 10
 
 // conn is one client connection: serve reads, decodes and handles its
-// requests in order, and a writer goroutine writes the responses in the
-// same order.
+// requests in order, and writes each response itself before it blocks
+// reading the next request, as Kafka's SocketServer mutes a connection's
+// reads while its response is being sent.
 type conn struct {
 	srv *Server
 	nc  net.Conn
 	raw net.Conn      // the TCP connection under nc: nc itself without TLS
 	in  io.Reader     // what requests are read from: nc, buffered by read
-	out chan response // to the writer, in request order
+	br  *bufio.Reader // in once read buffers it
 	buf []byte        // the last request's frame, reused when small
 	// sasl is the SASL session of an authenticated connection, kept when
 	// sessions end (SASL.SessionLifetime); nil otherwise.
 	sasl *saslConn
-}
 
-// response is a response to write, with the correlation id of its request.
-type response struct {
-	corr int32
-	resp kmsg.Response
+	// pending holds the encoded responses not yet written, in request
+	// order: those of the requests handled since the last write.
+	pending []byte
+	since   time.Time    // when the first pending response was handled
+	fetch   frameBuffers // a Fetch response's frame being written
+	iov     net.Buffers
+	failed  bool             // a write failed: nothing more is written
+	now     func() time.Time // the clock: time.Now but in tests
 }
 
 func newConn(srv *Server, nc net.Conn) *conn {
-	c := &conn{srv: srv, nc: nc, raw: nc, out: make(chan response, 8)}
+	c := &conn{srv: srv, nc: nc, raw: nc, now: time.Now}
 	if tc, ok := nc.(*tls.Conn); ok {
 		// A tls.Listener's: TLS already, with the listener's config.
 		c.raw = tc.NetConn()
@@ -64,27 +69,35 @@ func (c *conn) serve() {
 		c.nc.Close()
 		return
 	}
-	wrote := make(chan struct{})
-	go func() {
-		defer close(wrote)
-		c.write()
-	}()
-	if err := c.read(); err != nil {
+	err := c.read()
+	if ferr := c.flush(nil); err == nil {
+		err = ferr
+	}
+	if err != nil {
 		c.srv.logf("broker: %s: closed: %v", c.nc.RemoteAddr(), err)
 	}
-	close(c.out)
-	<-wrote
 	c.nc.Close()
 }
 
 // read handles requests until one fails; the error says why the
-// connection closes (nil when the client closed it).
+// connection closes (nil when the client closed it). The responses of
+// the requests that arrived together are written together, once no
+// whole request is left in the read buffer (or sooner: see respond,
+// waits and coalesceWait), so that a client with requests in flight
+// costs one read and one write for several; the idle deadline is set
+// before each read that may wait for the client, not for each request.
 func (c *conn) read() error {
-	c.in = bufio.NewReaderSize(c.nc, readBufferBytes)
+	c.br = bufio.NewReaderSize(c.nc, readBufferBytes)
+	c.in = c.br
 	var size [4]byte
 	for {
-		if c.srv.opts.IdleTimeout > 0 {
-			_ = c.nc.SetReadDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
+		if !c.requestBuffered() {
+			if err := c.flush(nil); err != nil {
+				return err
+			}
+			if c.srv.opts.IdleTimeout > 0 {
+				_ = c.nc.SetReadDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
+			}
 		}
 		if _, err := io.ReadFull(c.in, size[:]); err != nil {
 			if err == io.EOF {
@@ -100,14 +113,53 @@ func (c *conn) read() error {
 		if err != nil {
 			return fmt.Errorf("broker: request of %d bytes cut short: %w", n, err)
 		}
+		if len(c.pending) > 0 && (waits(frame) || c.now().Sub(c.since) >= coalesceWait) {
+			if err := c.flush(nil); err != nil {
+				return err
+			}
+		}
 		resp, corr, err := c.handle(frame)
 		if resp != nil {
-			c.out <- response{corr: corr, resp: resp}
+			if werr := c.respond(corr, resp); werr != nil {
+				return werr
+			}
 		}
 		if err != nil {
 			return err
 		}
 	}
+}
+
+// requestBuffered reports whether a whole request is in the read
+// buffer, so that reading it cannot wait for the client.
+func (c *conn) requestBuffered() bool {
+	if c.br.Buffered() < 4 {
+		return false
+	}
+	p, _ := c.br.Peek(4)
+	return uint64(c.br.Buffered()-4) >= uint64(binary.BigEndian.Uint32(p))
+}
+
+// coalesceWait is how long a response may wait for the requests that
+// arrived with its own to be handled, so that it goes out with theirs.
+const coalesceWait = 500 * time.Microsecond
+
+// waits reports whether the handler of the request frame (after its
+// size) may wait for something else than its own work: for records to
+// arrive (Fetch) or for other clients (a group's rebalance, say). The
+// responses before such a request are written before it is handled.
+// Only the APIs a client sends many of in a row without waiting are
+// taken not to wait.
+func waits(frame []byte) bool {
+	if len(frame) < 2 {
+		return true
+	}
+	switch kmsg.Key(binary.BigEndian.Uint16(frame)) {
+	case kmsg.Produce, kmsg.ListOffsets, kmsg.Metadata, kmsg.OffsetCommit,
+		kmsg.OffsetFetch, kmsg.FindCoordinator, kmsg.Heartbeat, kmsg.ApiVersions:
+		return false
+	}
+	return true
 }
 
 // readFrame reads a request frame of n bytes (after its size). One
@@ -150,82 +202,80 @@ func (c *conn) frame(n int) []byte {
 	return c.buf[:n]
 }
 
-// coalesceBytes is how many bytes of the responses that are ready at once
-// the writer gathers into one write.
+// coalesceBytes is how many bytes of responses a connection gathers
+// before it writes them.
 const coalesceBytes = 64 << 10
 
-// write writes the responses the reader hands it until it closes out. A
-// failed write closes the connection, and the rest are dropped. The
-// responses ready at once go out together, in one write (up to
-// coalesceBytes of them, and a Fetch response last), so that a client with
-// requests in flight costs one system call for several; none waits for
-// another. A Fetch response goes out in one writev, its large record sets
-// straight from the segment mappings it pins, which it releases once
-// written or dropped.
-func (c *conn) write() {
-	var buf []byte
-	var frame frameBuffers
-	var iov net.Buffers
-	failed := false
-	for r := range c.out {
-		if failed {
-			releaseResponse(r.resp)
-			continue
-		}
-		if c.srv.opts.IdleTimeout > 0 {
-			_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
-		}
-		fr := c.gather(&buf, &frame, r)
-		iov = iov[:0]
-		if len(buf) > 0 {
-			iov = append(iov, buf)
-		}
-		if fr != nil {
-			iov = frame.buffers(iov)
-		}
-		w := iov // WriteTo consumes its receiver
-		_, err := w.WriteTo(c.nc)
-		clear(iov) // no references to the mappings once released
-		if fr != nil {
-			fr.release()
-			if cap(frame.head) > reusedFrameBytes {
-				frame.head = nil
-			}
-		}
-		if cap(buf) > reusedFrameBytes {
-			buf = nil
-		}
-		if err != nil {
-			failed = true
-			c.nc.Close() // the reader's next read fails
-		}
+// respond encodes resp, the response to the request of correlation id
+// corr, after the pending ones, releasing it, and writes them once they
+// hold coalesceBytes. A Fetch response is written at once, after the
+// pending ones, in one writev, its large record sets straight from the
+// segment mappings it pins, which it releases once written or dropped.
+// The error is the write's: the connection closes, and later responses
+// are dropped.
+func (c *conn) respond(corr int32, resp kmsg.Response) error {
+	if fr, ok := resp.(*fetchResponse); ok && appendFetchFrame(&c.fetch, corr, fr.FetchResponse) {
+		return c.flush(fr)
 	}
+	if c.failed {
+		releaseResponse(resp)
+		return errWriteFailed
+	}
+	if len(c.pending) == 0 {
+		c.since = c.now()
+	}
+	c.pending = appendResponse(c.pending, corr, resp)
+	releaseResponse(resp)
+	if len(c.pending) >= coalesceBytes {
+		return c.flush(nil)
+	}
+	return nil
 }
 
-// gather encodes r, and the responses after it that are ready, into
-// buf[:0], releasing them, until a Fetch response, which it encodes into
-// frame (with its record sets as cuts) and returns, holding its pins; or
-// until none is ready or buf holds coalesceBytes.
-func (c *conn) gather(buf *[]byte, frame *frameBuffers, r response) *fetchResponse {
-	*buf = (*buf)[:0]
-	for {
-		if fr, ok := r.resp.(*fetchResponse); ok && appendFetchFrame(frame, r.corr, fr.FetchResponse) {
-			return fr
+// errWriteFailed is the error of a write after one that failed.
+var errWriteFailed = errors.New("broker: an earlier write failed")
+
+// flush writes the pending responses, then fr's frame (which
+// appendFetchFrame built in c.fetch) when fr is not nil, releasing fr,
+// in one write within IdleTimeout.
+func (c *conn) flush(fr *fetchResponse) error {
+	if len(c.pending) == 0 && fr == nil {
+		return nil
+	}
+	if c.failed {
+		if fr != nil {
+			fr.release()
 		}
-		*buf = appendResponse(*buf, r.corr, r.resp)
-		releaseResponse(r.resp)
-		if len(*buf) >= coalesceBytes {
-			return nil
-		}
-		var more bool
-		select {
-		case r, more = <-c.out:
-		default:
-		}
-		if !more {
-			return nil
+		return errWriteFailed
+	}
+	if c.srv.opts.IdleTimeout > 0 {
+		_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
+	}
+	c.iov = c.iov[:0]
+	if len(c.pending) > 0 {
+		c.iov = append(c.iov, c.pending)
+	}
+	if fr != nil {
+		c.iov = c.fetch.buffers(c.iov)
+	}
+	w := c.iov // WriteTo consumes its receiver
+	_, err := w.WriteTo(c.nc)
+	clear(c.iov) // no references to the mappings once released
+	if fr != nil {
+		fr.release()
+		if cap(c.fetch.head) > reusedFrameBytes {
+			c.fetch.head = nil
 		}
 	}
+	c.pending = c.pending[:0]
+	if cap(c.pending) > reusedFrameBytes {
+		c.pending = nil
+	}
+	if err != nil {
+		c.failed = true
+		return fmt.Errorf("broker: writing responses: %w", err)
+	}
+	return nil
 }
 
 // handleFrame decodes and handles one request frame (the bytes after the

@@ -39,9 +39,9 @@ func (c *conn) handshake() error {
 }
 
 // authenticate runs a SASL exchange on the connection, reading each
-// request and writing its response itself (the writer goroutine has not
-// started), until the client has authenticated. An error, after the
-// response that says why when there is one, closes the connection.
+// request and writing its response at once, until the client has
+// authenticated. An error, after the response that says why when there is
+// one, closes the connection.
 func (c *conn) authenticate() error {
 	sc := &saslConn{srv: c.srv.sasl}
 	for !sc.done {

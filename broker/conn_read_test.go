@@ -100,11 +100,15 @@ func (r *repeatConn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// readsConn is a net.Conn whose reads come from r, counted.
+// readsConn is a net.Conn whose reads come from r, counted, and whose
+// writes are kept, as are its deadlines' counts.
 type readsConn struct {
-	net.Conn // nil: only what the reader calls is implemented
+	net.Conn // nil: only what the connection calls is implemented
 	r        io.Reader
 	reads    int
+	writes   [][]byte
+	// readDeadlines and writeDeadlines count the deadlines set.
+	readDeadlines, writeDeadlines int
 }
 
 func (c *readsConn) Read(p []byte) (int, error) {
@@ -112,11 +116,26 @@ func (c *readsConn) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-func (c *readsConn) SetReadDeadline(time.Time) error { return nil }
+func (c *readsConn) Write(p []byte) (int, error) {
+	c.writes = append(c.writes, append([]byte(nil), p...))
+	return len(p), nil
+}
+
+func (c *readsConn) SetReadDeadline(time.Time) error {
+	c.readDeadlines++
+	return nil
+}
+
+func (c *readsConn) SetWriteDeadline(time.Time) error {
+	c.writeDeadlines++
+	return nil
+}
 
 // TestPipelinedRequestsReadTogether: small requests that arrive together
 // are read with one read call, not two each (the size, then the frame),
-// and each is handled in order.
+// handled in order, and their responses written with one write call, with
+// one read deadline for the read that waits for them (and one for the
+// read of the end) and one write deadline.
 func TestPipelinedRequestsReadTogether(t *testing.T) {
 	srv := testServer(t)
 	f := kmsg.NewRequestFormatter()
@@ -130,20 +149,49 @@ func TestPipelinedRequestsReadTogether(t *testing.T) {
 	}
 	nc := &readsConn{r: bytes.NewReader(input)}
 	c := newConn(srv, nc)
-	done := make(chan []int32)
-	go func() {
-		var corrs []int32
-		for r := range c.out {
-			corrs = append(corrs, r.corr)
-		}
-		done <- corrs
-	}()
 	require.NoError(t, c.read())
-	close(c.out)
+	require.Len(t, nc.writes, 1, "one write of the responses")
+	var corrs []int32
+	for out := nc.writes[0]; len(out) >= 8; {
+		n := 4 + int(binary.BigEndian.Uint32(out))
+		require.LessOrEqual(t, n, len(out))
+		corrs = append(corrs, int32(binary.BigEndian.Uint32(out[4:])))
+		out = out[n:]
+	}
 	want := make([]int32, requests)
 	for i := range want {
 		want[i] = int32(i)
 	}
-	require.Equal(t, want, <-done)
+	require.Equal(t, want, corrs)
 	require.LessOrEqual(t, nc.reads, 2, "one read of the requests, one of the end") // input is under readBufferBytes
+	require.Equal(t, 2, nc.readDeadlines, "deadlines for the read of the requests and of the end")
+	require.Equal(t, 1, nc.writeDeadlines)
+}
+
+// TestPipelinedResponseWaitsBounded: a response handled coalesceWait or
+// longer before the next request of those that arrived with it is
+// written before that request is handled, not held for the others'.
+func TestPipelinedResponseWaitsBounded(t *testing.T) {
+	srv := testServer(t)
+	f := kmsg.NewRequestFormatter()
+	var input []byte
+	const requests = 5
+	for i := range requests {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.SetVersion(3)
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "raw", "1"
+		input = append(input, f.AppendRequest(nil, req, int32(i))...)
+	}
+	nc := &readsConn{r: bytes.NewReader(input)}
+	c := newConn(srv, nc)
+	now := time.Unix(0, 0)
+	c.now = func() time.Time { // each request takes coalesceWait
+		now = now.Add(coalesceWait)
+		return now
+	}
+	require.NoError(t, c.read())
+	require.Equal(t, requests, len(nc.writes), "one write a response")
+	for i, w := range nc.writes {
+		require.Equal(t, int32(i), int32(binary.BigEndian.Uint32(w[4:])), "correlation id")
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -22,9 +23,10 @@ func (w *writesConn) Write(p []byte) (int, error) {
 
 func (w *writesConn) Close() error { return nil }
 
-// TestWriteCoalesces checks that the responses ready at once go out in
-// one write, in order, up to coalesceBytes of them and a Fetch response
-// last, and that the bytes are each response's frame back to back.
+// TestWriteCoalesces checks that the responses handled before a flush go
+// out in one write, in order, up to coalesceBytes of them and a Fetch
+// response last, and that the bytes are each response's frame back to
+// back.
 func TestWriteCoalesces(t *testing.T) {
 	produce := func() kmsg.Response {
 		resp := kmsg.NewPtrProduceResponse()
@@ -69,14 +71,13 @@ func TestWriteCoalesces(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &writesConn{}
-			c := &conn{srv: &Server{}, nc: w, out: make(chan response, len(tc.resps))}
+			c := &conn{srv: &Server{}, nc: w, now: time.Now}
 			var want [][]byte
 			for i, resp := range tc.resps {
-				c.out <- response{corr: int32(i), resp: resp}
 				want = append(want, appendResponse(nil, int32(i), resp))
+				require.NoError(t, c.respond(int32(i), resp))
 			}
-			close(c.out)
-			c.write()
+			require.NoError(t, c.flush(nil))
 			require.Equal(t, bytes.Join(want, nil), bytes.Join(w.writes, nil), "the frames in order")
 			require.Len(t, w.writes, tc.calls)
 			for i, n := range tc.writes {

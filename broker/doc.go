@@ -92,16 +92,23 @@
 // # Connections
 //
 // Each connection has one goroutine that reads, decodes and handles
-// requests in order, and one that writes the responses, in the same order.
+// requests in order and writes their responses in the same order: the
+// responses so far before it waits for a request that has not arrived
+// whole (as Kafka's SocketServer mutes a connection while its response is
+// sent), so that the responses of requests that arrive together go out in
+// one write; those before a request that may wait (a long-poll Fetch, a
+// JoinGroup) are written before it waits.
+//
 // A frame is a 4-byte big-endian size and that many bytes; a size over
 // Options.MaxRequestBytes, a frame that does not decode, an unknown key, or
 // a version out of the served range closes the connection without touching
 // the store (an ApiVersions request at an unknown version is answered with
 // UNSUPPORTED_VERSION and the served ranges, as Kafka answers it). A frame
-// must arrive whole within Options.IdleTimeout of the reader's being done
-// with the previous request (the response may still be being written).
+// must arrive whole within Options.IdleTimeout of the connection's being
+// done with the previous request and the responses before it, and a write
+// of responses take no longer than that.
 //
-// A Fetch response's record batches are not copied: the writer sends them
+// A Fetch response's record batches are not copied: they are sent
 // from the segments' memory mappings in one writev with the rest of the
 // response, and the segments stay pinned until it is written. A segment
 // that retention, compaction, DeleteRecords or DeleteTopic drops

@@ -14,7 +14,7 @@ import (
 const zeroCopyMin = 4 << 10
 
 // fetchResponse is a Fetch response whose record batches alias segment
-// mappings pinned until the writer has written it (writeTo), or dropped
+// mappings pinned until the connection has written it, or dropped
 // it: release lets them go. Encoded by AppendTo, as any response, it is
 // the same bytes.
 type fetchResponse struct {
