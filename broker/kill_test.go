@@ -44,19 +44,7 @@ const killTopic = "kill9"
 // next child (a retry there may carry a new producer id, which idempotence
 // cannot match with the first attempt).
 func TestKill9Produce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts child processes")
-	}
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
-
-	dir := t.TempDir()
-	opts := &strata.Options{Sync: strata.SyncAlways, Logger: slog.New(slog.DiscardHandler)}
-	s, err := strata.Open(dir, opts)
-	require.NoError(t, err)
-	require.NoError(t, s.CreateTopic(killTopic, strata.TopicConfig{Partitions: 3}))
-	require.NoError(t, s.Close())
+	rng, dir, opts := killSetup(t)
 
 	const rounds = 6
 	acked := map[string]bool{}
@@ -69,7 +57,7 @@ func TestKill9Produce(t *testing.T) {
 		}
 	}
 
-	s, err = strata.Open(dir, opts)
+	s, err := strata.Open(dir, opts)
 	require.NoError(t, err)
 	defer s.Close()
 	seen := map[string]int{}
@@ -151,6 +139,25 @@ func killRound(t *testing.T, dir string, round, kills int) []string {
 	mu.Lock()
 	defer mu.Unlock()
 	return acked
+}
+
+// killSetup skips the test under -short, and otherwise returns a
+// random source of a logged seed and a directory holding killTopic (3
+// partitions), with the options its store is to be opened with.
+func killSetup(t *testing.T) (*rand.Rand, string, *strata.Options) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	dir := t.TempDir()
+	opts := &strata.Options{Sync: strata.SyncAlways, Logger: slog.New(slog.DiscardHandler)}
+	s, err := strata.Open(dir, opts)
+	require.NoError(t, err)
+	require.NoError(t, s.CreateTopic(killTopic, strata.TopicConfig{Partitions: 3}))
+	require.NoError(t, s.Close())
+	return rand.New(rand.NewPCG(seed, 0)), dir, opts
 }
 
 // startServer runs TestKill9ProduceChild serving dir and returns the

@@ -3,8 +3,6 @@ package broker_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -26,18 +24,7 @@ import (
 // is, the one in flight at a kill whole or not at all, nothing twice, and
 // no partition holds a transaction open.
 func TestKill9Txns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts child processes")
-	}
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
-	dir := t.TempDir()
-	opts := &strata.Options{Sync: strata.SyncAlways, Logger: slog.New(slog.DiscardHandler)}
-	s, err := strata.Open(dir, opts)
-	require.NoError(t, err)
-	require.NoError(t, s.CreateTopic(killTopic, strata.TopicConfig{Partitions: 3}))
-	require.NoError(t, s.Close())
+	rng, dir, opts := killSetup(t)
 
 	ended := map[string]bool{} // transaction name: committed
 	const rounds = 4
@@ -48,7 +35,7 @@ func TestKill9Txns(t *testing.T) {
 		}
 	}
 
-	s, err = strata.Open(dir, opts)
+	s, err := strata.Open(dir, opts)
 	require.NoError(t, err)
 	defer s.Close()
 	seen := map[string]int{} // transaction name: records visible
