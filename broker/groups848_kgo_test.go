@@ -29,28 +29,13 @@ func startConsumer848(t *testing.T, srv *broker.Server, group, topic string, see
 // the store's, and the members are the store's group coordinator's.
 func TestKgo848Group(t *testing.T) {
 	s, srv := serve(t, &broker.Options{GroupHeartbeatInterval: 50 * time.Millisecond})
-	const parts = 4
-	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: parts}))
-	produce := orderProducer(t, s, "orders", parts)
 	var seen counter
-	produce(100)
-	a := startConsumer848(t, srv, "billing", "orders", &seen)
-	defer a.stop()
-	eventually(t, "the first consumer to consume everything", func() bool { return seen.len() == 100 })
-	require.Equal(t, parts, a.owned())
-	require.Len(t, s.GroupMembers("billing"), 1, "the wire member is the store's")
-
-	b := startConsumer848(t, srv, "billing", "orders", &seen)
-	eventually(t, "the partitions to be shared", func() bool { return a.owned() == parts/2 && b.owned() == parts/2 })
-	produce(100)
-	eventually(t, "the second hundred", func() bool { return seen.len() == 200 })
-	b.stop()
-	eventually(t, "the first consumer to own every partition", func() bool { return a.owned() == parts })
-	produce(100)
-	eventually(t, "the third hundred", func() bool { return seen.len() == 300 })
-
-	seen.requireOnce(t)
-	eventuallyCommitted(t, s, "billing", "orders")
+	shareAndGiveBack(t, s, 4, &seen, func() (groupMember, func()) {
+		gc := startConsumer848(t, srv, "billing", "orders", &seen)
+		return gc, gc.stop
+	}, func() {
+		require.Len(t, s.GroupMembers("billing"), 1, "the wire member is the store's")
+	})
 }
 
 // TestKgo848WithConsumer puts a kgo consumer of KIP-848's protocol and a

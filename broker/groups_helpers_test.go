@@ -102,3 +102,41 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// groupMember is a member of a group whose partitions a test counts.
+type groupMember interface{ owned() int }
+
+// shareAndGiveBack runs two members of group "billing" over "orders" in
+// s, parts partitions: the first, alone, consumes the first hundred
+// records and owns every partition (then alone runs, if not nil); the
+// second joins and they own half each while they consume the second
+// hundred; the second stops and the first owns every partition again
+// and consumes the third hundred. Every record is consumed once and the
+// group's commits reach the end; the first member is still running when
+// it returns. start starts a member counting what it consumes in seen
+// and returns it with the function that stops it, which the test's
+// cleanup calls again.
+func shareAndGiveBack(t *testing.T, s *strata.Store, parts int, seen *counter, start func() (groupMember, func()), alone func()) {
+	t.Helper()
+	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: parts}))
+	produce := orderProducer(t, s, "orders", parts)
+	produce(100)
+	a, stopA := start()
+	t.Cleanup(stopA)
+	eventually(t, "the first member to consume everything", func() bool { return seen.len() == 100 })
+	require.Equal(t, parts, a.owned())
+	if alone != nil {
+		alone()
+	}
+	b, stopB := start()
+	t.Cleanup(stopB)
+	eventually(t, "the partitions to be shared", func() bool { return a.owned() == parts/2 && b.owned() == parts/2 })
+	produce(100)
+	eventually(t, "the second hundred", func() bool { return seen.len() == 200 })
+	stopB()
+	eventually(t, "the first member to own every partition", func() bool { return a.owned() == parts })
+	produce(100)
+	eventually(t, "the third hundred", func() bool { return seen.len() == 300 })
+	seen.requireOnce(t)
+	eventuallyCommitted(t, s, "billing", "orders")
+}

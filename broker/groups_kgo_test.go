@@ -121,27 +121,11 @@ func TestKgoGroup(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s, srv := serve(t, nil)
-			const parts = 4
-			require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: parts}))
-			produce := orderProducer(t, s, "orders", parts)
 			var seen counter
-			produce(100)
-			a := startGroupConsumer(t, srv, "billing", "orders", tt.balancer, &seen)
-			defer a.stop()
-			eventually(t, "the first consumer to consume everything", func() bool { return seen.len() == 100 })
-			require.Equal(t, parts, a.owned())
-
-			b := startGroupConsumer(t, srv, "billing", "orders", tt.balancer, &seen)
-			eventually(t, "the partitions to be shared", func() bool { return a.owned() == parts/2 && b.owned() == parts/2 })
-			produce(100)
-			eventually(t, "the second hundred", func() bool { return seen.len() == 200 })
-			b.stop()
-			eventually(t, "the first consumer to own every partition", func() bool { return a.owned() == parts })
-			produce(100)
-			eventually(t, "the third hundred", func() bool { return seen.len() == 300 })
-
-			seen.requireOnce(t)
-			eventuallyCommitted(t, s, "billing", "orders")
+			shareAndGiveBack(t, s, 4, &seen, func() (groupMember, func()) {
+				gc := startGroupConsumer(t, srv, "billing", "orders", tt.balancer, &seen)
+				return gc, gc.stop
+			}, nil)
 			_, err := s.Consumer("billing", []string{"orders"}, strata.ConsumerOptions{})
 			require.ErrorIs(t, err, strata.ErrGroupClaimed, "the group has a member over the wire")
 		})

@@ -9,7 +9,6 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stratalog/strata"
 	"github.com/stratalog/strata/broker"
 )
 
@@ -94,21 +93,8 @@ func startSaramaMember(t *testing.T, srv *broker.Server, group, topic string, se
 // consumed once and the group's commits reach the end (Store.Lag).
 func TestSaramaConsumerGroup(t *testing.T) {
 	s, srv := serve(t, nil)
-	const parts = 4
-	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: parts}))
-	produce := orderProducer(t, s, "orders", parts)
 	var seen counter
-	produce(100)
-	a, _ := startSaramaMember(t, srv, "billing", "orders", &seen)
-	eventually(t, "the first member to consume everything", func() bool { return seen.len() == 100 })
-	b, stopB := startSaramaMember(t, srv, "billing", "orders", &seen)
-	eventually(t, "the partitions to be shared", func() bool { return a.owned() == parts/2 && b.owned() == parts/2 })
-	produce(100)
-	eventually(t, "the second hundred", func() bool { return seen.len() == 200 })
-	stopB()
-	eventually(t, "the first member to own every partition", func() bool { return a.owned() == parts })
-	produce(100)
-	eventually(t, "the third hundred", func() bool { return seen.len() == 300 })
-	seen.requireOnce(t)
-	eventuallyCommitted(t, s, "billing", "orders")
+	shareAndGiveBack(t, s, 4, &seen, func() (groupMember, func()) {
+		return startSaramaMember(t, srv, "billing", "orders", &seen)
+	}, nil)
 }
