@@ -104,6 +104,20 @@ func txnCrashWorkload(t *testing.T, s *strata.Store, everySync bool) []txnAttemp
 // transaction is left open (the last stable offset is the end); and a new
 // transaction of the same id commits.
 func TestTxnSurviveCrashAtEveryOperation(t *testing.T) {
+	runTxnCrashTest(t, txnCrashWorkload, func(t *testing.T, s *strata.Store, at string) {
+		tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "relay"})
+		require.NoError(t, err, at)
+		require.NoError(t, tx.AppendTo(ctx, "b", 0, strata.Record{Value: []byte("after")}), at)
+		require.NoError(t, tx.Commit(ctx), at)
+	})
+}
+
+// runTxnCrashTest runs the crash test of transactions under SyncAlways
+// and SyncEvery: workload makes the transactions, until a call fails, on
+// a store the test crashes at each operation in turn; next, on the store
+// reopened after each crash and checked, commits a transaction of the id
+// "relay" writing "after" to b-0.
+func runTxnCrashTest(t *testing.T, workload func(t *testing.T, s *strata.Store, everySync bool) []txnAttempt, next func(t *testing.T, s *strata.Store, at string)) {
 	for _, tc := range []struct {
 		name   string
 		policy strata.SyncPolicy
@@ -114,19 +128,19 @@ func TestTxnSurviveCrashAtEveryOperation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			if tc.policy != strata.SyncEvery(txnCrashInterval) {
-				txnCrashTest(t, tc.policy, false)
+				txnCrashTest(t, tc.policy, false, workload, next)
 				return
 			}
 			// In a bubble, so that the background fsyncs come between
 			// the same transactions on every run.
 			synctest.Test(t, func(t *testing.T) {
-				txnCrashTest(t, tc.policy, true)
+				txnCrashTest(t, tc.policy, true, workload, next)
 			})
 		})
 	}
 }
 
-func txnCrashTest(t *testing.T, policy strata.SyncPolicy, everySync bool) {
+func txnCrashTest(t *testing.T, policy strata.SyncPolicy, everySync bool, workload func(t *testing.T, s *strata.Store, everySync bool) []txnAttempt, next func(t *testing.T, s *strata.Store, at string)) {
 	opts := &strata.Options{Sync: policy, RetentionCheckInterval: -1, CleanerInterval: -1, Logger: slog.New(slog.DiscardHandler)}
 	setup := func() *vfs.Mem {
 		m := vfs.NewMem()
@@ -143,7 +157,7 @@ func txnCrashTest(t *testing.T, policy strata.SyncPolicy, everySync bool) {
 	m := setup()
 	s := openCond(t, m, opts)
 	before := condOpCount(m)
-	attempts := txnCrashWorkload(t, s, everySync)
+	attempts := workload(t, s, everySync)
 	require.Len(t, attempts, txnCrashSteps)
 	for _, a := range attempts {
 		require.NotEqual(t, "uncertain", a.state)
@@ -157,15 +171,12 @@ func txnCrashTest(t *testing.T, policy strata.SyncPolicy, everySync bool) {
 		m := setup()
 		s := openCond(t, m, opts)
 		m.SetInjector(vfs.FailAfter(k, condCrashOps...))
-		attempts := txnCrashWorkload(t, s, everySync)
+		attempts := workload(t, s, everySync)
 		after := crashedWay(m, k, torn)
 		_ = s.Close()
 		s2 := openCond(t, after, opts, at)
 		checkTxnsRecovered(t, s2, attempts, at)
-		tx, err := s2.BeginTxn(ctx, strata.TxnOptions{ID: "relay"})
-		require.NoError(t, err, at)
-		require.NoError(t, tx.AppendTo(ctx, "b", 0, strata.Record{Value: []byte("after")}), at)
-		require.NoError(t, tx.Commit(ctx), at)
+		next(t, s2, at)
 		v := viewTxns(t, s2, "b", 0)
 		require.Equal(t, "after", v.committed[len(v.committed)-1], at)
 		require.NoError(t, s2.Close())
