@@ -54,11 +54,7 @@ func (s *Store) CreatePartitions(name string, total int) (err error) {
 	if err != nil {
 		return err
 	}
-	next := entries(*s.topics.Load())
-	e := next[name]
-	e.Config.Partitions = total
-	next[name] = e
-	if err := writeRegistry(s.fsys, s.dir, next); err != nil {
+	if err := s.recordTopicConfig(name, func(c *TopicConfig) { c.Partitions = total }); err != nil {
 		for _, p := range parts {
 			_ = p.Close()
 		}
@@ -135,12 +131,18 @@ func (s *Store) AlterTopicConfig(name string, cfg TopicConfig) (err error) {
 	if cfg == old {
 		return nil
 	}
-	next := entries(*s.topics.Load())
-	e := next[name]
-	e.Config = cfg
-	next[name] = e
-	if err := writeRegistry(s.fsys, s.dir, next); err != nil {
+	if err := s.recordTopicConfig(name, func(c *TopicConfig) { *c = cfg }); err != nil {
 		return err
 	}
 	return t.SetConfig(cfg)
+}
+
+// recordTopicConfig writes the store's registry, atomically, with topic
+// name's configuration changed by change. The caller holds s.mu.
+func (s *Store) recordTopicConfig(name string, change func(*TopicConfig)) error {
+	next := entries(*s.topics.Load())
+	e := next[name]
+	change(&e.Config)
+	next[name] = e
+	return writeRegistry(s.fsys, s.dir, next)
 }

@@ -385,6 +385,25 @@ func (c *txnCoordinator) producerTxnLocked(e *txnEntry, p TxnProducer, open bool
 	return t, nil
 }
 
+// lockOpenTxn returns the entry of p's id, its sem held, and p's open
+// transaction; with no transaction open, ErrInvalidTxnState. On error it
+// holds nothing.
+func (c *txnCoordinator) lockOpenTxn(ctx context.Context, p TxnProducer) (*txnEntry, *Txn, error) {
+	e, err := c.lockEntry(ctx, p.ID, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := c.producerTxnLocked(e, p, false)
+	if err == nil && t == nil {
+		err = fmt.Errorf("strata: transactional id %q has no transaction open: %w", e.id, ErrInvalidTxnState)
+	}
+	if err != nil {
+		e.unlock()
+		return nil, nil, err
+	}
+	return e, t, nil
+}
+
 // addPartitions is AddTxnPartitions.
 func (c *txnCoordinator) addPartitions(ctx context.Context, p TxnProducer, add []txn.Partition) error {
 	e, err := c.lockEntry(ctx, p.ID, false)
@@ -401,18 +420,11 @@ func (c *txnCoordinator) addPartitions(ctx context.Context, p TxnProducer, add [
 
 // appendBatch is AppendTxnBatch, to partition pp, named tp.
 func (c *txnCoordinator) appendBatch(ctx context.Context, p TxnProducer, tp txn.Partition, pp *partition.Partition, batch []byte) (int64, bool, error) {
-	e, err := c.lockEntry(ctx, p.ID, false)
+	e, t, err := c.lockOpenTxn(ctx, p)
 	if err != nil {
 		return 0, false, err
 	}
 	defer e.unlock()
-	t, err := c.producerTxnLocked(e, p, false)
-	if err != nil {
-		return 0, false, err
-	}
-	if t == nil {
-		return 0, false, fmt.Errorf("strata: transactional id %q has no transaction open: %w", e.id, ErrInvalidTxnState)
-	}
 	if !e.hasPartition(tp) {
 		return 0, false, fmt.Errorf("strata: %s-%d was not added to the transaction of %q: %w", tp.Topic, tp.Partition, e.id, ErrInvalidTxnState)
 	}
@@ -439,18 +451,11 @@ func (e *txnEntry) hasPartition(tp txn.Partition) bool {
 
 // commitOffsets is CommitTxnOffsets.
 func (c *txnCoordinator) commitOffsets(ctx context.Context, p TxnProducer, groupName string, add map[TopicPartition]OffsetAndMetadata) error {
-	e, err := c.lockEntry(ctx, p.ID, false)
+	e, t, err := c.lockOpenTxn(ctx, p)
 	if err != nil {
 		return err
 	}
 	defer e.unlock()
-	t, err := c.producerTxnLocked(e, p, false)
-	if err != nil {
-		return err
-	}
-	if t == nil {
-		return fmt.Errorf("strata: transactional id %q has no transaction open: %w", e.id, ErrInvalidTxnState)
-	}
 	return t.addOffsets(groupName, group.MemberRef{}, add)
 }
 
