@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,6 +52,7 @@ func TestCreatePartitionsUnderMaintenance(t *testing.T) {
 	}
 	var mu sync.Mutex
 	acked := map[string]strata.Position{}
+	var appended atomic.Int64
 	loop("append", func(i int) error {
 		d, err := s.DescribeTopic("t")
 		if err != nil {
@@ -65,6 +67,7 @@ func TestCreatePartitionsUnderMaintenance(t *testing.T) {
 		mu.Lock()
 		acked[key] = strata.Position{Partition: part, Offset: offs}
 		mu.Unlock()
+		appended.Add(1)
 		return nil
 	})
 	loop("retention", func(int) error { _, err := s.EnforceRetention(ctx); return err })
@@ -80,10 +83,10 @@ func TestCreatePartitionsUnderMaintenance(t *testing.T) {
 		return s.AlterTopicConfig("t", cfg)
 	})
 	for n := 2; n <= 12; n++ {
-		time.Sleep(10 * time.Millisecond)
+		waitProgress(t, &appended, int64(n)) // a record to each partition
 		require.NoError(t, s.CreatePartitions("t", n))
 	}
-	time.Sleep(20 * time.Millisecond)
+	waitProgress(t, &appended, 24)
 	close(stop)
 	wg.Wait()
 	close(errs)
@@ -156,5 +159,19 @@ func TestCreatePartitionsDeleteClose(t *testing.T) {
 				require.NoError(t, s.Close())
 			}
 		})
+	}
+}
+
+// waitProgress waits, up to a deadline, until n has counted by more
+// events, done by other goroutines, than when it was called.
+func waitProgress(t *testing.T, n *atomic.Int64, by int64) {
+	t.Helper()
+	want := n.Load() + by
+	deadline := time.Now().Add(30 * time.Second)
+	for n.Load() < want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d events of %d after 30 s", n.Load(), want)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

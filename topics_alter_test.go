@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -317,6 +318,7 @@ func TestCreatePartitionsConcurrent(t *testing.T) {
 	done := make(chan error, 3)
 	var acked []strata.Position
 	var mu sync.Mutex
+	var appended atomic.Int64
 	go func() {
 		for i := 0; ; i++ {
 			select {
@@ -353,6 +355,7 @@ func TestCreatePartitionsConcurrent(t *testing.T) {
 				done <- err
 				return
 			}
+			appended.Add(1)
 			if _, err := s.Lag(ctx, "g", "t"); err != nil {
 				done <- err
 				return
@@ -381,7 +384,7 @@ func TestCreatePartitionsConcurrent(t *testing.T) {
 		}
 	}()
 	for n := 2; n <= 8; n++ {
-		time.Sleep(5 * time.Millisecond)
+		waitProgress(t, &appended, int64(n))
 		require.NoError(t, s.CreatePartitions("t", n))
 	}
 	close(stop)
