@@ -60,6 +60,24 @@ func TestListOffsetTime(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(3), ot.Offset, "the first of the two 9s is gone")
 	require.True(t, at(9).Equal(ot.Timestamp))
+
+	// An open transaction's record is the latest: read_uncommitted finds
+	// it, read_committed the last record below the last stable offset.
+	p, err := s.InitTxnProducer(ctx, strata.TxnProducerOptions{ID: "y"})
+	require.NoError(t, err)
+	require.NoError(t, s.AddTxnPartitions(ctx, p, strata.TopicPartition{Topic: "t"}))
+	_, _, err = s.AppendTxnBatch(ctx, p, "t", 0, txnBatch(p, 0, "open")) // stamped now
+	require.NoError(t, err)
+	ot, err = s.View(strata.ReadUncommitted).ListOffsetTime("t", 0, strata.MaxTimestamp)
+	require.NoError(t, err)
+	require.Equal(t, int64(7), ot.Offset, "read_uncommitted")
+	require.True(t, ot.Timestamp.After(at(9)))
+	ot, err = s.View(strata.ReadCommitted).ListOffsetTime("t", 0, strata.MaxTimestamp)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), ot.Offset, "read_committed")
+	require.True(t, at(9).Equal(ot.Timestamp))
+	require.NoError(t, s.EndTxn(ctx, p, false))
+
 	_, err = s.ListOffsetTime("t", 1, strata.MaxTimestamp)
 	require.ErrorIs(t, err, strata.ErrUnknownPartition)
 	_, err = s.ListOffsetTime("t", 0, strata.OffsetSpec{})
