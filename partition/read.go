@@ -279,12 +279,20 @@ func maxDataTimestamp(seg *segment.Segment, from, limit int64) (int64, error) {
 		if err != nil || len(batches) == 0 {
 			return best, err
 		}
-		for bi := log.NewBatchIter(batches); bi.Next(); {
+		was := from
+		bi := log.NewBatchIter(batches)
+		for bi.Next() {
 			h := bi.Header()
 			from = h.NextOffset()
 			if !h.IsControl() {
 				best = max(best, h.MaxTimestamp)
 			}
+		}
+		if err := bi.Err(); err != nil {
+			return best, err
+		}
+		if from <= was {
+			return best, nil // nothing past from: never loop in place
 		}
 	}
 }

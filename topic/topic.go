@@ -128,8 +128,8 @@ func (t *Topic) AddPartitions(parts []*partition.Partition) {
 // DeleteRetention, MinCompactionLag and MaxCompactionLag (a zero one
 // meaning its default); any other difference (Partitions grows with
 // OpenPartitions and AddPartitions; zero keeps it), or a value out of
-// range, is ErrInvalidConfig, naming the setting, and changes nothing. Calls of AddPartitions and SetConfig must not
-// run concurrently.
+// range, is ErrInvalidConfig, naming the setting, and changes nothing.
+// Calls of AddPartitions and SetConfig must not run concurrently.
 func (t *Topic) SetConfig(cfg Config) error {
 	st := t.state.Load()
 	next, err := CheckChange(st.cfg, cfg)
