@@ -28,10 +28,10 @@ func (c *Consumer) Seek(tp TopicPartition, offset int64) (err error) {
 // does, to the offset spec names: Earliest (the start offset), Latest (the
 // end: only records appended from now on), AtTime(t), the first record
 // whose timestamp is at or after t, as ListOffsets finds it, or
-// MaxTimestamp; the end when no record matches. The offsets are those of the consumer's
-// Isolation: under ReadCommitted, Latest is the last stable offset. A
-// partition the consumer does not own is ErrNotOwner, the zero OffsetSpec
-// ErrInvalidConfig.
+// MaxTimestamp; the end when no record matches. The offsets are those of
+// the consumer's Isolation: under ReadCommitted, Latest is the last stable
+// offset. A partition the consumer does not own is ErrNotOwner, the zero
+// OffsetSpec ErrInvalidConfig.
 func (c *Consumer) SeekTo(tp TopicPartition, spec OffsetSpec) (err error) {
 	defer wrapErr(&err)
 	return c.seek(tp, func(start, end int64) (int64, error) {

@@ -43,9 +43,10 @@ type MemberInfo struct {
 }
 
 // Join adds a new member to group, subscribed to topics, and rebalances
-// the group; a claimed group (Claim) refuses it with [ErrGroupClaimed]. It returns the member's id, "<group>-<n>" for the n-th member
-// to join the group, and the new generation. The member owns nothing yet:
-// its first Sync hands it its partitions.
+// the group; a claimed group (Claim) refuses it with [ErrGroupClaimed].
+// It returns the member's id, "<group>-<n>" for the n-th member to join
+// the group, and the new generation. The member owns nothing yet: its
+// first Sync hands it its partitions.
 //
 // Member ids are compared as strings wherever order matters (Range and
 // RoundRobin walk the members in that order, as Kafka does), so "g-10"
