@@ -30,30 +30,11 @@ func TestCreatePartitionsUnderMaintenance(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	loop := func(name string, f func(i int) error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if err := f(i); err != nil {
-					errs <- fmt.Errorf("%s: %w", name, err)
-					return
-				}
-			}
-		}()
-	}
+	l := newLoops()
 	var mu sync.Mutex
 	acked := map[string]strata.Position{}
 	var appended atomic.Int64
-	loop("append", func(i int) error {
+	l.run("append", func(i int) error {
 		d, err := s.DescribeTopic("t")
 		if err != nil {
 			return err
@@ -70,9 +51,9 @@ func TestCreatePartitionsUnderMaintenance(t *testing.T) {
 		appended.Add(1)
 		return nil
 	})
-	loop("retention", func(int) error { _, err := s.EnforceRetention(ctx); return err })
-	loop("compact", func(int) error { _, err := s.Compact(ctx, "t"); return err })
-	loop("alter", func(i int) error {
+	l.run("retention", func(int) error { _, err := s.EnforceRetention(ctx); return err })
+	l.run("compact", func(int) error { _, err := s.Compact(ctx, "t"); return err })
+	l.run("alter", func(i int) error {
 		d, err := s.DescribeTopic("t")
 		if err != nil {
 			return err
@@ -87,12 +68,7 @@ func TestCreatePartitionsUnderMaintenance(t *testing.T) {
 		require.NoError(t, s.CreatePartitions("t", n))
 	}
 	waitProgress(t, &appended, 24)
-	close(stop)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+	require.NoError(t, l.wait())
 
 	mu.Lock()
 	want := len(acked)
@@ -159,19 +135,5 @@ func TestCreatePartitionsDeleteClose(t *testing.T) {
 				require.NoError(t, s.Close())
 			}
 		})
-	}
-}
-
-// waitProgress waits, up to a deadline, until n has counted by more
-// events, done by other goroutines, than when it was called.
-func waitProgress(t *testing.T, n *atomic.Int64, by int64) {
-	t.Helper()
-	want := n.Load() + by
-	deadline := time.Now().Add(30 * time.Second)
-	for n.Load() < want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d events of %d after 30 s", n.Load(), want)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -314,83 +314,47 @@ func TestCreatePartitionsConcurrent(t *testing.T) {
 	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
 	p := s.Producer(strata.ProducerOptions{Linger: time.Millisecond})
 	defer p.Close()
-	stop := make(chan struct{})
-	done := make(chan error, 3)
 	var acked []strata.Position
 	var mu sync.Mutex
 	var appended atomic.Int64
-	go func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				done <- p.Flush(ctx)
-				return
-			default:
-			}
-			r := rec(fmt.Sprint("k", i), "v")
-			if i%2 == 0 {
-				r.Key = nil
-			}
-			if err := p.Produce(ctx, "t", r, func(pos strata.Position, err error) {
-				mu.Lock()
-				defer mu.Unlock()
-				if err == nil {
-					acked = append(acked, pos)
-				}
-			}); err != nil {
-				done <- err
-				return
-			}
+	l := newLoops()
+	l.run("produce", func(i int) error {
+		r := rec(fmt.Sprint("k", i), "v")
+		if i%2 == 0 {
+			r.Key = nil
 		}
-	}()
-	go func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				done <- nil
-				return
-			default:
-			}
-			if _, err := s.Append(ctx, "t", rec(fmt.Sprint("a", i), "v")); err != nil {
-				done <- err
-				return
-			}
-			appended.Add(1)
-			if _, err := s.Lag(ctx, "g", "t"); err != nil {
-				done <- err
-				return
-			}
-		}
-	}()
-	go func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				done <- nil
-				return
-			default:
-			}
-			txn, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+		return p.Produce(ctx, "t", r, func(pos strata.Position, err error) {
+			mu.Lock()
+			defer mu.Unlock()
 			if err == nil {
-				err = txn.Append(ctx, "t", rec(fmt.Sprint("x", i), "v"))
+				acked = append(acked, pos)
 			}
-			if err == nil {
-				err = txn.Commit(ctx)
-			}
-			if err != nil {
-				done <- err
-				return
-			}
+		})
+	})
+	l.run("append", func(i int) error {
+		if _, err := s.Append(ctx, "t", rec(fmt.Sprint("a", i), "v")); err != nil {
+			return err
 		}
-	}()
+		appended.Add(1)
+		_, err := s.Lag(ctx, "g", "t")
+		return err
+	})
+	l.run("txn", func(i int) error {
+		txn, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+		if err == nil {
+			err = txn.Append(ctx, "t", rec(fmt.Sprint("x", i), "v"))
+		}
+		if err == nil {
+			err = txn.Commit(ctx)
+		}
+		return err
+	})
 	for n := 2; n <= 8; n++ {
 		waitProgress(t, &appended, int64(n))
 		require.NoError(t, s.CreatePartitions("t", n))
 	}
-	close(stop)
-	for range 3 {
-		require.NoError(t, <-done)
-	}
+	require.NoError(t, l.wait())
+	require.NoError(t, p.Flush(ctx))
 	mu.Lock()
 	defer mu.Unlock()
 	require.NotEmpty(t, acked)
