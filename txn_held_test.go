@@ -49,7 +49,7 @@ func TestPendingTxnOffset(t *testing.T) {
 	require.Equal(t, int64(1), om.Offset)
 
 	p = hold("a", 0, in0, in1)
-	q := hold("b", 0, in1)
+	hold("b", 0, in1)
 	require.NoError(t, s.EndTxn(ctx, p, false))
 	require.False(t, pending(0), "aborted")
 	require.True(t, pending(1), "b holds it still")
@@ -66,7 +66,6 @@ func TestPendingTxnOffset(t *testing.T) {
 	require.False(t, pending(1), "timed out")
 	_, ok = s.Committed("g", "in", 1)
 	require.False(t, ok)
-	_ = q
 
 	// A Txn's offsets alike.
 	txn, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "d"})
