@@ -73,7 +73,8 @@ func (c *conn) serve() {
 	if ferr := c.flush(nil); err == nil {
 		err = ferr
 	}
-	if err != nil {
+	if err != nil && !(errors.Is(err, net.ErrClosed) && c.srv.isClosed()) {
+		// A connection Close itself closed is not worth a line.
 		c.srv.logf("broker: %s: closed: %v", c.nc.RemoteAddr(), err)
 	}
 	c.nc.Close()

@@ -233,6 +233,13 @@ func (srv *Server) Close() error {
 	return err
 }
 
+// isClosed reports whether Close has been called.
+func (srv *Server) isClosed() bool {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return srv.mu.closed
+}
+
 // advertised returns the host and port Metadata gives for node 0.
 func (srv *Server) advertised() (string, int32) {
 	srv.mu.Lock()

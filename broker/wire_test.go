@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	stdlog "log"
 	"net"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -419,4 +421,23 @@ func waitServing(t *testing.T, srv *broker.Server) *broker.Server {
 		runtime.Gosched()
 	}
 	return srv
+}
+
+// TestCloseLogsNothingOfItsOwn checks that the connections Close closes
+// leave no line in ErrorLog, while one closed for a bad request does.
+func TestCloseLogsNothingOfItsOwn(t *testing.T) {
+	var logs lockedBuffer
+	s, err := strata.Open(t.TempDir(), nil)
+	require.NoError(t, err)
+	defer s.Close()
+	srv, err := broker.Start(s, &broker.Options{Addr: "127.0.0.1:0", ErrorLog: stdlog.New(&logs, "", 0)})
+	require.NoError(t, err)
+	idle := dial(t, srv)
+	idle.roundTrip(kmsg.NewPtrApiVersionsRequest())
+	bad := dial(t, srv)
+	_, err = bad.nc.Write([]byte{0x7f, 0xff, 0xff, 0xff})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "closed") }, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, srv.Close())
+	require.Equal(t, 1, strings.Count(logs.String(), "\n"), logs.String())
 }
