@@ -131,6 +131,20 @@ func (c *readsConn) SetWriteDeadline(time.Time) error {
 	return nil
 }
 
+// apiVersionsRequests returns n ApiVersions v3 requests, framed one after
+// the other, of correlation ids 0 to n-1.
+func apiVersionsRequests(n int) []byte {
+	f := kmsg.NewRequestFormatter()
+	var input []byte
+	for i := range n {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.SetVersion(3)
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "raw", "1"
+		input = append(input, f.AppendRequest(nil, req, int32(i))...)
+	}
+	return input
+}
+
 // TestPipelinedRequestsReadTogether: small requests that arrive together
 // are read with one read call, not two each (the size, then the frame),
 // handled in order, and their responses written with one write call, with
@@ -138,15 +152,8 @@ func (c *readsConn) SetWriteDeadline(time.Time) error {
 // read of the end) and one write deadline.
 func TestPipelinedRequestsReadTogether(t *testing.T) {
 	srv := testServer(t)
-	f := kmsg.NewRequestFormatter()
-	var input []byte
 	const requests = 20
-	for i := range requests {
-		req := kmsg.NewPtrApiVersionsRequest()
-		req.SetVersion(3)
-		req.ClientSoftwareName, req.ClientSoftwareVersion = "raw", "1"
-		input = append(input, f.AppendRequest(nil, req, int32(i))...)
-	}
+	input := apiVersionsRequests(requests)
 	nc := &readsConn{r: bytes.NewReader(input)}
 	c := newConn(srv, nc)
 	require.NoError(t, c.read())
@@ -173,15 +180,8 @@ func TestPipelinedRequestsReadTogether(t *testing.T) {
 // written before that request is handled, not held for the others'.
 func TestPipelinedResponseWaitsBounded(t *testing.T) {
 	srv := testServer(t)
-	f := kmsg.NewRequestFormatter()
-	var input []byte
 	const requests = 5
-	for i := range requests {
-		req := kmsg.NewPtrApiVersionsRequest()
-		req.SetVersion(3)
-		req.ClientSoftwareName, req.ClientSoftwareVersion = "raw", "1"
-		input = append(input, f.AppendRequest(nil, req, int32(i))...)
-	}
+	input := apiVersionsRequests(requests)
 	nc := &readsConn{r: bytes.NewReader(input)}
 	c := newConn(srv, nc)
 	now := time.Unix(0, 0)
