@@ -138,24 +138,11 @@ func (c *txnCoordinator) isClosed() bool {
 
 // begin opens a transaction of opts.ID (see BeginTxn).
 func (c *txnCoordinator) begin(ctx context.Context, opts TxnOptions) (*Txn, error) {
-	if err := c.ensureLoaded(); err != nil {
+	e, err := c.lockEntry(ctx, opts.ID, true)
+	if err != nil {
 		return nil, err
-	}
-	e := c.entry(opts.ID)
-	if err := e.lock(ctx); err != nil {
-		return nil, err
-	}
-	for e.gone {
-		e.unlock()
-		e = c.entry(opts.ID)
-		if err := e.lock(ctx); err != nil {
-			return nil, err
-		}
 	}
 	defer e.unlock()
-	if c.isClosed() {
-		return nil, ErrClosed
-	}
 	if old := e.live; old != nil {
 		// Kafka's fencing of a zombie: a bumped epoch that the old
 		// producer's writes are refused with, and its transaction aborted
