@@ -55,20 +55,9 @@ type AbortedTxn = partition.AbortedTxn
 func (s *Store) AppendBatch(ctx context.Context, topicName string, part int, batch []byte) (base int64, dup bool, err error) {
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
-	t, err := s.userTopic("append", topicName)
+	p, h, err := s.batchPartition(topicName, part, batch)
 	if err != nil {
 		return 0, false, err
-	}
-	p, err := t.Partition(part)
-	if err != nil {
-		return 0, false, err
-	}
-	h, err := log.ReadHeader(batch)
-	if err != nil {
-		return 0, false, fmt.Errorf("strata: append to %s-%d: %w", topicName, part, err)
-	}
-	if h.IsLegacy() {
-		return 0, false, fmt.Errorf("strata: append to %s-%d: a message of magic %d, not a RecordBatch (magic 2): %w", topicName, part, h.Magic, ErrUnsupportedFormat)
 	}
 	if h.IsControl() || h.IsTransactional() {
 		return 0, false, fmt.Errorf("strata: append to %s-%d: a transactional or control batch (attributes %#x) is written only by the store's transactions: %w", topicName, part, h.Attributes, ErrInvalidProducer)
@@ -77,6 +66,30 @@ func (s *Store) AppendBatch(ctx context.Context, topicName string, part int, bat
 		return 0, false, err
 	}
 	return p.AppendRawBatchProduced(batch)
+}
+
+// batchPartition returns the partition of a user topic that a Kafka
+// client's batch goes to, and the batch's header: a batch whose header is
+// short or bad is ErrIncomplete or ErrCorrupt, one of the formats before
+// RecordBatch v2 ErrUnsupportedFormat. The rest of the batch is checked
+// when it is appended.
+func (s *Store) batchPartition(topicName string, part int, batch []byte) (*partition.Partition, log.BatchHeader, error) {
+	t, err := s.userTopic("append", topicName)
+	if err != nil {
+		return nil, log.BatchHeader{}, err
+	}
+	p, err := t.Partition(part)
+	if err != nil {
+		return nil, log.BatchHeader{}, err
+	}
+	h, err := log.ReadHeader(batch)
+	if err != nil {
+		return nil, log.BatchHeader{}, fmt.Errorf("strata: append to %s-%d: %w", topicName, part, err)
+	}
+	if h.IsLegacy() {
+		return nil, log.BatchHeader{}, fmt.Errorf("strata: append to %s-%d: a message of magic %d, not a RecordBatch (magic 2): %w", topicName, part, h.Magic, ErrUnsupportedFormat)
+	}
+	return p, h, nil
 }
 
 // ReadBatches appends to buf[:0] the whole stored batches of a partition

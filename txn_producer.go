@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/stratalog/strata/group"
-	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/txn"
 )
@@ -139,21 +138,11 @@ func (s *Store) AddTxnPartitions(ctx context.Context, p TxnProducer, parts ...To
 func (s *Store) AppendTxnBatch(ctx context.Context, p TxnProducer, topicName string, part int, batch []byte) (base int64, dup bool, err error) {
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
-	t, err := s.userTopic("append", topicName)
+	pp, h, err := s.batchPartition(topicName, part, batch)
 	if err != nil {
 		return 0, false, err
-	}
-	pp, err := t.Partition(part)
-	if err != nil {
-		return 0, false, err
-	}
-	h, err := log.ReadHeader(batch)
-	if err != nil {
-		return 0, false, fmt.Errorf("strata: append to %s-%d: %w", topicName, part, err)
 	}
 	switch {
-	case h.IsLegacy():
-		return 0, false, fmt.Errorf("strata: append to %s-%d: a message of magic %d, not a RecordBatch (magic 2): %w", topicName, part, h.Magic, ErrUnsupportedFormat)
 	case !h.IsTransactional() || h.IsControl():
 		return 0, false, fmt.Errorf("strata: append to %s-%d: a transaction's batch must be transactional and not a control batch (attributes %#x): %w", topicName, part, h.Attributes, ErrInvalidProducer)
 	case h.ProducerID != p.ProducerID || h.ProducerEpoch != p.Epoch:
