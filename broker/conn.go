@@ -165,9 +165,10 @@ func waits(frame []byte) bool {
 
 // readFrame reads a request frame of n bytes (after its size). One
 // larger than reusedFrameBytes is read into a buffer that grows with what
-// arrives, four times as large each time it is full, so that a size
-// prefix makes the broker allocate at most five times what the client has
-// sent, not what it claims it will send; a whole frame costs at most four
+// arrives, from reusedFrameBytes, four times as large each time it is
+// full, so that a size prefix makes the broker allocate at most
+// reusedFrameBytes or 16/3 times what the client has sent, whichever is
+// more, not what it claims it will send; a whole frame costs at most four
 // thirds of its size more in copies and allocation than one buffer of its
 // size (a third for a size of 4^k MiB).
 func (c *conn) readFrame(n int) ([]byte, error) {
