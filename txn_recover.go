@@ -161,13 +161,17 @@ func (c *txnCoordinator) replay(t *topic.Topic) error {
 // their partition, or keep a later record of the id and lose a marker. A
 // producer's open transaction is committed if its transactional id's last
 // PrepareCommit or CompleteCommit record is at the same producer id and
-// epoch (each transaction has an epoch of its own, and a transaction is
-// decided once its PrepareCommit is durable), and aborted otherwise, at an
-// epoch no older than the partition's. The id's epoch is raised to the
-// newest any partition holds of its producer id, so that its next
-// transaction's epoch is new to every partition: the Ongoing and
-// PrepareAbort records are not fsynced, and the batches and markers of an
-// aborted transaction (or of one committed in one phase) can outlive them.
+// epoch with no Ongoing record at that epoch after it (a Txn has an epoch
+// of its own; a TxnProducer keeps its epoch, and unless the store's
+// policy is SyncNever, the Ongoing record of its next transaction at that
+// epoch is fsynced before the transaction writes; a transaction is
+// decided once its PrepareCommit is durable), and aborted otherwise, at
+// an epoch no older than the partition's. The id's epoch is raised to
+// the newest any partition holds of its producer id, so that its next
+// transaction's epoch is new to every partition: the other Ongoing
+// records and the PrepareAbort records are not fsynced, and the batches
+// and markers of an aborted transaction (or of one committed in one
+// phase) can outlive them.
 func (c *txnCoordinator) sweep() error {
 	owners := map[int64]*txnEntry{}
 	for _, e := range c.ids {
