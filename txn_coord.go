@@ -143,34 +143,46 @@ func (c *txnCoordinator) begin(ctx context.Context, opts TxnOptions) (*Txn, erro
 		return nil, err
 	}
 	defer e.unlock()
+	if err := c.newEpochLocked(e, "BeginTxn", opts.Timeout); err != nil {
+		return nil, err
+	}
+	pid, epoch := e.meta.ProducerID, e.meta.ProducerEpoch
+	e.meta.Partitions = nil
+	t := &Txn{s: c.s, e: e, id: opts.ID, pid: pid, epoch: epoch, timeout: opts.Timeout, start: c.s.opts.Now()}
+	t.expiry = time.AfterFunc(opts.Timeout, func() { c.expire(t) })
+	e.live = t
+	return t, nil
+}
+
+// newEpochLocked starts a new producer session of the id, at timeout:
+// it fences the id's open transaction, if any, aborting it at a bumped
+// epoch (the call of the newer producer, by, is named in its error),
+// finishes what the last transaction left, and gives the id its next
+// epoch. The caller holds e's sem.
+func (c *txnCoordinator) newEpochLocked(e *txnEntry, by string, timeout time.Duration) error {
 	if old := e.live; old != nil {
 		// Kafka's fencing of a zombie: a bumped epoch that the old
 		// producer's writes are refused with, and its transaction aborted
 		// at it.
-		err := c.abortLocked(e, old, fmt.Errorf("strata: transaction %q: a newer BeginTxn of its id fenced it: %w", e.id, ErrProducerFenced))
+		err := c.abortLocked(e, old, fmt.Errorf("strata: transaction %q: a newer %s of its id fenced it: %w", e.id, by, ErrProducerFenced))
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
 	// A failure can have left the last transaction unfinished (a marker
 	// that could not be written): it is finished first, as Kafka's
 	// coordinator retries its markers until they are written.
 	if err := c.settleLocked(e); err != nil {
-		return nil, err
+		return err
 	}
 	// A new id, or one whose epochs are used up, gets a new producer id,
 	// as Kafka's InitProducerId gives at epoch exhaustion.
 	if err := c.nextEpochLocked(e); err != nil {
-		return nil, err
+		return err
 	}
-	pid, epoch := e.meta.ProducerID, e.meta.ProducerEpoch
 	e.expiredPID, e.wireEnd = -1, wireEndNone
-	e.meta.Timeout = opts.Timeout
-	e.meta.Partitions = nil
-	t := &Txn{s: c.s, e: e, id: opts.ID, pid: pid, epoch: epoch, timeout: opts.Timeout, start: c.s.opts.Now()}
-	t.expiry = time.AfterFunc(opts.Timeout, func() { c.expire(t) })
-	e.live = t
-	return t, nil
+	e.meta.Timeout = timeout
+	return nil
 }
 
 // expire aborts t once its timeout has passed, if it is still open.

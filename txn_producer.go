@@ -256,20 +256,9 @@ func (c *txnCoordinator) initProducer(ctx context.Context, opts TxnOptions, cur 
 			return TxnProducer{}, fmt.Errorf("strata: transactional id %q: producer %d at epoch %d, not its epoch %d: %w", opts.ID, cur.ProducerID, cur.Epoch, e.meta.ProducerEpoch, ErrProducerFenced)
 		}
 	}
-	if old := e.live; old != nil {
-		err := c.abortLocked(e, old, fmt.Errorf("strata: transaction %q: a newer producer of its id fenced it: %w", e.id, ErrProducerFenced))
-		if err != nil {
-			return TxnProducer{}, err
-		}
-	}
-	if err := c.settleLocked(e); err != nil {
+	if err := c.newEpochLocked(e, "producer", opts.Timeout); err != nil {
 		return TxnProducer{}, err
 	}
-	if err := c.nextEpochLocked(e); err != nil {
-		return TxnProducer{}, err
-	}
-	e.meta.Timeout = opts.Timeout
-	e.expiredPID, e.wireEnd = -1, wireEndNone
 	m := e.meta
 	m.State, m.Partitions, m.LastUpdate = txn.Empty, nil, c.s.opts.Now()
 	if err := c.writeState(e, m, false); err != nil {
