@@ -53,12 +53,10 @@ func (srv *Server) produceTxn(txnID, topic string, part int32, records []byte) (
 	switch {
 	case err == nil:
 		return errNone, base
-	case errors.Is(err, strata.ErrTxnTimedOut), errors.Is(err, strata.ErrProducerFenced):
+	case errors.Is(err, strata.ErrTxnTimedOut):
 		return errInvalidProducerEpoch, -1
 	case errors.Is(err, strata.ErrInvalidProducerIDMapping):
 		return errInvalidProducerIDMapping, -1
-	case errors.Is(err, strata.ErrInvalidTxnState):
-		return errInvalidTxnState, -1
 	}
-	return codeOf(err), -1
+	return codeOf(err), -1 // ErrProducerFenced, ErrInvalidTxnState and a Produce's own errors
 }
