@@ -1,0 +1,27 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"strata": func() { os.Exit(run(os.Args[1:])) },
+	})
+}
+
+// TestScripts runs the script tests in testdata/script: each file is a
+// session of strata commands with their expected output (see
+// github.com/rogpeppe/go-internal/testscript for the format).
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("STRATA_DIR", env.WorkDir+"/data")
+			return nil
+		},
+	})
+}

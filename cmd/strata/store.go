@@ -1,0 +1,40 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/stratalog/strata"
+)
+
+// openRead opens the directory for a command that only reads: read-only,
+// so that it works on a directory a running process holds.
+func (a *app) openRead() (*strata.Store, error) {
+	dir, err := a.needDir()
+	if err != nil {
+		return nil, err
+	}
+	return strata.Open(dir, a.storeOptions(true))
+}
+
+// openWrite opens the directory for a command that writes: it fails with
+// strata.ErrLocked (exit status 3) when another process holds it.
+func (a *app) openWrite() (*strata.Store, error) {
+	dir, err := a.needDir()
+	if err != nil {
+		return nil, err
+	}
+	return strata.Open(dir, a.storeOptions(false))
+}
+
+// storeOptions are the options of the command's Store: the store's
+// recovery reports and background errors go to stderr, warnings and
+// above only. Background retention and cleaning are off: a command does
+// only the work it was asked for.
+func (a *app) storeOptions(readOnly bool) *strata.Options {
+	_ = readOnly // read-only open: see the read-only mode
+	return &strata.Options{
+		Logger:                 slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		RetentionCheckInterval: -1,
+		CleanerInterval:        -1,
+	}
+}
