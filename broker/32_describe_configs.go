@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/topic"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -60,7 +61,7 @@ func handleDescribeConfigs(srv *Server, _ header, kreq kmsg.Request) (kmsg.Respo
 // topicConfigEntries lists a topic's configs of the names asked for (all
 // for none), sorted by name.
 func (srv *Server) topicConfigEntries(c strata.TopicConfig, only []string, synonyms bool, version int16) []kmsg.DescribeConfigsResponseResourceConfig {
-	values, defaults := configValues(c), configValues(srv.topicDefaults())
+	values, defaults := topic.KafkaConfigs(c), topic.KafkaConfigs(srv.topicDefaults())
 	out := []kmsg.DescribeConfigsResponseResourceConfig{}
 	for _, name := range slices.Sorted(maps.Keys(values)) {
 		if len(only) > 0 && !slices.Contains(only, name) {
@@ -69,7 +70,7 @@ func (srv *Server) topicConfigEntries(c strata.TopicConfig, only []string, synon
 		e := kmsg.NewDescribeConfigsResponseResourceConfig()
 		e.Name = name
 		v, def := values[name], defaults[name]
-		if _, level := levelConfigs[name]; level {
+		if _, level := topic.IsKafkaLevelConfig(name); level {
 			def = "0"
 		}
 		e.Value = &v
@@ -121,8 +122,8 @@ func (srv *Server) brokerConfigEntries(only []string, version int16) []kmsg.Desc
 		"auto.create.topics.enable": kmsg.ConfigTypeBoolean, "socket.request.max.bytes": kmsg.ConfigTypeInt,
 		"connections.max.idle.ms": kmsg.ConfigTypeLong,
 	}
-	for name, v := range configValues(def) {
-		if _, level := levelConfigs[name]; level {
+	for name, v := range topic.KafkaConfigs(def) {
+		if _, level := topic.IsKafkaLevelConfig(name); level {
 			continue
 		}
 		info := configInfos[name]

@@ -44,3 +44,18 @@ func ExampleStickyPartitioner() {
 	// new batch, other partition: true true
 	// keyed records ignore it: 0
 }
+
+func ExampleSetKafkaConfig() {
+	var c topic.Config
+	for _, kv := range [][2]string{{"cleanup.policy", "compact"}, {"retention.ms", "-1"}, {"retention.ms", "soon"}} {
+		if err := topic.SetKafkaConfig(&c, kv[0], kv[1]); err != nil {
+			fmt.Println(err)
+		}
+	}
+	full, _ := c.WithDefaults()
+	configs := topic.KafkaConfigs(full)
+	fmt.Println(c.CleanupPolicy, c.Retention, configs["retention.ms"], configs["segment.bytes"])
+	// Output:
+	// topic: config retention.ms="soon": the values are an integer number of milliseconds, at least -1 (-1: forever): partition: invalid config
+	// compact -1ns -1 1073741824
+}
