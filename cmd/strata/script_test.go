@@ -10,6 +10,9 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"strata": func() { os.Exit(run(os.Args[1:])) },
+
+		// Holds a directory's lock, as a running service does.
+		"strata-hold-lock": func() { os.Exit(holdLock()) },
 	})
 }
 
@@ -22,6 +25,10 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("STRATA_DIR", env.WorkDir+"/data")
 			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"waitfile":   waitFile,
+			"exitstatus": exitStatus,
 		},
 	})
 }
