@@ -68,6 +68,40 @@ func ExampleStore_EnforceRetention() {
 	// deleted 5 segments; after: 1 segment from offset 30
 }
 
+// EnforceTopicRetention applies one topic's retention now: the other
+// topics keep their expired segments until their own turn.
+func ExampleStore_EnforceTopicRetention() {
+	now := exampleTime
+	s, done := exampleStore(&strata.Options{Now: func() time.Time { return now }})
+	defer done()
+	ctx := context.Background()
+	for _, name := range []string{"clicks", "views"} {
+		if err := s.CreateTopic(name, strata.TopicConfig{Retention: time.Hour, SegmentBytes: 1024}); err != nil {
+			panic(err)
+		}
+		for range 30 {
+			if _, err := s.AppendTo(ctx, name, 0, strata.Record{Value: make([]byte, 100)}); err != nil {
+				panic(err)
+			}
+		}
+	}
+	now = now.Add(24 * time.Hour)
+
+	n, err := s.EnforceTopicRetention(ctx, "clicks")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("deleted", n, "segments of clicks")
+	for _, name := range []string{"clicks", "views"} {
+		d, _ := s.DescribeTopic(name)
+		fmt.Println(name, "starts at", d.Partitions[0].StartOffset)
+	}
+	// Output:
+	// deleted 5 segments of clicks
+	// clicks starts at 30
+	// views starts at 0
+}
+
 // Compact cleans a compacted topic now, keeping the latest record of each
 // key with its offset (the store also does this every CleanerInterval).
 // The active segment is never cleaned: small segments let the example see

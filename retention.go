@@ -41,6 +41,22 @@ func (s *Store) EnforceRetention(ctx context.Context) (_ int, err error) {
 	return total, errors.Join(errs...)
 }
 
+// EnforceTopicRetention is EnforceRetention for one topic: it applies the
+// topic's retention now, by the store's clock, and returns how many
+// segments it deleted. An unknown topic is ErrUnknownTopic.
+func (s *Store) EnforceTopicRetention(ctx context.Context, topicName string) (_ int, err error) {
+	defer wrapErr(&err)
+	ctx = orBackground(ctx)
+	t, err := s.internalTopic(topicName)
+	if err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return t.EnforceRetention(s.opts.Now())
+}
+
 // DeleteRecords moves a partition's start offset forward to offset, as
 // Kafka's DeleteRecords does: records below it can no longer be read
 // (ErrOffsetOutOfRange), and the segments wholly below it are deleted at

@@ -96,3 +96,43 @@ func TestBackgroundRetention(t *testing.T) {
 		require.Greater(t, start, int64(50), "the background pass deletes expired segments")
 	})
 }
+
+// TestRetentionAfterReopen deletes, after a reopen, sealed segments too
+// small to have index files (segment's lazyLimit): retention renames only
+// the files a segment has, and EnforceTopicRetention applies one topic's.
+func TestRetentionAfterReopen(t *testing.T) {
+	clock := &manualClock{t: time.UnixMilli(1_700_000_000_000)}
+	dir := t.TempDir()
+	opts := &strata.Options{Now: clock.Now, RetentionCheckInterval: -1, CleanerInterval: -1}
+	s, err := strata.Open(dir, opts)
+	require.NoError(t, err)
+	for _, name := range []string{"a", "b"} {
+		require.NoError(t, s.CreateTopic(name, strata.TopicConfig{Retention: time.Hour, SegmentBytes: 1024}))
+		for i := range 30 {
+			_, err := s.AppendTo(ctx, name, 0, rec("k", fmt.Sprint(i)))
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, s.Close())
+	clock.Add(2 * time.Hour)
+
+	s, err = strata.Open(dir, opts)
+	require.NoError(t, err)
+	defer s.Close()
+	n, err := s.EnforceTopicRetention(ctx, "a")
+	require.NoError(t, err)
+	require.Positive(t, n)
+	for name, want := range map[string]int64{"a": 30, "b": 0} {
+		start, err := s.ListOffsets(name, 0, strata.Earliest)
+		require.NoError(t, err)
+		require.Equal(t, want, start, name)
+	}
+	_, err = s.EnforceTopicRetention(ctx, "nope")
+	require.ErrorIs(t, err, strata.ErrUnknownTopic)
+	n, err = s.EnforceRetention(ctx)
+	require.NoError(t, err)
+	require.Positive(t, n)
+	start, err := s.ListOffsets("b", 0, strata.Earliest)
+	require.NoError(t, err)
+	require.Equal(t, int64(30), start)
+}

@@ -40,7 +40,11 @@ type mapped struct {
 	writable bool // opened writable: the file's size is ours to change
 	// deferred is set while a writable index has no file yet (see
 	// deferOpen): fsys and maxBytes are what creating it takes.
-	deferred  bool
+	deferred bool
+	// absent is set while the index has no file, writable or not: a
+	// deferred index that create has not created, or a sealed one opened
+	// without its file.
+	absent    bool
 	fsys      vfs.FS
 	maxBytes  int
 	fileBytes int64 // the file's size as last set or found
@@ -104,7 +108,7 @@ func (m *mapped) deferOpen(fsys vfs.FS, path string, base int64, size, maxBytes 
 		return fmt.Errorf("index: max bytes %d of %s out of range [0, %d]", maxBytes, path, math.MaxInt32)
 	}
 	m.path, m.base, m.size, m.writable = path, base, size, writable
-	m.fsys, m.maxBytes, m.deferred = fsys, maxBytes, writable
+	m.fsys, m.maxBytes, m.deferred, m.absent = fsys, maxBytes, writable, true
 	if writable {
 		m.limit.Store(int64(maxBytes / size))
 	}
@@ -129,7 +133,7 @@ func (m *mapped) create() error {
 		m.file = nil
 		return errors.Join(err, f.Close())
 	}
-	m.deferred = false
+	m.deferred, m.absent = false, false
 	if sealed {
 		m.sealed.Store(true)
 	}
@@ -138,7 +142,7 @@ func (m *mapped) create() error {
 
 // onDisk reports whether the index has its file: it was opened, or a
 // deferred index created it.
-func (m *mapped) onDisk() bool { return !m.deferred }
+func (m *mapped) onDisk() bool { return !m.absent }
 
 // load sizes and maps the freshly opened file.
 func (m *mapped) load(maxBytes int) error {
