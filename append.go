@@ -44,6 +44,9 @@ type Position struct {
 // the process); under SyncAlways, after an fsync. ctx is checked before
 // anything is written.
 func (s *Store) Append(ctx context.Context, topicName string, records ...Record) (_ []Position, err error) {
+	if err := s.checkWritable("append"); err != nil {
+		return nil, err
+	}
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	t, err := s.userTopic("append", topicName)
@@ -127,6 +130,9 @@ func (s *Store) appendGroups(t *topic.Topic, records []Record, pos []Position) e
 // AppendTo appends records to one partition of a topic, as one batch, and
 // returns the offset of the first; the others follow densely. See Append.
 func (s *Store) AppendTo(ctx context.Context, topicName string, part int, records ...Record) (_ int64, err error) {
+	if err := s.checkWritable("append"); err != nil {
+		return -1, err
+	}
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	t, err := s.userTopic("append", topicName)

@@ -91,8 +91,9 @@ func TestClosedStore(t *testing.T) {
 		},
 	}
 	noError := map[string]func(t *testing.T){
-		"Close": func(t *testing.T) { require.NoError(t, s.Close(), "closing twice returns nil") },
-		"Dir":   func(t *testing.T) { require.NotEmpty(t, s.Dir()) },
+		"Close":    func(t *testing.T) { require.NoError(t, s.Close(), "closing twice returns nil") },
+		"Dir":      func(t *testing.T) { require.NotEmpty(t, s.Dir()) },
+		"ReadOnly": func(t *testing.T) { require.False(t, s.ReadOnly()) },
 		"Committed": func(t *testing.T) {
 			_, ok := s.Committed("g", "t", 0)
 			require.False(t, ok)

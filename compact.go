@@ -28,6 +28,9 @@ type CompactionStats = compaction.Stats
 // store's own __consumer_offsets too (ConsumerOffsetsTopic), once the
 // first commit has created it.
 func (s *Store) Compact(ctx context.Context, topicName string) (_ CompactionStats, err error) {
+	if err := s.checkWritable("compact"); err != nil {
+		return CompactionStats{}, err
+	}
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	t, err := s.internalTopic(topicName)

@@ -14,6 +14,9 @@ import (
 // consumer that was evicted gets ErrFenced: its partitions belong to
 // others now, and they will redeliver what it did not commit.
 func (c *Consumer) Commit(ctx context.Context) (err error) {
+	if err := c.s.checkWritable("commit"); err != nil {
+		return err
+	}
 	defer wrapErr(&err)
 	if err := c.checkCommitCall(ctx); err != nil {
 		return err
@@ -30,6 +33,9 @@ func (c *Consumer) Commit(ctx context.Context) (err error) {
 // offset; an offset outside the partition's [start, end] is
 // ErrOffsetOutOfRange; either commits nothing.
 func (c *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition]int64) (err error) {
+	if err := c.s.checkWritable("commit"); err != nil {
+		return err
+	}
 	defer wrapErr(&err)
 	if err := c.checkCommitCall(ctx); err != nil {
 		return err

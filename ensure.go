@@ -27,6 +27,9 @@ import (
 // ErrInvalidConfig, checked whether or not the topic exists); after Close,
 // ErrClosed.
 func (s *Store) EnsureTopic(name string, cfg TopicConfig) (err error) {
+	if err := s.checkWritable("ensure topic"); err != nil {
+		return err
+	}
 	defer wrapErr(&err)
 	if err := s.checkUserTopic("", name); err != nil {
 		return err

@@ -20,6 +20,11 @@ var (
 	// closed. It is the partition package's sentinel, so that every closed
 	// error the store passes on matches it.
 	ErrClosed = partition.ErrClosed
+	// ErrReadOnly means a call that writes reached a store opened with
+	// Options.ReadOnly (or one of its partitions); it changed nothing. It
+	// is the partition package's sentinel, so that every such error the
+	// store passes on matches it.
+	ErrReadOnly = partition.ErrReadOnly
 	// ErrUnknownTopic means no topic has that name.
 	ErrUnknownTopic = errors.New("strata: unknown topic")
 	// ErrTopicExists means CreateTopic found a topic of that name.

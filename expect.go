@@ -50,6 +50,9 @@ type WrongOffsetError = partition.WrongOffsetError
 // ErrClosed. Durability is as for Append; ctx is checked before anything
 // is written.
 func (s *Store) AppendIfEnd(ctx context.Context, topicName string, part int, end int64, records ...Record) (_ int64, err error) {
+	if err := s.checkWritable("append"); err != nil {
+		return -1, err
+	}
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	t, err := s.userTopic("append", topicName)
@@ -134,6 +137,9 @@ var ErrPendingTransaction = partition.ErrPendingTransaction
 // MaxBatchBytes are as for Append. After Close it is ErrClosed.
 // Durability is as for Append; ctx is checked before anything is written.
 func (s *Store) AppendIfLast(ctx context.Context, topicName string, key []byte, last int64, records ...Record) (_ int64, err error) {
+	if err := s.checkWritable("append"); err != nil {
+		return -1, err
+	}
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	t, err := s.userTopic("append", topicName)

@@ -58,6 +58,9 @@ type GroupAssignment struct {
 // Kafka's classic protocol (ClaimGroup) refuses a join with
 // ErrGroupClaimed.
 func (s *Store) HeartbeatGroup(groupName string, hb GroupHeartbeat) (_ GroupAssignment, err error) {
+	if err := s.checkWritable("join group"); err != nil {
+		return GroupAssignment{}, err
+	}
 	defer wrapErr(&err)
 	if s.closed.Load() {
 		return GroupAssignment{}, ErrClosed
@@ -105,6 +108,9 @@ func (s *Store) HeartbeatGroup(groupName string, hb GroupHeartbeat) (_ GroupAssi
 // its partitions go to the others at once. It fails like HeartbeatGroup
 // for a member that is gone or unknown.
 func (s *Store) LeaveGroup(groupName, memberID string) (err error) {
+	if err := s.checkWritable("leave group"); err != nil {
+		return err
+	}
 	defer wrapErr(&err)
 	if s.closed.Load() {
 		return ErrClosed
@@ -119,6 +125,9 @@ func (s *Store) LeaveGroup(groupName, memberID string) (err error) {
 // ErrFenced; an offset outside the partition's [start, end],
 // ErrOffsetOutOfRange. Any error commits nothing.
 func (s *Store) CommitAsMember(groupName, memberID string, generation int, offsets map[TopicPartition]OffsetAndMetadata) (err error) {
+	if err := s.checkWritable("commit"); err != nil {
+		return err
+	}
 	defer wrapErr(&err)
 	if s.closed.Load() {
 		return ErrClosed

@@ -171,6 +171,9 @@ func (s *Store) reopenRecovered(t *topic.Topic) (*topic.Topic, error) {
 // topic, as durable as the store's flush policy makes appends, and replayed
 // at Open. Consumers commit with Consumer.Commit.
 func (s *Store) Commit(groupName, topicName string, part int, offset int64, metadata string) (err error) {
+	if err := s.checkWritable("commit"); err != nil {
+		return err
+	}
 	defer wrapErr(&err)
 	id, err := s.checkCommit(topicName, part, offset)
 	if err != nil {
@@ -272,7 +275,7 @@ func (s *Store) lag(ctx context.Context, iso Isolation, groupName, topicName str
 	if err := group.ValidateGroupID(groupName); err != nil {
 		return nil, err
 	}
-	if err := checkIsolation(iso); err != nil {
+	if err := s.checkIsolation(iso); err != nil {
 		return nil, err
 	}
 	iso = s.isolation(iso)
@@ -314,6 +317,9 @@ func oldestFrom(p *partition.Partition, iso Isolation, from, end int64) time.Tim
 // group must have no active consumers (ErrGroupActive) and no members
 // over the wire (ErrGroupClaimed).
 func (s *Store) DeleteGroupOffsets(groupName string) (err error) {
+	if err := s.checkWritable("delete group offsets"); err != nil {
+		return err
+	}
 	defer wrapErr(&err)
 	if s.closed.Load() {
 		return ErrClosed
@@ -326,6 +332,9 @@ func (s *Store) DeleteGroupOffsets(groupName string) (err error) {
 // consumer of the group may subscribe to their topics (ErrGroupActive).
 // Partitions without an offset are ignored.
 func (s *Store) DeletePartitionOffsets(groupName string, parts []TopicPartition) (err error) {
+	if err := s.checkWritable("delete offsets"); err != nil {
+		return err
+	}
 	defer wrapErr(&err)
 	if s.closed.Load() {
 		return ErrClosed
@@ -345,6 +354,9 @@ func (s *Store) DeletePartitionOffsets(groupName string, parts []TopicPartition)
 // the process cannot be claimed (ErrGroupActive). Calling release again
 // does nothing.
 func (s *Store) ClaimGroup(groupName string) (release func(), err error) {
+	if err := s.checkWritable("claim group"); err != nil {
+		return nil, err
+	}
 	defer wrapErr(&err)
 	if s.closed.Load() {
 		return nil, ErrClosed

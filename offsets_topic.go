@@ -8,6 +8,9 @@ package strata
 // when they expect to. It does nothing to a store that has the topic.
 // After Close, ErrClosed.
 func (s *Store) EnsureOffsetsTopic() (err error) {
+	if err := s.checkWritable("create offsets topic"); err != nil {
+		return err
+	}
 	defer wrapErr(&err)
 	if s.closed.Load() {
 		return ErrClosed

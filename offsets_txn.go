@@ -14,6 +14,9 @@ import (
 // creating the topic at the store's first commit, so that a store without
 // groups (a test's, say) opens without it.
 func (s *Store) offsetsPartition() (*partition.Partition, error) {
+	if err := s.checkWritable("commit"); err != nil {
+		return nil, err
+	}
 	t, err := s.internalTopic(ConsumerOffsetsTopic)
 	if errors.Is(err, ErrUnknownTopic) {
 		err = s.createTopic(ConsumerOffsetsTopic, offsetsTopicConfig)

@@ -71,6 +71,27 @@ type Options struct {
 	// that do not set their own: ReadUncommitted (the default, as Kafka's
 	// isolation.level) or ReadCommitted. View reads at another level.
 	Isolation Isolation
+	// ReadOnly opens the directory for reading while another process (or
+	// another Store of this one) may own it and write: Open takes no lock
+	// and writes nothing — no recovery, no clean-shutdown marker, no
+	// registry, index or checkpoint, no lock file, no directory (a missing
+	// one is an error) — and starts no background work; Close writes
+	// nothing either. Reads see what the owner has published and follow
+	// it: new records and segments, retention, compaction, new and deleted
+	// topics, config changes and the offsets committed to
+	// __consumer_offsets (see RefreshInterval, and "Reading a live
+	// directory" in the README for what is guaranteed). Every call that
+	// writes fails with ErrReadOnly and changes nothing. Only
+	// ReadUncommitted reads are served: ReadCommitted ones (Isolation, a
+	// View, a Consumer) fail with ErrInvalidConfig.
+	ReadOnly bool
+	// RefreshInterval is how often at most a ReadOnly store lists a
+	// partition's directory and reads topics.json for changes, and how
+	// often a read waiting for records (Fetch, Records, a Consumer's Poll)
+	// looks again. A read of the end of a partition always looks for
+	// batches appended to its active segment (one pread). Default
+	// DefaultRefreshInterval (100 ms). Ignored without ReadOnly.
+	RefreshInterval time.Duration
 }
 
 func (o *Options) withDefaults() Options {
@@ -98,6 +119,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.Isolation == 0 {
 		out.Isolation = ReadUncommitted
+	}
+	if out.RefreshInterval <= 0 {
+		out.RefreshInterval = DefaultRefreshInterval
 	}
 	return out
 }

@@ -224,6 +224,9 @@ func (p *Producer) Produce(ctx context.Context, topicName string, r Record, call
 	if p.closed() || p.s.closed.Load() {
 		return ErrClosed // before any check of the input or the options
 	}
+	if err := p.s.checkWritable("produce"); err != nil {
+		return err
+	}
 	if p.bad != nil {
 		return p.bad
 	}

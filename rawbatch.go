@@ -53,6 +53,9 @@ type AbortedTxn = partition.AbortedTxn
 // returns when the batch is in the OS; under SyncAlways, after an fsync.
 // ctx is checked before anything is written.
 func (s *Store) AppendBatch(ctx context.Context, topicName string, part int, batch []byte) (base int64, dup bool, err error) {
+	if err := s.checkWritable("append"); err != nil {
+		return -1, false, err
+	}
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	p, h, err := s.batchPartition(topicName, part, batch)
@@ -105,7 +108,7 @@ func (s *Store) batchPartition(topicName string, part int, batch []byte) (*parti
 // buf is reused; ReadBatches does not block (see Wait).
 func (v View) ReadBatches(topicName string, part int, offset int64, maxBytes int, buf []byte) (_ []byte, err error) {
 	defer wrapErr(&err)
-	if err := checkIsolation(v.iso); err != nil {
+	if err := v.s.checkIsolation(v.iso); err != nil {
 		return buf[:0], err
 	}
 	p, err := v.s.partition(topicName, part)
@@ -129,7 +132,7 @@ func (v View) ReadBatches(topicName string, part int, offset int64, maxBytes int
 func (v View) Wait(ctx context.Context, topicName string, part int, offset int64) (err error) {
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
-	if err := checkIsolation(v.iso); err != nil {
+	if err := v.s.checkIsolation(v.iso); err != nil {
 		return err
 	}
 	p, err := v.s.partition(topicName, part)
@@ -156,6 +159,9 @@ func (s *Store) AbortedTxns(topicName string, part int, from, upto int64) (_ []A
 // InitProducerId), whose batches then start at epoch 0, sequence 0. Ids
 // are reserved on disk in blocks, so they stay unique across restarts.
 func (s *Store) NewProducerID() (_ int64, err error) {
+	if err := s.checkWritable("new producer id"); err != nil {
+		return -1, err
+	}
 	defer wrapErr(&err)
 	return s.newProducerID()
 }

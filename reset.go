@@ -59,6 +59,11 @@ type OffsetChange struct {
 // (ErrGroupClaimed), so that none of them overwrites the reset with its
 // own commit.
 func (s *Store) ResetOffsets(groupName, topicName string, spec ResetSpec, dryRun bool) (_ []OffsetChange, err error) {
+	if !dryRun {
+		if err := s.checkWritable("reset offsets"); err != nil {
+			return nil, err
+		}
+	}
 	defer wrapErr(&err)
 	t, err := s.topic(topicName)
 	if err != nil {

@@ -21,6 +21,9 @@ const DefaultRetentionCheckInterval = 5 * time.Minute
 // of a deleted segment finish undisturbed; its files go when the last of
 // them lets go.
 func (s *Store) EnforceRetention(ctx context.Context) (_ int, err error) {
+	if err := s.checkWritable("enforce retention"); err != nil {
+		return 0, err
+	}
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	if s.closed.Load() {
@@ -64,6 +67,9 @@ func (s *Store) EnforceTopicRetention(ctx context.Context, topicName string) (_ 
 // the call returns. An offset past the end is ErrOffsetOutOfRange; moving
 // backwards is a no-op.
 func (s *Store) DeleteRecords(topicName string, part int, offset int64) (err error) {
+	if err := s.checkWritable("delete records"); err != nil {
+		return err
+	}
 	defer wrapErr(&err)
 	p, err := s.partition(topicName, part)
 	if err != nil {

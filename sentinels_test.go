@@ -66,6 +66,7 @@ var lowerSentinels = map[string]lowerSentinel{
 	"log.ErrUnsupportedFormat":          {log.ErrUnsupportedFormat, strata.ErrUnsupportedFormat, ""},
 	"partition.ErrBatchTooLarge":        {partition.ErrBatchTooLarge, strata.ErrBatchTooLarge, ""},
 	"partition.ErrClosed":               {partition.ErrClosed, strata.ErrClosed, ""},
+	"partition.ErrReadOnly":             {partition.ErrReadOnly, strata.ErrReadOnly, ""},
 	"partition.ErrCorruptCheckpoint":    {partition.ErrCorruptCheckpoint, strata.ErrCorrupt, ""},
 	"partition.ErrCorruptSnapshot":      {partition.ErrCorruptSnapshot, strata.ErrCorrupt, ""},
 	"partition.ErrEmptyBatch":           {partition.ErrEmptyBatch, strata.ErrNoRecords, ""},

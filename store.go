@@ -60,6 +60,9 @@ type Store struct {
 	// them. Set by Open only.
 	orphans map[string]bool
 
+	// readOnly is set on a store opened with Options.ReadOnly.
+	readOnly *readOnlyState
+
 	stop chan struct{} // closed by Close: stops the background goroutine (retention and cleaning)
 	done chan struct{} // closed when it has stopped
 }
@@ -92,6 +95,9 @@ func openStore(dir string, opts *Options) (*Store, error) {
 	}
 	if dir == "" {
 		return nil, fmt.Errorf("strata: no directory given: %w", ErrInvalidConfig)
+	}
+	if o.ReadOnly {
+		return openReadOnly(dir, o)
 	}
 	if fi, err := fsys.Stat(dir); err == nil && !fi.IsDir {
 		return nil, fmt.Errorf("strata: %s is a file, not a directory: %w", dir, ErrInvalidConfig)
@@ -228,7 +234,8 @@ func (s *Store) noteOrphans() error {
 
 // partitionBase is what every partition gets from the store.
 func (s *Store) partitionBase() partition.Config {
-	return partition.Config{Sync: s.opts.Sync, Now: s.opts.Now, Logger: s.opts.Logger}
+	return partition.Config{Sync: s.opts.Sync, Now: s.opts.Now, Logger: s.opts.Logger,
+		ReadOnly: s.readOnly != nil, RefreshInterval: s.opts.RefreshInterval}
 }
 
 // removeDeleted finishes deletions a crash interrupted: partition
@@ -258,6 +265,9 @@ func (s *Store) Dir() string { return s.dir }
 // fail with ErrClosed; closing twice returns nil.
 func (s *Store) Close() (err error) {
 	defer wrapErr(&err)
+	if s.readOnly != nil {
+		return s.closeReadOnly()
+	}
 	var txnErr error
 	if s.txns != nil && !s.closed.Load() {
 		// First, while the store is open: the transactions' markers and
@@ -381,6 +391,7 @@ func (s *Store) checkUserTopic(verb, name string) error {
 // lookupTopic returns the open topic of the name, or ErrInvalidTopic for a
 // name Kafka refuses, or ErrUnknownTopic.
 func (s *Store) lookupTopic(name string) (*topic.Topic, error) {
+	s.maybeRefreshTopics()
 	t, ok := (*s.topics.Load())[name]
 	if !ok {
 		if err := topic.ValidateName(name); err != nil {
@@ -394,6 +405,7 @@ func (s *Store) lookupTopic(name string) (*topic.Topic, error) {
 // Topics returns the names of the topics, sorted, without the internal
 // ones (such as __consumer_offsets), as Kafka lists them by default.
 func (s *Store) Topics() []string {
+	s.maybeRefreshTopics()
 	m := *s.topics.Load()
 	names := make([]string, 0, len(m))
 	for name := range m {

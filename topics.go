@@ -20,6 +20,9 @@ import (
 // name starting with "__" is ErrReservedTopic, an existing one is
 // ErrTopicExists; none of them touches a file.
 func (s *Store) CreateTopic(name string, cfg TopicConfig) (err error) {
+	if err := s.checkWritable("create topic"); err != nil {
+		return err
+	}
 	defer wrapErr(&err)
 	if err := s.checkUserTopic("", name); err != nil {
 		return err
@@ -28,6 +31,9 @@ func (s *Store) CreateTopic(name string, cfg TopicConfig) (err error) {
 }
 
 func (s *Store) createTopic(name string, cfg TopicConfig) error {
+	if err := s.checkWritable("create topic"); err != nil {
+		return err
+	}
 	if err := topic.ValidateName(name); err != nil {
 		return err
 	}
@@ -128,6 +134,9 @@ func checkRoom(name string, n int) error {
 // directories removed (renamed "...-delete" first, so that a crash midway
 // leaves nothing Open would mistake for data).
 func (s *Store) DeleteTopic(name string) (err error) {
+	if err := s.checkWritable("delete topic"); err != nil {
+		return err
+	}
 	defer wrapErr(&err)
 	if err := s.checkUserTopic("", name); err != nil {
 		return err

@@ -24,6 +24,9 @@ import (
 // leaves the topic with its old count (the next CreatePartitions removes
 // the directories it left) or its new one.
 func (s *Store) CreatePartitions(name string, total int) (err error) {
+	if err := s.checkWritable("create partitions"); err != nil {
+		return err
+	}
 	defer wrapErr(&err)
 	if err := s.checkUserTopic("", name); err != nil {
 		return err
@@ -110,6 +113,9 @@ func (s *Store) removeStalePartitions(name string, from int) error {
 // a value out of range is ErrInvalidConfig, naming the setting, and
 // changes nothing. An internal topic is ErrReservedTopic.
 func (s *Store) AlterTopicConfig(name string, cfg TopicConfig) (err error) {
+	if err := s.checkWritable("alter topic config"); err != nil {
+		return err
+	}
 	defer wrapErr(&err)
 	if err := s.checkUserTopic("", name); err != nil {
 		return err

@@ -152,6 +152,9 @@ func (p *txnPart) free() {
 // Bad options are ErrInvalidConfig. A ctx that has ended is its error,
 // whether the id is new or not, and nothing changes.
 func (s *Store) BeginTxn(ctx context.Context, opts TxnOptions) (_ *Txn, err error) {
+	if err := s.checkWritable("begin transaction"); err != nil {
+		return nil, err
+	}
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	if s.closed.Load() {

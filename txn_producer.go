@@ -77,6 +77,9 @@ type TxnProducerOptions struct {
 // Bad options are ErrInvalidConfig; ctx bounds the wait for a call of the
 // id under way.
 func (s *Store) InitTxnProducer(ctx context.Context, opts TxnProducerOptions) (_ TxnProducer, err error) {
+	if err := s.checkWritable("init transactional producer"); err != nil {
+		return TxnProducer{}, err
+	}
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	if s.closed.Load() {
@@ -105,6 +108,9 @@ func (s *Store) InitTxnProducer(ctx context.Context, opts TxnProducerOptions) (_
 // makes the last one's markers durable and fsyncs the Ongoing record
 // (under SyncNever, neither): Open tells the two transactions apart by it.
 func (s *Store) AddTxnPartitions(ctx context.Context, p TxnProducer, parts ...TopicPartition) (err error) {
+	if err := s.checkWritable("add transaction partitions"); err != nil {
+		return err
+	}
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	if s.closed.Load() {
@@ -136,6 +142,9 @@ func (s *Store) AddTxnPartitions(ctx context.Context, p TxnProducer, parts ...To
 // producer id or epoch than p is ErrInvalidProducer; a fenced producer is
 // ErrProducerFenced (ErrTxnTimedOut after a timeout).
 func (s *Store) AppendTxnBatch(ctx context.Context, p TxnProducer, topicName string, part int, batch []byte) (base int64, dup bool, err error) {
+	if err := s.checkWritable("append"); err != nil {
+		return -1, false, err
+	}
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	pp, h, err := s.batchPartition(topicName, part, batch)
@@ -165,6 +174,9 @@ func (s *Store) AppendTxnBatch(ctx context.Context, p TxnProducer, topicName str
 // member and generation a Kafka client sends (KIP-447). No transaction
 // open is ErrInvalidTxnState.
 func (s *Store) CommitTxnOffsets(ctx context.Context, p TxnProducer, groupName string, offsets map[TopicPartition]OffsetAndMetadata) (err error) {
+	if err := s.checkWritable("commit"); err != nil {
+		return err
+	}
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	if s.closed.Load() {
@@ -196,6 +208,9 @@ func (s *Store) CommitTxnOffsets(ctx context.Context, p TxnProducer, groupName s
 // them. No transaction open, or the opposite decision of the last one's,
 // is ErrInvalidTxnState.
 func (s *Store) EndTxn(ctx context.Context, p TxnProducer, commit bool) (err error) {
+	if err := s.checkWritable("end transaction"); err != nil {
+		return err
+	}
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	if s.closed.Load() {

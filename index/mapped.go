@@ -38,6 +38,9 @@ type mapped struct {
 
 	// Writer-side state.
 	writable bool // opened writable: the file's size is ours to change
+	// mem is set for an index whose entries live in memory only (see
+	// NewMemOffset and LoadOffset): file is nil, and put copies into data.
+	mem bool
 	// deferred is set while a writable index has no file yet (see
 	// deferOpen): fsys and maxBytes are what creating it takes.
 	deferred bool
@@ -271,6 +274,11 @@ func (m *mapped) reserve(entries int) error {
 // of the file after it, cost hundreds of microseconds on ext4, where a
 // pwrite of an entry costs a few.
 func (m *mapped) put(i, keep int, entry []byte) error {
+	if m.mem {
+		copy(m.data[i*m.size:], entry)
+		m.n.Store(int64(i + 1)) // publish
+		return nil
+	}
 	if err := m.reserve(i + 1 + keep); err != nil {
 		return err
 	}
@@ -355,6 +363,9 @@ func (m *mapped) close() error {
 	m.sealed.Store(true)
 	m.n.Store(0)
 	m.limit.Store(0)
+	if m.mem {
+		m.data = nil
+	}
 	if m.data != nil {
 		if uerr := m.file.Unmap(m.data); uerr != nil {
 			err = errors.Join(err, fmt.Errorf("index: unmap %s: %w", m.path, uerr))

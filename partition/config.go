@@ -163,6 +163,19 @@ type Config struct {
 	// that must be whole (its internal offsets topic) with it. Default
 	// false.
 	RecoverAll bool
+	// ReadOnly opens the partition for reading a directory that another
+	// process owns and may be writing: Open takes nothing for granted,
+	// changes nothing (no recovery, no checkpoint, no background work) and
+	// the partition follows what the owner publishes (see the comment at
+	// the top of follow.go); every write fails with ErrReadOnly. The
+	// directory must exist. ReadCommitted reads are not supported: the
+	// producer state that bounds them is not followed.
+	ReadOnly bool
+	// RefreshInterval is, for a ReadOnly partition, how often at most its
+	// reads list the directory for new and removed segments, and how often
+	// waiting readers look for new records. Default
+	// DefaultRefreshInterval.
+	RefreshInterval time.Duration
 	// ProducerIDExpiration is how long the partition remembers a producer
 	// (AppendProduced) after its last batch or marker, by that batch's max
 	// timestamp: EnforceRetention and ExpireProducers, and Open, forget a
@@ -188,6 +201,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.SegmentAge == 0 {
 		c.SegmentAge = DefaultSegmentAge
+	}
+	if c.RefreshInterval <= 0 {
+		c.RefreshInterval = DefaultRefreshInterval
 	}
 	if c.MaxBatchBytes == 0 {
 		c.MaxBatchBytes = int(min(DefaultMaxBatchBytes, c.SegmentBytes))

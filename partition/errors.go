@@ -33,6 +33,9 @@ var (
 	// ErrClosed means the partition was closed, or failed and closed itself
 	// (the error that closed it is wrapped too).
 	ErrClosed = errors.New("partition: closed")
+	// ErrReadOnly means a write reached a partition opened read-only
+	// (Config.ReadOnly), which never writes.
+	ErrReadOnly = errors.New("store is read-only: it reads a directory another process may own, and writes nothing")
 )
 
 // Errors of producer batches (AppendProduced, AppendRawBatch of a batch

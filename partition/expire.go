@@ -11,6 +11,9 @@ import "time"
 // state starts anew), and a retry of one of its batches is no longer
 // answered as a duplicate.
 func (p *Partition) ExpireProducers(now time.Time) int {
+	if p.cfg.ReadOnly {
+		return 0
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.expireMuLocked(now)

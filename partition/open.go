@@ -51,6 +51,9 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.ReadOnly {
+		return openFollow(fsys, dir, cfg)
+	}
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("partition: creating %s: %w", dir, err)
 	}

@@ -105,6 +105,8 @@ type Partition struct {
 	rolled chan struct{} // a roll left a segment to fsync
 
 	stats counters
+
+	follow followState // a read-only partition's refresh state; guarded by mu
 }
 
 // groupCommit coordinates SyncAlways appenders: one leader fsyncs, the
@@ -167,12 +169,18 @@ func (r *segRef) release() error {
 func (p *Partition) Dir() string { return p.dir }
 
 // StartOffset returns the first retained offset: reads below it fail.
-func (p *Partition) StartOffset() int64 { return p.start.Load() }
+func (p *Partition) StartOffset() int64 {
+	p.refresh()
+	return p.start.Load()
+}
 
 // EndOffset returns the next offset Append will assign (Kafka's log end
 // offset). The partition holds [StartOffset, EndOffset); readers see
 // [StartOffset, HighWatermark).
-func (p *Partition) EndOffset() int64 { return p.end.Load() }
+func (p *Partition) EndOffset() int64 {
+	p.refresh()
+	return p.end.Load()
+}
 
 // HighWatermark returns the end of what readers see, as Kafka's high
 // watermark bounds what consumers fetch: every read path (Reader,
@@ -185,6 +193,10 @@ func (p *Partition) EndOffset() int64 { return p.end.Load() }
 // visible once it is written to the OS. It only moves forward, except
 // through Truncate.
 func (p *Partition) HighWatermark() int64 {
+	if p.cfg.ReadOnly {
+		p.refresh()
+		return p.end.Load()
+	}
 	if p.cfg.Sync.Mode == SyncModeAlways {
 		return min(p.visible.Load(), p.end.Load())
 	}
@@ -215,6 +227,7 @@ type SegmentInfo struct {
 
 // Segments describes the partition's segments, oldest first.
 func (p *Partition) Segments() []SegmentInfo {
+	p.refresh()
 	st := p.state.Load()
 	out := make([]SegmentInfo, len(st.segs))
 	for i, r := range st.segs {
@@ -241,6 +254,9 @@ func (p *Partition) Segments() []SegmentInfo {
 // appends returns that failure: what it may have lost is not cleanly shut
 // down. Later calls fail with ErrClosed; closing twice is a no-op.
 func (p *Partition) Close() error {
+	if p.cfg.ReadOnly {
+		return p.closeFollow()
+	}
 	p.mu.Lock()
 	if p.mu.closed {
 		p.mu.Unlock()
@@ -301,6 +317,8 @@ func (p *Partition) checkOpen() error {
 // The caller holds mu.
 func (p *Partition) writableMuLocked() error {
 	switch {
+	case p.cfg.ReadOnly:
+		return ErrReadOnly
 	case p.mu.closed:
 		return ErrClosed
 	case p.mu.failed != nil:

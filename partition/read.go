@@ -150,6 +150,13 @@ func (p *Partition) WaitIsolation(ctx context.Context, offset int64, iso Isolati
 		if err := p.checkOpen(); err != nil {
 			return err
 		}
+		if p.cfg.ReadOnly {
+			// Nothing in this process appends: look again later.
+			if err := p.pollWait(ctx, ch); err != nil {
+				return err
+			}
+			continue
+		}
 		select {
 		case <-ch:
 		case <-ctx.Done():

@@ -29,6 +29,7 @@ type Stats struct {
 
 // Stats returns the partition's figures.
 func (p *Partition) Stats() Stats {
+	p.refresh()
 	st := p.state.Load()
 	s := Stats{
 		Appends:         p.stats.appends.Load(),

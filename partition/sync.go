@@ -13,6 +13,9 @@ func (p *Partition) Sync() error {
 	if err := p.checkOpen(); err != nil {
 		return err
 	}
+	if p.cfg.ReadOnly {
+		return p.readOnlyError()
+	}
 	return p.syncTo(p.end.Load())
 }
 
@@ -28,6 +31,9 @@ func (p *Partition) SyncTo(offset int64) error {
 	}
 	if err := p.checkOpen(); err != nil {
 		return err
+	}
+	if p.cfg.ReadOnly {
+		return p.readOnlyError()
 	}
 	return p.syncTo(offset)
 }

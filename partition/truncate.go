@@ -19,6 +19,9 @@ import (
 // for damage, and ignores). Moving it backwards is a no-op; past
 // HighWatermark (what readers see) is ErrOutOfRange.
 func (p *Partition) DeleteRecords(offset int64) error {
+	if p.cfg.ReadOnly {
+		return p.readOnlyError()
+	}
 	if offset > p.start.Load() && offset <= p.end.Load() {
 		if err := p.syncTo(offset); err != nil {
 			return err

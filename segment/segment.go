@@ -128,10 +128,17 @@ type Segment struct {
 	writable      bool
 	sealed        bool
 	closed        bool
-	marked        bool   // MarkDeleted renamed the files: the live names are not ours
-	indexDirDirty bool   // index files were created and their directory not synced yet
-	damaged       error  // the first damaged batch load found, for Damaged
-	holes         []hole // damaged stretches load stepped over; set by Open only
+	marked        bool  // MarkDeleted renamed the files: the live names are not ours
+	indexDirDirty bool  // index files were created and their directory not synced yet
+	damaged       error // the first damaged batch load found, for Damaged
+
+	// Follower state (see OpenFollow).
+	follower  bool   // opened by OpenFollow: never writes
+	untrusted bool   // a follower that scans its log (Extend) and keeps its indexes in memory
+	heap      bool   // data is a copy in memory, not a mapping
+	full      bool   // Extend found no room for more
+	scratch   []byte // Extend's buffer
+	holes     []hole // damaged stretches load stepped over; set by Open only
 }
 
 // Create makes a new, empty, writable segment with base offset base in dir,
@@ -345,6 +352,9 @@ func (s *Segment) Sync() error {
 	if s.closed {
 		return ErrClosed
 	}
+	if s.follower {
+		return nil
+	}
 	if err := s.SyncLog(); err != nil {
 		return err
 	}
@@ -364,7 +374,7 @@ func (s *Segment) Seal() error {
 	if s.closed {
 		return ErrClosed
 	}
-	if s.sealed {
+	if s.sealed || s.follower {
 		return nil
 	}
 	if err := s.finalTimeEntry(); err != nil {
@@ -421,7 +431,9 @@ func (s *Segment) closeFiles() {
 		_ = s.offsets.Close()
 	}
 	if s.log != nil {
-		_ = s.log.Unmap(s.data)
+		if !s.heap {
+			_ = s.log.Unmap(s.data)
+		}
 		_ = s.log.Close()
 	}
 }
@@ -431,7 +443,7 @@ func (s *Segment) closeFiles() {
 // segment, after which a crash leaves files that Open of the partition
 // removes. Open files keep working. The caller syncs the directory.
 func (s *Segment) MarkDeleted() error {
-	if s.marked {
+	if s.marked || s.follower {
 		return nil
 	}
 	for _, kind := range fileKinds {
@@ -452,6 +464,12 @@ func (s *Segment) MarkDeleted() error {
 // (see MarkDeleted), unless that was done already, then unlinked. It must not
 // run while a reader uses the segment.
 func (s *Segment) Delete() error {
+	if s.follower {
+		// The owner's files: a follower only lets go of them.
+		s.closeFiles()
+		s.closed = true
+		return nil
+	}
 	// Only names this segment renamed are touched: by the time the last
 	// reader lets go, a new segment may live under the old names.
 	if err := s.MarkDeleted(); err != nil {
@@ -490,6 +508,9 @@ func (s *Segment) headerAt(pos, end int64) (log.BatchHeader, error) {
 // for group commit; the active segment's indexes are rebuilt by recovery.
 // A failure is ErrSync.
 func (s *Segment) SyncLog() error {
+	if s.follower {
+		return nil
+	}
 	if err := s.log.Sync(); err != nil {
 		return fmt.Errorf("segment: syncing %s: %w: %w", s.path, ErrSync, err)
 	}

@@ -98,7 +98,11 @@ func (s *Segment) openTxnIndex(create bool) error {
 		}
 		return s.createTxnFile()
 	}
-	f, err := s.fsys.OpenFile(x.path, os.O_RDWR, 0)
+	flag := os.O_RDWR
+	if s.follower {
+		flag = os.O_RDONLY
+	}
+	f, err := s.fsys.OpenFile(x.path, flag, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

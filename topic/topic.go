@@ -75,7 +75,9 @@ func openPartitions(fsys vfs.FS, root, name string, id ID, cfg Config, base part
 	for i := from; i < to; i++ {
 		dir := filepath.Join(root, PartitionDir(name, i))
 		p, err := partition.Open(fsys, dir, pcfg, clean)
-		if err == nil {
+		if err == nil && pcfg.ReadOnly {
+			parts = append(parts, p) // its partition.metadata is the owner's
+		} else if err == nil {
 			parts = append(parts, p)
 			var was ID
 			if was, err = ensureMetadata(fsys, dir, id); err == nil && !was.IsZero() && was != id {

@@ -66,3 +66,29 @@ func (f osFile) Unmap(m []byte) error {
 	}
 	return nil
 }
+
+// MapReadOnly maps the first size bytes of the file with mmap(2),
+// read-only and shared, as [MapReadOnly] describes.
+func (f osFile) MapReadOnly(size int) ([]byte, error) {
+	if size < 0 {
+		return nil, &fs.PathError{Op: "mmap", Path: f.Name(), Err: syscall.EINVAL}
+	}
+	if size == 0 {
+		return nil, nil
+	}
+	conn, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var m []byte
+	var merr error
+	if err := conn.Control(func(fd uintptr) {
+		m, merr = unix.Mmap(int(fd), 0, size, unix.PROT_READ, unix.MAP_SHARED)
+	}); err != nil {
+		return nil, err
+	}
+	if merr != nil {
+		return nil, &fs.PathError{Op: "mmap", Path: f.Name(), Err: merr}
+	}
+	return m, nil
+}

@@ -29,10 +29,12 @@ func (a *app) openWrite() (*strata.Store, error) {
 // storeOptions are the options of the command's Store: the store's
 // recovery reports and background errors go to stderr, warnings and
 // above only. Background retention and cleaning are off: a command does
-// only the work it was asked for.
+// only the work it was asked for. readOnly opens it with
+// strata.Options.ReadOnly: no lock, nothing written, and it follows a
+// directory that a running process owns.
 func (a *app) storeOptions(readOnly bool) *strata.Options {
-	_ = readOnly // read-only open: see the read-only mode
 	return &strata.Options{
+		ReadOnly:               readOnly,
 		Logger:                 slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		RetentionCheckInterval: -1,
 		CleanerInterval:        -1,

@@ -1,0 +1,213 @@
+package strata
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/stratalog/strata/partition"
+	"github.com/stratalog/strata/topic"
+	"github.com/stratalog/strata/vfs"
+)
+
+// DefaultRefreshInterval is Options.RefreshInterval's default.
+const DefaultRefreshInterval = partition.DefaultRefreshInterval
+
+// readOnlyState is what a ReadOnly store keeps to follow the directory.
+type readOnlyState struct {
+	mu       sync.Mutex // one refresh of the topics at a time
+	registry []byte     // topics.json as last read
+	checked  time.Time  // when it was last read
+	retired  []*topic.Topic
+}
+
+// openReadOnly is Open with Options.ReadOnly: see there.
+func openReadOnly(dir string, o Options) (*Store, error) {
+	if o.Isolation == ReadCommitted {
+		return nil, fmt.Errorf("strata: Options.Isolation ReadCommitted with ReadOnly: %w: a read-only store does not follow the transactions that bound it; read ReadUncommitted",
+			ErrInvalidConfig)
+	}
+	fi, err := o.FS.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("strata: opening %s read-only: %w", dir, err)
+	}
+	if !fi.IsDir {
+		return nil, fmt.Errorf("strata: %s is a file, not a directory: %w", dir, ErrInvalidConfig)
+	}
+	s := &Store{dir: dir, fsys: o.FS, topicFS: o.FS, opts: o, clean: true, readOnly: &readOnlyState{}}
+	empty := map[string]*topic.Topic{}
+	s.topics.Store(&empty)
+	if err := s.refreshTopics(true); err != nil {
+		return nil, err
+	}
+	s.groups = s.newCoordinator()
+	if t, ok := (*s.topics.Load())[ConsumerOffsetsTopic]; ok {
+		if err := s.replayOffsets(t); err != nil {
+			// What the offsets topic holds up to the damage stays: the
+			// owner recovers it, not a reader.
+			s.opts.Logger.Warn("strata: "+ConsumerOffsetsTopic+" did not replay whole; committed offsets may be missing", "err", err)
+		}
+	}
+	s.txns = newTxnCoordinator(s)
+	return s, nil
+}
+
+// ReadOnly reports whether the store was opened with Options.ReadOnly.
+func (s *Store) ReadOnly() bool { return s.readOnly != nil }
+
+// checkWritable fails with ErrReadOnly on a ReadOnly store that is open
+// (a closed one says ErrClosed where the call checks it); verb names the
+// call.
+func (s *Store) checkWritable(verb string) error {
+	if s.readOnly == nil || s.closed.Load() {
+		return nil
+	}
+	return fmt.Errorf("strata: %s: %w", verb, ErrReadOnly)
+}
+
+// checkIsolation is checkIsolation for a read of the store at level i,
+// which a ReadOnly store refuses for ReadCommitted.
+func (s *Store) checkIsolation(i Isolation) error {
+	if err := checkIsolation(i); err != nil {
+		return err
+	}
+	if s.readOnly != nil && s.isolation(i) == ReadCommitted {
+		return fmt.Errorf("strata: ReadCommitted reads of a ReadOnly store: %w: it does not follow the transactions that bound them; read ReadUncommitted",
+			ErrInvalidConfig)
+	}
+	return nil
+}
+
+// maybeRefreshTopics refreshes a ReadOnly store's topics when
+// RefreshInterval has passed since the last look.
+func (s *Store) maybeRefreshTopics() {
+	if s.readOnly == nil || s.closed.Load() {
+		return
+	}
+	_ = s.refreshTopics(false)
+}
+
+// refreshTopics reads topics.json and, if it changed, opens the topics it
+// added, drops those it removed (or that another topic of the name
+// replaced) and applies changed configs. first is Open's call, whose
+// failure to read the registry is Open's; later failures (a registry
+// being replaced, a topic whose directories are not there yet) keep what
+// was there, and the next refresh tries again.
+func (s *Store) refreshTopics(first bool) error {
+	ro := s.readOnly
+	if first {
+		ro.mu.Lock()
+	} else if !ro.mu.TryLock() {
+		return nil
+	}
+	defer ro.mu.Unlock()
+	interval := s.opts.RefreshInterval
+	if !first && time.Since(ro.checked) < interval {
+		return nil
+	}
+	ro.checked = time.Now()
+	path := filepath.Join(s.dir, topicsFile)
+	data, err := vfs.ReadFile(s.fsys, path)
+	if errors.Is(err, os.ErrNotExist) {
+		data, err = nil, nil
+	}
+	if err != nil {
+		if first {
+			return fmt.Errorf("strata: reading %s: %w", path, err)
+		}
+		return nil
+	}
+	if !first && bytes.Equal(data, ro.registry) {
+		return nil
+	}
+	reg, err := readRegistry(s.fsys, s.dir)
+	if err != nil {
+		if first {
+			return err
+		}
+		return nil // replaced meanwhile, or damaged: what was read stays
+	}
+	old := *s.topics.Load()
+	next := make(map[string]*topic.Topic, len(reg))
+	complete := true
+	for name, e := range reg {
+		if e.ID.IsZero() {
+			e.ID = topic.DirID(s.fsys, filepath.Join(s.dir, topic.PartitionDir(name, 0)))
+		}
+		if t, ok := old[name]; ok && (e.ID.IsZero() || t.ID() == e.ID) {
+			next[name] = s.followConfig(t, e.Config)
+			continue
+		}
+		id := e.ID
+		if id.IsZero() {
+			id = topic.NewID() // a registry of version 1 whose directory records none
+		}
+		t, err := topic.Open(s.topicFS, s.dir, name, id, e.Config, s.partitionBase(), true)
+		if err != nil {
+			// Created but not yet all there (its directories follow the
+			// registry), or deleted meanwhile: the next refresh sees.
+			complete = false
+			if first {
+				s.opts.Logger.Debug("strata: a topic of the registry did not open read-only", "topic", name, "err", err)
+			}
+			continue
+		}
+		next[name] = t
+	}
+	for name, t := range old {
+		if next[name] != t {
+			// Readers may still hold its partitions: it closes with the
+			// store.
+			ro.retired = append(ro.retired, t)
+		}
+	}
+	if complete {
+		ro.registry = data
+	}
+	s.topics.Store(&next)
+	return nil
+}
+
+// followConfig applies the registry's config for the open topic t of a
+// ReadOnly store, and opens the partitions it gained; what cannot be
+// applied is left as it was.
+func (s *Store) followConfig(t *topic.Topic, cfg TopicConfig) *topic.Topic {
+	want, err := cfg.WithDefaults()
+	if err != nil || want == t.Config() {
+		return t
+	}
+	if want.Partitions > t.NumPartitions() {
+		parts, err := t.OpenPartitions(s.topicFS, s.dir, want.Partitions, s.partitionBase())
+		if err != nil {
+			return t
+		}
+		t.AddPartitions(parts)
+	}
+	if err := t.SetConfig(want); err != nil {
+		s.opts.Logger.Debug("strata: a topic's new config was not applied read-only", "topic", t.Name(), "err", err)
+	}
+	return t
+}
+
+// closeReadOnly closes what a ReadOnly store holds; it writes nothing.
+func (s *Store) closeReadOnly() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Swap(true) {
+		return nil
+	}
+	for _, t := range *s.topics.Load() {
+		_ = t.Close()
+	}
+	s.readOnly.mu.Lock()
+	defer s.readOnly.mu.Unlock()
+	for _, t := range s.readOnly.retired {
+		_ = t.Close()
+	}
+	s.readOnly.retired = nil
+	return nil
+}

@@ -1,0 +1,343 @@
+package strata_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stratalog/strata"
+)
+
+// dirImage returns every file under dir with its bytes, for a before/after
+// comparison that shows nothing was written.
+func dirImage(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if d.IsDir() {
+			out[rel+"/"] = ""
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		out[rel] = string(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func sameImage(t *testing.T, before, after map[string]string) {
+	t.Helper()
+	var diff []string
+	for k, v := range before {
+		if w, ok := after[k]; !ok {
+			diff = append(diff, "removed "+k)
+		} else if w != v {
+			diff = append(diff, "changed "+k)
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			diff = append(diff, "added "+k)
+		}
+	}
+	sort.Strings(diff)
+	if len(diff) > 0 {
+		t.Fatalf("the directory changed: %v", diff)
+	}
+}
+
+func roOpts() *strata.Options {
+	return &strata.Options{ReadOnly: true, RefreshInterval: time.Nanosecond}
+}
+
+func value(off int64) string { return fmt.Sprintf("value-%d", off) }
+
+func appendN(t *testing.T, s *strata.Store, topicName string, from, n int) {
+	t.Helper()
+	for i := from; i < from+n; i++ {
+		if _, err := s.AppendTo(context.Background(), topicName, 0, strata.Record{Key: []byte(fmt.Sprint(i % 7)), Value: []byte(value(int64(i)))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// readAll reads the partition from offset to its end and checks offsets
+// dense and values as appendN wrote them.
+func readAll(t *testing.T, s *strata.Store, topicName string, from int64) int64 {
+	t.Helper()
+	next := from
+	for {
+		recs, err := s.Read(context.Background(), topicName, 0, next, 100)
+		if err != nil {
+			t.Fatalf("read at %d: %v", next, err)
+		}
+		if len(recs) == 0 {
+			return next
+		}
+		for _, r := range recs {
+			if r.Offset != next || string(r.Value) != value(r.Offset) {
+				t.Fatalf("record at %d: offset %d value %q", next, r.Offset, r.Value)
+			}
+			next++
+		}
+	}
+}
+
+func TestReadOnlyLive(t *testing.T) {
+	dir := t.TempDir()
+	w, err := strata.Open(dir, &strata.Options{Sync: strata.SyncNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.CreateTopic("t", strata.TopicConfig{SegmentBytes: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, w, "t", 0, 50)
+	r, err := strata.Open(dir, roOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got := readAll(t, r, "t", 0); got != 50 {
+		t.Fatalf("read up to %d, want 50", got)
+	}
+	// Tailing, across rolls.
+	appendN(t, w, "t", 50, 200)
+	if got := readAll(t, r, "t", 50); got != 250 {
+		t.Fatalf("read up to %d after the appends, want 250", got)
+	}
+	end, err := r.ListOffsets("t", 0, strata.Latest)
+	if err != nil || end != 250 {
+		t.Fatalf("end offset %d, %v; want 250", end, err)
+	}
+	// A new topic shows.
+	if err := w.CreateTopic("u", strata.TopicConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, w, "u", 0, 3)
+	if got := readAll(t, r, "u", 0); got != 3 {
+		t.Fatalf("new topic read up to %d, want 3", got)
+	}
+	// A deleted one goes.
+	if err := w.DeleteTopic("u"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ListOffsets("u", 0, strata.Latest); !errors.Is(err, strata.ErrUnknownTopic) {
+		t.Fatalf("deleted topic: %v, want ErrUnknownTopic", err)
+	}
+	// A waiting fetch sees a later append.
+	done := make(chan []strata.Record)
+	go func() {
+		recs, _ := r.Fetch(context.Background(), "t", 0, 250, 10, 10*time.Second)
+		done <- recs
+	}()
+	appendN(t, w, "t", 250, 1)
+	select {
+	case recs := <-done:
+		if len(recs) != 1 || recs[0].Offset != 250 {
+			t.Fatalf("fetch got %v", recs)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting fetch saw nothing")
+	}
+}
+
+// TestReadOnlyRefusesWrites calls every writing Store method on a ReadOnly
+// store: each fails with ErrReadOnly, and the directory is byte for byte
+// as it was.
+func TestReadOnlyRefusesWrites(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	w, err := strata.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.CreateTopic("t", strata.TopicConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.CreateTopic("c", strata.TopicConfig{CleanupPolicy: strata.CleanupCompact}); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, w, "t", 0, 5)
+	appendN(t, w, "c", 0, 5)
+	if err := w.Commit("g", "t", 0, 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before := dirImage(t, dir)
+	s, err := strata.Open(dir, roOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.ReadOnly() {
+		t.Fatal("ReadOnly() is false")
+	}
+	rec := strata.Record{Key: []byte("k"), Value: []byte("v")}
+	calls := map[string]func() error{
+		"Append":          func() error { _, err := s.Append(ctx, "t", rec); return err },
+		"AppendTo":        func() error { _, err := s.AppendTo(ctx, "t", 0, rec); return err },
+		"AppendIfEnd":     func() error { _, err := s.AppendIfEnd(ctx, "t", 0, 5, rec); return err },
+		"AppendIfLast":    func() error { _, err := s.AppendIfLast(ctx, "t", []byte("k"), -1, rec); return err },
+		"AppendBatch":     func() error { _, _, err := s.AppendBatch(ctx, "t", 0, []byte{1}); return err },
+		"NewProducerID":   func() error { _, err := s.NewProducerID(); return err },
+		"BeginTxn":        func() error { _, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "x"}); return err },
+		"InitTxnProducer": func() error { _, err := s.InitTxnProducer(ctx, strata.TxnProducerOptions{ID: "x"}); return err },
+		"AddTxnPartitions": func() error {
+			return s.AddTxnPartitions(ctx, strata.TxnProducer{ID: "x"}, strata.TopicPartition{Topic: "t"})
+		},
+		"AppendTxnBatch":         func() error { _, _, err := s.AppendTxnBatch(ctx, strata.TxnProducer{ID: "x"}, "t", 0, nil); return err },
+		"CommitTxnOffsets":       func() error { return s.CommitTxnOffsets(ctx, strata.TxnProducer{ID: "x"}, "g", nil) },
+		"EndTxn":                 func() error { return s.EndTxn(ctx, strata.TxnProducer{ID: "x"}, true) },
+		"Commit":                 func() error { return s.Commit("g", "t", 0, 2, "") },
+		"CommitAsMember":         func() error { return s.CommitAsMember("g", "g-1", 1, nil) },
+		"Compact":                func() error { _, err := s.Compact(ctx, "c"); return err },
+		"CreateTopic":            func() error { return s.CreateTopic("new", strata.TopicConfig{}) },
+		"CreatePartitions":       func() error { return s.CreatePartitions("t", 3) },
+		"AlterTopicConfig":       func() error { return s.AlterTopicConfig("t", strata.TopicConfig{Retention: time.Hour}) },
+		"DeleteGroupOffsets":     func() error { return s.DeleteGroupOffsets("g") },
+		"DeletePartitionOffsets": func() error { return s.DeletePartitionOffsets("g", []strata.TopicPartition{{Topic: "t"}}) },
+		"ClaimGroup":             func() error { _, err := s.ClaimGroup("g"); return err },
+		"HeartbeatGroup": func() error {
+			_, err := s.HeartbeatGroup("g", strata.GroupHeartbeat{Topics: []string{"t"}})
+			return err
+		},
+		"LeaveGroup":         func() error { return s.LeaveGroup("g", "g-1") },
+		"DeleteRecords":      func() error { return s.DeleteRecords("t", 0, 1) },
+		"DeleteTopic":        func() error { return s.DeleteTopic("t") },
+		"EnsureTopic":        func() error { return s.EnsureTopic("t", strata.TopicConfig{}) },
+		"EnsureOffsetsTopic": func() error { return s.EnsureOffsetsTopic() },
+		"EnforceRetention":   func() error { _, err := s.EnforceRetention(ctx); return err },
+		"ResetOffsets":       func() error { _, err := s.ResetOffsets("g", "t", strata.ToEarliest, false); return err },
+		"Producer": func() error {
+			p := s.Producer(strata.ProducerOptions{})
+			defer p.Close()
+			return p.Produce(ctx, "t", rec, nil)
+		},
+		"Consumer.Commit": func() error {
+			c, err := s.Consumer("g2", []string{"t"}, strata.ConsumerOptions{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			return c.CommitOffsets(ctx, map[strata.TopicPartition]int64{{Topic: "t"}: 3})
+		},
+	}
+	for name, call := range calls {
+		if err := call(); !errors.Is(err, strata.ErrReadOnly) {
+			t.Errorf("%s: %v, want ErrReadOnly", name, err)
+		}
+	}
+	// Reads work, a dry run too.
+	if got := readAll(t, s, "t", 0); got != 5 {
+		t.Fatalf("read up to %d, want 5", got)
+	}
+	if _, err := s.ResetOffsets("g", "t", strata.ToEarliest, true); err != nil {
+		t.Fatalf("dry run: %v", err)
+	}
+	if off, ok := s.Committed("g", "t", 0); !ok || off.Offset != 1 {
+		t.Fatalf("committed %v %v, want 1", off, ok)
+	}
+	if _, err := s.Read(ctx, "t", 0, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.View(strata.ReadCommitted).Read(ctx, "t", 0, 0, 1); !errors.Is(err, strata.ErrInvalidConfig) {
+		t.Fatalf("ReadCommitted read: %v, want ErrInvalidConfig", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sameImage(t, before, dirImage(t, dir))
+}
+
+// TestReadOnlyOpenChangesNothing opens read-only a directory with no lock
+// file, a missing one, and a crashed one with a torn tail: nothing is
+// created, and the reader serves up to the last whole batch.
+func TestReadOnlyOpenChangesNothing(t *testing.T) {
+	if _, err := strata.Open(filepath.Join(t.TempDir(), "missing"), roOpts()); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing directory: %v, want ErrNotExist", err)
+	}
+	dir := t.TempDir()
+	w, err := strata.Open(dir, &strata.Options{Sync: strata.SyncNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.CreateTopic("t", strata.TopicConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, w, "t", 0, 20)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// What a crash leaves: no clean-shutdown marker (nor lock file), and
+	// the last batch torn.
+	torn := copyDir(t, dir)
+	log := filepath.Join(torn, "t-0", "00000000000000000000.log")
+	fi, err := os.Stat(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(log, fi.Size()-5); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{".lock", ".clean-shutdown"} {
+		if err := os.Remove(filepath.Join(torn, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := dirImage(t, torn)
+	r, err := strata.Open(torn, roOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, r, "t", 0); got != 19 {
+		t.Fatalf("read up to %d, want 19 (the last batch is torn)", got)
+	}
+	if end, _ := r.ListOffsets("t", 0, strata.Latest); end != 19 {
+		t.Fatalf("end %d, want 19", end)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sameImage(t, before, dirImage(t, torn))
+}
+
+// copyDir copies dir's files to a new directory.
+func copyDir(t *testing.T, dir string) string {
+	t.Helper()
+	to := t.TempDir()
+	for rel, data := range dirImage(t, dir) {
+		path := filepath.Join(to, rel)
+		if rel[len(rel)-1] == '/' {
+			if err := os.MkdirAll(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return to
+}
