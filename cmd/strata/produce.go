@@ -215,6 +215,7 @@ loop:
 			if bar != nil {
 				bar.add(int64(c.bytes))
 			}
+
 			if c.idle && linger == nil && p.pendingBytes > 0 {
 				// The input has nothing more for now (a terminal, a
 				// slow pipe): append what it gave, unless more comes
@@ -408,8 +409,8 @@ func readLines(r io.Reader, limit int) <-chan chunk {
 		next := int64(1)
 		for {
 			c := chunk{first: next}
-			data := make([]byte, 0, chunkBytes)
-			for len(data) < chunkBytes {
+			var data []byte
+			for c.bytes < chunkBytes {
 				line, n, err := br.line(limit)
 				if err == io.EOF {
 					if len(c.lines) > 0 {
@@ -423,7 +424,10 @@ func readLines(r io.Reader, limit int) <-chan chunk {
 					return
 				}
 				if len(data)+len(line) > cap(data) {
-					data = make([]byte, 0, max(chunkBytes, len(line)))
+					// More memory for the chunk's lines, twice what it
+					// has (the lines so far keep theirs): a chunk cut
+					// short, when the input pauses, takes little.
+					data = make([]byte, 0, max(min(2*cap(data), chunkBytes), len(line), 4096))
 				}
 				data = append(data, line...)
 				c.lines = append(c.lines, data[len(data)-len(line):len(data):len(data)])
