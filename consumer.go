@@ -144,9 +144,6 @@ type Consumer struct {
 // are Kafka clients served over the wire (package broker) takes no
 // Consumer: ErrGroupClaimed.
 func (s *Store) Consumer(groupName string, topics []string, opts ConsumerOptions) (_ *Consumer, err error) {
-	if o := opts.Isolation; s.readOnly != nil && (o == ReadCommitted || o == 0 && s.opts.Isolation == ReadCommitted) {
-		return nil, s.checkIsolation(ReadCommitted)
-	}
 	defer wrapErr(&err)
 	if s.closed.Load() {
 		return nil, ErrClosed

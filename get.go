@@ -50,7 +50,7 @@ func (s *Store) getInto(iso Isolation, topicName string, part int, offset int64,
 	if err != nil {
 		return Record{}, err
 	}
-	if err := s.checkIsolation(iso); err != nil {
+	if err := checkIsolation(iso); err != nil {
 		return Record{}, err
 	}
 	committed := s.isolation(iso) == ReadCommitted

@@ -275,7 +275,7 @@ func (s *Store) lag(ctx context.Context, iso Isolation, groupName, topicName str
 	if err := group.ValidateGroupID(groupName); err != nil {
 		return nil, err
 	}
-	if err := s.checkIsolation(iso); err != nil {
+	if err := checkIsolation(iso); err != nil {
 		return nil, err
 	}
 	iso = s.isolation(iso)

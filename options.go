@@ -81,9 +81,10 @@ type Options struct {
 	// topics, config changes and the offsets committed to
 	// __consumer_offsets (see RefreshInterval, and "Reading a live
 	// directory" in the README for what is guaranteed). Every call that
-	// writes fails with ErrReadOnly and changes nothing. Only
-	// ReadUncommitted reads are served: ReadCommitted ones (Isolation, a
-	// View, a Consumer) fail with ErrInvalidConfig.
+	// writes fails with ErrReadOnly and changes nothing. ReadCommitted
+	// reads follow the owner's transactions: the first one of a partition
+	// rebuilds its producer state (from the owner's latest producer
+	// snapshot and the log after it), later ones follow it.
 	ReadOnly bool
 	// RefreshInterval is how often at most a ReadOnly store lists a
 	// partition's directory and reads topics.json for changes, and how

@@ -44,7 +44,7 @@ func (b PinnedBatches) Release() { b.pin.Release() }
 // error pins nothing. PinBatches does not block.
 func (v View) PinBatches(topicName string, part int, offset int64, maxBytes int) (_ PinnedBatches, err error) {
 	defer wrapErr(&err)
-	if err := v.s.checkIsolation(v.iso); err != nil {
+	if err := checkIsolation(v.iso); err != nil {
 		return PinnedBatches{}, err
 	}
 	p, err := v.s.partition(topicName, part)

@@ -108,7 +108,7 @@ func (s *Store) batchPartition(topicName string, part int, batch []byte) (*parti
 // buf is reused; ReadBatches does not block (see Wait).
 func (v View) ReadBatches(topicName string, part int, offset int64, maxBytes int, buf []byte) (_ []byte, err error) {
 	defer wrapErr(&err)
-	if err := v.s.checkIsolation(v.iso); err != nil {
+	if err := checkIsolation(v.iso); err != nil {
 		return buf[:0], err
 	}
 	p, err := v.s.partition(topicName, part)
@@ -132,7 +132,7 @@ func (v View) ReadBatches(topicName string, part int, offset int64, maxBytes int
 func (v View) Wait(ctx context.Context, topicName string, part int, offset int64) (err error) {
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
-	if err := v.s.checkIsolation(v.iso); err != nil {
+	if err := checkIsolation(v.iso); err != nil {
 		return err
 	}
 	p, err := v.s.partition(topicName, part)

@@ -42,7 +42,7 @@ func (s *Store) read(ctx context.Context, iso Isolation, topicName string, part 
 	if err := checkMax("read", topicName, part, max); err != nil {
 		return nil, err
 	}
-	if err := s.checkIsolation(iso); err != nil {
+	if err := checkIsolation(iso); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -72,7 +72,7 @@ func (s *Store) fetch(ctx context.Context, iso Isolation, topicName string, part
 	if err := checkMax("fetch", topicName, part, max); err != nil {
 		return nil, err
 	}
-	if err := s.checkIsolation(iso); err != nil {
+	if err := checkIsolation(iso); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -196,7 +196,7 @@ func (s *Store) records(ctx context.Context, iso Isolation, topicName string, pa
 	ctx = orBackground(ctx)
 	p, err := s.partition(topicName, part)
 	if err == nil {
-		err = s.checkIsolation(iso)
+		err = checkIsolation(iso)
 	}
 	if err != nil {
 		err = storeErr(err)
@@ -311,7 +311,7 @@ func (s *Store) listOffsetTime(iso Isolation, topicName string, part int, spec O
 	if err != nil {
 		return none, err
 	}
-	if err := s.checkIsolation(iso); err != nil {
+	if err := checkIsolation(iso); err != nil {
 		return none, err
 	}
 	iso = s.isolation(iso)

@@ -27,10 +27,6 @@ type readOnlyState struct {
 
 // openReadOnly is Open with Options.ReadOnly: see there.
 func openReadOnly(dir string, o Options) (*Store, error) {
-	if o.Isolation == ReadCommitted {
-		return nil, fmt.Errorf("strata: Options.Isolation ReadCommitted with ReadOnly: %w: a read-only store does not follow the transactions that bound it; read ReadUncommitted",
-			ErrInvalidConfig)
-	}
 	fi, err := o.FS.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("strata: opening %s read-only: %w", dir, err)
@@ -67,19 +63,6 @@ func (s *Store) checkWritable(verb string) error {
 		return nil
 	}
 	return fmt.Errorf("strata: %s: %w", verb, ErrReadOnly)
-}
-
-// checkIsolation is checkIsolation for a read of the store at level i,
-// which a ReadOnly store refuses for ReadCommitted.
-func (s *Store) checkIsolation(i Isolation) error {
-	if err := checkIsolation(i); err != nil {
-		return err
-	}
-	if s.readOnly != nil && s.isolation(i) == ReadCommitted {
-		return fmt.Errorf("strata: ReadCommitted reads of a ReadOnly store: %w: it does not follow the transactions that bound them; read ReadUncommitted",
-			ErrInvalidConfig)
-	}
-	return nil
 }
 
 // maybeRefreshTopics refreshes a ReadOnly store's topics when

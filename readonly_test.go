@@ -66,12 +66,12 @@ func roOpts() *strata.Options {
 	return &strata.Options{ReadOnly: true, RefreshInterval: time.Nanosecond}
 }
 
-func value(off int64) string { return fmt.Sprintf("value-%d", off) }
+func roValue(off int64) string { return fmt.Sprintf("value-%d", off) }
 
 func appendN(t *testing.T, s *strata.Store, topicName string, from, n int) {
 	t.Helper()
 	for i := from; i < from+n; i++ {
-		if _, err := s.AppendTo(context.Background(), topicName, 0, strata.Record{Key: []byte(fmt.Sprint(i % 7)), Value: []byte(value(int64(i)))}); err != nil {
+		if _, err := s.AppendTo(context.Background(), topicName, 0, strata.Record{Key: []byte(fmt.Sprint(i % 7)), Value: []byte(roValue(int64(i)))}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -91,7 +91,7 @@ func readAll(t *testing.T, s *strata.Store, topicName string, from int64) int64 
 			return next
 		}
 		for _, r := range recs {
-			if r.Offset != next || string(r.Value) != value(r.Offset) {
+			if r.Offset != next || string(r.Value) != roValue(r.Offset) {
 				t.Fatalf("record at %d: offset %d value %q", next, r.Offset, r.Value)
 			}
 			next++
@@ -220,13 +220,14 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 			_, err := s.HeartbeatGroup("g", strata.GroupHeartbeat{Topics: []string{"t"}})
 			return err
 		},
-		"LeaveGroup":         func() error { return s.LeaveGroup("g", "g-1") },
-		"DeleteRecords":      func() error { return s.DeleteRecords("t", 0, 1) },
-		"DeleteTopic":        func() error { return s.DeleteTopic("t") },
-		"EnsureTopic":        func() error { return s.EnsureTopic("t", strata.TopicConfig{}) },
-		"EnsureOffsetsTopic": func() error { return s.EnsureOffsetsTopic() },
-		"EnforceRetention":   func() error { _, err := s.EnforceRetention(ctx); return err },
-		"ResetOffsets":       func() error { _, err := s.ResetOffsets("g", "t", strata.ToEarliest, false); return err },
+		"LeaveGroup":            func() error { return s.LeaveGroup("g", "g-1") },
+		"DeleteRecords":         func() error { return s.DeleteRecords("t", 0, 1) },
+		"DeleteTopic":           func() error { return s.DeleteTopic("t") },
+		"EnsureTopic":           func() error { return s.EnsureTopic("t", strata.TopicConfig{}) },
+		"EnsureOffsetsTopic":    func() error { return s.EnsureOffsetsTopic() },
+		"EnforceRetention":      func() error { _, err := s.EnforceRetention(ctx); return err },
+		"EnforceTopicRetention": func() error { _, err := s.EnforceTopicRetention(ctx, "t"); return err },
+		"ResetOffsets":          func() error { _, err := s.ResetOffsets("g", "t", strata.ToEarliest, false); return err },
 		"Producer": func() error {
 			p := s.Producer(strata.ProducerOptions{})
 			defer p.Close()
@@ -259,8 +260,8 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 	if _, err := s.Read(ctx, "t", 0, 0, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.View(strata.ReadCommitted).Read(ctx, "t", 0, 0, 1); !errors.Is(err, strata.ErrInvalidConfig) {
-		t.Fatalf("ReadCommitted read: %v, want ErrInvalidConfig", err)
+	if _, err := s.View(strata.ReadCommitted).Read(ctx, "t", 0, 0, 1); err != nil {
+		t.Fatalf("ReadCommitted read: %v", err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -340,4 +341,102 @@ func copyDir(t *testing.T, dir string) string {
 		}
 	}
 	return to
+}
+
+// roValues reads the partition from 0 at level iso and returns the values.
+func roValues(t *testing.T, s *strata.Store, iso strata.Isolation) []string {
+	t.Helper()
+	recs, err := s.View(iso).Read(context.Background(), "t", 0, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range recs {
+		out = append(out, string(r.Value))
+	}
+	return out
+}
+
+// TestReadOnlyReadCommitted follows the owner's transactions: at every
+// step, a reader reads at each level what the owner reads (an open
+// transaction holds ReadCommitted reads back, an aborted one is never seen
+// by them, a committed one shows), and so does a reader opened afterwards.
+func TestReadOnlyReadCommitted(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	w, err := strata.Open(dir, &strata.Options{Sync: strata.SyncNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.CreateTopic("t", strata.TopicConfig{SegmentBytes: 2048}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(v string) {
+		if _, err := w.AppendTo(ctx, "t", 0, strata.Record{Value: []byte(v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pad := string(make([]byte, 300))
+	put("a")
+	r, err := strata.Open(dir, &strata.Options{ReadOnly: true, RefreshInterval: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	same := func(step string) {
+		t.Helper()
+		for _, iso := range []strata.Isolation{strata.ReadCommitted, strata.ReadUncommitted} {
+			want, got := roValues(t, w, iso), roValues(t, r, iso)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("%s, %v: the reader reads %d records, the owner %d", step, iso, len(got), len(want))
+			}
+		}
+	}
+	same("before any transaction")
+	tx, err := w.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 { // more than a batch: written before the end
+		if err := tx.AppendTo(ctx, "t", 0, strata.Record{Value: []byte(fmt.Sprint("aborted", i, pad))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("b")
+	if lso, _ := w.View(strata.ReadCommitted).ListOffsets("t", 0, strata.Latest); lso > 1 {
+		t.Fatalf("the owner's last stable offset is %d: the test needs the transaction's batches written", lso)
+	}
+	same("with a transaction open")
+	if err := tx.Abort(ctx); err != nil {
+		t.Fatal(err)
+	}
+	same("after the abort")
+	tx, err = w.BeginTxn(ctx, strata.TxnOptions{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 { // across rolls
+		if err := tx.AppendTo(ctx, "t", 0, strata.Record{Value: []byte(fmt.Sprint("c", i, pad))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same("with the second open")
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	same("after the commit")
+	if n := len(roValues(t, r, strata.ReadCommitted)); n != 32 {
+		t.Fatalf("read committed %d records, want 32", n)
+	}
+	r2, err := strata.Open(dir, &strata.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	for _, iso := range []strata.Isolation{strata.ReadCommitted, strata.ReadUncommitted} {
+		if got, want := roValues(t, r2, iso), roValues(t, w, iso); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("a reader opened last, %v: %d records, the owner %d", iso, len(got), len(want))
+		}
+	}
 }

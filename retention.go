@@ -48,6 +48,9 @@ func (s *Store) EnforceRetention(ctx context.Context) (_ int, err error) {
 // topic's retention now, by the store's clock, and returns how many
 // segments it deleted. An unknown topic is ErrUnknownTopic.
 func (s *Store) EnforceTopicRetention(ctx context.Context, topicName string) (_ int, err error) {
+	if err := s.checkWritable("enforce retention"); err != nil {
+		return 0, err
+	}
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
 	t, err := s.internalTopic(topicName)

@@ -32,7 +32,7 @@ func (s *Store) Scan(topicName string, part int, offset int64) iter.Seq2[Record,
 func (s *Store) scan(iso Isolation, topicName string, part int, offset int64) iter.Seq2[Record, error] {
 	p, err := s.partition(topicName, part)
 	if err == nil {
-		err = s.checkIsolation(iso)
+		err = checkIsolation(iso)
 	}
 	if err != nil {
 		err = storeErr(err)

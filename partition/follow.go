@@ -102,9 +102,63 @@ func (p *Partition) refresh() {
 		}
 		grew = p.end.Load() != before
 	}
+	if grew && p.follow.txns {
+		p.followProducersMuLocked()
+	}
 	if grew {
 		p.appended.broadcast()
 	}
+}
+
+// followTxns makes a read-only partition follow its producers'
+// transactions from now on, for ReadCommitted reads: the state is rebuilt
+// from the owner's latest producer snapshot at or below the end and the
+// log after it, and refreshes replay what they add. The first call pays
+// the rebuild; later ones return at once.
+func (p *Partition) followTxns() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.follow.txns || p.mu.closed {
+		return
+	}
+	p.follow.txns = true
+	p.mu.producers = producerState{}
+	p.follow.producersAt = 0
+	end := p.end.Load()
+	snaps := snapshotOffsets(p.follow.names)
+	for i := len(snaps) - 1; i >= 0; i-- {
+		off := snaps[i]
+		if off > end {
+			continue
+		}
+		data, err := vfs.ReadFile(p.fsys, p.snapshotPath(off))
+		if err != nil {
+			continue // removed meanwhile (retention), or unreadable: an earlier one
+		}
+		ps, err := decodeSnapshot(data)
+		if err != nil {
+			continue
+		}
+		p.mu.producers = ps
+		p.follow.producersAt = off
+		break
+	}
+	p.followProducersMuLocked()
+}
+
+// followProducersMuLocked replays into the producer state the batches of
+// the log it has not seen yet, entering the ABORT markers among them into
+// the segments' aborted transactions (in memory: see
+// segment.AppendAbortedTxn). The caller holds mu.
+func (p *Partition) followProducersMuLocked() {
+	end := p.end.Load()
+	if from := p.follow.producersAt; from < end {
+		if err := p.replayProducersMuLocked(from, true); err != nil {
+			p.follow.err = err
+		}
+	}
+	p.follow.producersAt = end
+	p.publishTxnsMuLocked()
 }
 
 // followState is what a read-only partition keeps between refreshes.
@@ -113,6 +167,11 @@ type followState struct {
 	start   int64     // the start offset checkpoint then
 	scanned time.Time // when the directory was last listed
 	err     error     // the last refresh's failure, for Stats' logs
+	// txns is set once a ReadCommitted read needed the producer state
+	// (see followTxns); producersAt is the offset the state covers the
+	// log up to.
+	txns        bool
+	producersAt int64
 }
 
 // rescanMuLocked lists the directory and, if it changed, opens the
@@ -178,6 +237,15 @@ func (p *Partition) rescanMuLocked() error {
 			continue
 		}
 		s, err := segment.OpenFollow(p.fsys, p.dir, base, scfg, i < from && !last)
+		if err == nil && byBase[base] != nil {
+			// Reopened: the aborted transactions learnt from markers
+			// stay known (the owner's .txnindex may not have them yet).
+			for _, t := range byBase[base].seg.AbortedTxns() {
+				if t.LastOffset < s.NextOffset() {
+					_ = s.AppendAbortedTxn(t)
+				}
+			}
+		}
 		if err != nil && i < from && !errors.Is(err, os.ErrNotExist) {
 			// A trusted segment that fails its shape check: scan it.
 			s, err = segment.OpenFollow(p.fsys, p.dir, base, scfg, false)
@@ -204,6 +272,9 @@ func (p *Partition) rescanMuLocked() error {
 	p.end.Store(active.seg.NextOffset())
 	for _, r := range old.segs {
 		_ = r.release()
+	}
+	if p.follow.txns {
+		p.followProducersMuLocked()
 	}
 	return nil
 }

@@ -319,6 +319,9 @@ func (p *Partition) publishTxnsMuLocked() {
 // see yet, and otherwise the high watermark. It is never past
 // HighWatermark. A read_committed reader reads only below it.
 func (p *Partition) LastStableOffset() int64 {
+	if p.cfg.ReadOnly {
+		p.followTxns()
+	}
 	hw := p.HighWatermark()
 	if u := p.unstable.Load(); u != nil {
 		for _, t := range *u {

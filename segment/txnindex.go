@@ -208,6 +208,13 @@ func (s *Segment) AppendAbortedTxn(t AbortedTxn) error {
 	if found {
 		return nil
 	}
+	if s.follower {
+		// The owner writes the file; a follower keeps what it learns
+		// from the markers it reads in memory.
+		list := slices.Insert(slices.Clone(old), i, t)
+		x.entries.Store(&list)
+		return nil
+	}
 	created := false
 	if x.file == nil {
 		if err := s.createTxnFile(); err != nil {
