@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,12 +13,14 @@ import (
 	"github.com/stratalog/strata"
 )
 
-// holdLock is the program strata-hold-lock DIR READY RELEASE of the script
-// tests: it opens the store in DIR, as a service would, writes the file
-// READY, and holds the directory until the file RELEASE exists.
+// holdLock is the program strata-hold-lock DIR READY RELEASE [TOPIC] of
+// the script tests: it opens the store in DIR, as a service would, writes
+// the file READY, and holds the directory until the file RELEASE exists;
+// with TOPIC, it appends a record "live-N" to its partition 0 every 10 ms
+// meanwhile.
 func holdLock() int {
-	if len(os.Args) != 4 {
-		fmt.Fprintln(os.Stderr, "usage: strata-hold-lock DIR READY RELEASE")
+	if len(os.Args) != 4 && len(os.Args) != 5 {
+		fmt.Fprintln(os.Stderr, "usage: strata-hold-lock DIR READY RELEASE [TOPIC]")
 		return 2
 	}
 	s, err := strata.Open(os.Args[1], nil)
@@ -30,9 +33,16 @@ func holdLock() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for i, deadline := 0, time.Now().Add(time.Minute); time.Now().Before(deadline); i++ {
+		time.Sleep(10 * time.Millisecond)
 		if _, err := os.Stat(os.Args[3]); err == nil {
 			return 0
+		}
+		if len(os.Args) == 5 {
+			if _, err := s.AppendTo(context.Background(), os.Args[4], 0, strata.Record{Value: fmt.Appendf(nil, "live-%d", i)}); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
 		}
 	}
 	fmt.Fprintln(os.Stderr, "strata-hold-lock: no release file within a minute")
