@@ -51,10 +51,9 @@ topic, partition, offset, timestamp, key, value and headers (a key or value
 that is not UTF-8 in base64, marked by key_encoding or value_encoding).
 
 consume only reads, so it works on a directory a running process holds,
-following what that process appends. Two things need the directory to
-itself, and are refused on such a directory: --commit, which commits the
-group's offsets as it goes, and --isolation read_committed, which needs the
-state of the transactions that only the directory's owner follows.`,
+following what that process appends; with --group and --commit it commits
+the group's offsets as it goes, which is a write, refused on such a
+directory.`,
 		Example: `  strata consume orders
   strata consume orders --partition 0 --offset 42 -n 10
   strata consume orders --offset -10                # the last 10 of each partition
@@ -183,11 +182,8 @@ func (a *app) consume(topicName string, f consumeFlags) error {
 		rf.null = f.nullMarker
 		format = &rf
 	}
-	// A read-only store does not follow the transactions of the process
-	// that owns the directory, so read_committed, as --commit, opens it
-	// as a writer does.
 	open := a.openRead
-	if f.commit || iso == strata.ReadCommitted {
+	if f.commit {
 		open = a.openWrite
 	}
 	s, err := open()
