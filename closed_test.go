@@ -196,6 +196,13 @@ func TestClosedStore(t *testing.T) {
 	bad["CreatePartitions"] = func() error { return s.CreatePartitions("", -1) }
 	calls["ListOffsetTime"] = func() error { _, err := s.ListOffsetTime("t", 0, strata.MaxTimestamp); return err }
 	bad["ListOffsetTime"] = func() error { _, err := s.ListOffsetTime("", -1, strata.OffsetSpec{}); return err }
+	// Consumer groups' descriptions and membership.
+	calls["DescribeGroup"] = func() error { _, err := s.DescribeGroup(ctx, "g"); return err }
+	bad["DescribeGroup"] = func() error { _, err := s.DescribeGroup(ctx, ""); return err }
+	calls["ListGroups"] = func() error { _, err := s.ListGroups(); return err }
+	bad["ListGroups"] = calls["ListGroups"]
+	calls["PublishGroup"] = func() error { return s.PublishGroup("g", &strata.GroupMetadata{}) }
+	bad["PublishGroup"] = func() error { return s.PublishGroup("", nil) }
 	// The offsets topic, which takes no input.
 	calls["EnsureOffsetsTopic"] = s.EnsureOffsetsTopic
 	bad["EnsureOffsetsTopic"] = s.EnsureOffsetsTopic

@@ -37,7 +37,7 @@ var rootSentinels = []error{
 	strata.ErrNoOffset, strata.ErrNoRecord, strata.ErrNoRecords, strata.ErrNotCompacted,
 	strata.ErrNotOwner, strata.ErrOffsetOutOfRange, strata.ErrReservedTopic,
 	strata.ErrTimestampTooFarAhead, strata.ErrTopicConfigMismatch, strata.ErrTopicExists,
-	strata.ErrUnknownPartition, strata.ErrUnknownTopic, strata.ErrUnsupportedCompression,
+	strata.ErrUnknownGroup, strata.ErrUnknownPartition, strata.ErrUnknownTopic, strata.ErrUnsupportedCompression,
 	strata.ErrUnsupportedFormat,
 }
 

@@ -121,6 +121,7 @@ func (s *Store) initGroups() error {
 	if err != nil {
 		s.opts.Logger.Warn("strata: could not delete the committed offsets of topics that no longer exist; the next Open tries again", "err", err)
 	}
+	s.endStaleMembership()
 	return nil
 }
 
@@ -128,6 +129,8 @@ func (s *Store) initGroups() error {
 // no offsets.
 func (s *Store) newCoordinator() *group.Coordinator {
 	return group.NewCoordinator(offsetLog{s}, &group.Options{
+		ClientID:       inProcessClientID,
+		ClientHost:     inProcessClientHost,
 		Now:            s.opts.Now,
 		SessionTimeout: s.opts.SessionTimeout,
 		Assignor:       s.opts.Assignor,
@@ -205,6 +208,7 @@ func (s *Store) Committed(groupName, topicName string, part int) (OffsetAndMetad
 	if s.closed.Load() {
 		return OffsetAndMetadata{}, false
 	}
+	s.followGroups()
 	return s.groups.Committed(groupName, topicName, part)
 }
 
@@ -233,9 +237,12 @@ func (s *Store) GroupMembers(groupName string) []GroupMember {
 	return s.groups.Members(groupName)
 }
 
-// Groups returns the consumer groups that have committed offsets or
-// members.
-func (s *Store) Groups() []string { return s.groups.Groups() }
+// Groups returns the consumer groups that have committed offsets, members
+// or recorded membership (GroupMetadata), sorted by name.
+func (s *Store) Groups() []string {
+	s.followGroups()
+	return s.groups.Groups()
+}
 
 // PartitionLag is how far a group is behind on one partition.
 type PartitionLag struct {
@@ -279,6 +286,7 @@ func (s *Store) lag(ctx context.Context, iso Isolation, groupName, topicName str
 		return nil, err
 	}
 	iso = s.isolation(iso)
+	s.followGroups()
 	out := make([]PartitionLag, 0, t.NumPartitions())
 	for i, p := range t.Partitions() {
 		pl := PartitionLag{Partition: i, EndOffset: readEnd(p, iso), Committed: -1}

@@ -129,27 +129,36 @@ func (l offsetLog) AppendMarker(pid int64, epoch int16, commit bool) (int64, err
 // GroupMetadataManager loads the partition.
 func (s *Store) replayOffsets(t *topic.Topic) error {
 	p := t.Partitions()[0]
+	next, err := s.replayOffsetsFrom(p, p.StartOffset())
+	s.groupsTail.next = next
+	return err
+}
+
+// replayOffsetsFrom is replayOffsets from offset from on, up to the end
+// of p as of the call; it returns the offset after the last batch it
+// replayed.
+func (s *Store) replayOffsetsFrom(p *partition.Partition, from int64) (int64, error) {
 	var buf []byte
 	var d log.Decoder
 	d.Limit = p.MaxDecompressed()
-	for off := p.StartOffset(); ; {
+	for off := from; ; {
 		var err error
 		if buf, err = p.ReadBatches(buf, off, readBytes); err != nil {
-			return fmt.Errorf("strata: replaying %s: %w", ConsumerOffsetsTopic, err)
+			return off, fmt.Errorf("strata: replaying %s: %w", ConsumerOffsetsTopic, err)
 		}
 		if len(buf) == 0 {
-			return nil
+			return off, nil
 		}
 		it := log.NewBatchIter(buf)
 		for it.Next() {
 			h := it.Header()
 			if err := s.replayBatch(&d, it.Batch(), h, off); err != nil {
-				return fmt.Errorf("strata: replaying %s: %w", ConsumerOffsetsTopic, err)
+				return off, fmt.Errorf("strata: replaying %s: %w", ConsumerOffsetsTopic, err)
 			}
 			off = max(off, h.NextOffset())
 		}
 		if err := it.Err(); err != nil {
-			return fmt.Errorf("strata: replaying %s: %w", ConsumerOffsetsTopic, err)
+			return off, fmt.Errorf("strata: replaying %s: %w", ConsumerOffsetsTopic, err)
 		}
 	}
 }
@@ -184,6 +193,7 @@ func (s *Store) replayBatch(d *log.Decoder, batch []byte, h log.BatchHeader, fro
 		c, err := group.DecodeCommit(r.Key, r.Value)
 		switch {
 		case errors.Is(err, group.ErrNotOffsetCommit):
+			s.replayMetadata(r)
 			continue
 		case err != nil:
 			s.opts.Logger.Warn("strata: skipping a damaged commit record", "offset", r.Offset, "err", err)

@@ -48,6 +48,8 @@ var lowerSentinels = map[string]lowerSentinel{
 	"group.ErrMetadataTooLarge":         {group.ErrMetadataTooLarge, strata.ErrMetadataTooLarge, ""},
 	"group.ErrNoOffset":                 {group.ErrNoOffset, strata.ErrNoOffset, ""},
 	"group.ErrNotOffsetCommit":          {group.ErrNotOffsetCommit, nil, "Open skips Kafka's other __consumer_offsets records"},
+	"group.ErrNotGroupMetadata":         {group.ErrNotGroupMetadata, nil, "Open skips Kafka's other __consumer_offsets records"},
+	"group.ErrUnknownGroup":             {group.ErrUnknownGroup, strata.ErrUnknownGroup, ""},
 	"group.ErrNotOwner":                 {group.ErrNotOwner, strata.ErrNotOwner, ""},
 	"group.ErrTxnUnsupported":           {group.ErrTxnUnsupported, nil, "the store's offset log takes transactional commits"},
 	"group.ErrUnknownMember":            {group.ErrUnknownMember, strata.ErrFenced, ""},

@@ -49,6 +49,13 @@ type Store struct {
 	groups *group.Coordinator // consumer groups and their committed offsets
 	txns   *txnCoordinator    // transactions (BeginTxn)
 
+	// groupsTail is where the replay of __consumer_offsets stopped: a
+	// read-only store replays what the owner appended since (followGroups).
+	groupsTail struct {
+		sync.Mutex
+		next int64
+	}
+
 	// clean says whether Open found the clean-shutdown marker. Set by
 	// Open only.
 	clean bool

@@ -9,7 +9,8 @@ import (
 // handleSyncGroup hands out the assignment of a generation, Kafka's
 // GroupCoordinator.handleSyncGroup: the leader's request carries every
 // member's assignment (its client-side assignor made them), and the
-// response of every member waits for it; the group is then Stable. A
+// response of every member waits for it; the group is then Stable, and
+// its membership is recorded in the store (Store.PublishGroup). A
 // SyncGroup of a Stable group returns the member's assignment again.
 // During a rebalance it is REBALANCE_IN_PROGRESS, at another generation
 // ILLEGAL_GENERATION, from a member the group does not know
@@ -74,6 +75,7 @@ func (gs *groups) syncLocked(req *kmsg.SyncGroupRequest) (chan *kmsg.SyncGroupRe
 			}
 		}
 		g.state = groupStable
+		g.publishLocked(g.protocolType)
 		for _, o := range g.members {
 			if o.sync != nil {
 				o.sync <- g.syncResponseLocked(o)

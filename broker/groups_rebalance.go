@@ -160,7 +160,8 @@ func (g *wireGroup) maybeCompleteJoinLocked() {
 // completeJoinLocked starts the next generation (Kafka's
 // initNextGeneration): the protocol every member supports, a leader, and
 // the JoinGroup responses, the leader's with every member's metadata.
-// Without members the group is Empty.
+// Without members the group is Empty, and its record in the store says
+// so.
 func (g *wireGroup) completeJoinLocked() {
 	if g.rebalance != nil {
 		g.rebalance.Stop()
@@ -168,7 +169,9 @@ func (g *wireGroup) completeJoinLocked() {
 	}
 	g.generation++
 	if len(g.members) == 0 {
+		protocolType := g.protocolType
 		g.state, g.protocol, g.protocolType, g.leader = groupEmpty, "", "", ""
+		g.publishLocked(protocolType)
 		return
 	}
 	if g.members[g.leader] == nil {

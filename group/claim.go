@@ -55,7 +55,8 @@ func (c *Coordinator) Claimed(group string) bool {
 }
 
 // unusedLocked reports whether g holds nothing: no members now or ever
-// (whose ids a new state would hand out again), no offsets, none pending.
+// (whose ids a new state would hand out again), no offsets, none pending,
+// no metadata.
 func (g *groupState) unusedLocked() bool {
-	return g.issued == 0 && len(g.members) == 0 && len(g.offsets) == 0 && len(g.pending) == 0
+	return g.issued == 0 && len(g.members) == 0 && len(g.offsets) == 0 && len(g.pending) == 0 && g.meta == nil
 }

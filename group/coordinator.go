@@ -50,6 +50,10 @@ type Options struct {
 	// in bytes. Default: 4096 (Kafka's offset.metadata.max.bytes). Values
 	// above 32767, the most the record format holds, are lowered to it.
 	MetadataMaxBytes int
+	// ClientID and ClientHost are the client id and host that the group
+	// metadata of a MetadataLog records for the Coordinator's members.
+	// Default: none ("").
+	ClientID, ClientHost string
 }
 
 // Defaults of the Options fields.
@@ -92,9 +96,11 @@ func (o *Options) withDefaults() Options {
 // incremental rebalance that moves partitions between members without ever
 // letting two members of a group own one partition at the same time.
 //
-// Membership is not persisted: a Coordinator starts with no members, as a
-// Kafka group does after its coordinator moves. Committed offsets are
-// rebuilt with Replay.
+// Membership is recorded, not restored: a MetadataLog writes each
+// rebalance's membership (GroupMetadata) for tools to read, but a
+// Coordinator starts with no members, as a Kafka group does after its
+// coordinator moves. Committed offsets are rebuilt with Replay, the
+// recorded membership with ReplayMetadata.
 //
 // A Coordinator is safe for concurrent use. Each group has its own lock,
 // so calls on different groups never wait for each other; a call that
@@ -154,6 +160,10 @@ type groupState struct {
 	// eviction: until then, expiry has nothing to do. It may be earlier
 	// (a member synced since), which costs a scan that evicts nothing.
 	deadline time.Time
+	// meta is the group's latest metadata (GroupMetadata): written at its
+	// last rebalance, published for a claimed group, or replayed; nil if
+	// none.
+	meta *GroupMetadata
 	// dead is set when the state left the coordinator's map (a claim's
 	// release forgot it): whoever locked it looks the group up again.
 	dead bool
@@ -248,14 +258,14 @@ func (c *Coordinator) all() []*groupState {
 	return out
 }
 
-// Groups returns the groups that have members, committed offsets or a
-// claim (Claim), sorted by name.
+// Groups returns the groups that have members, committed offsets,
+// metadata (Metadata) or a claim (Claim), sorted by name.
 func (c *Coordinator) Groups() []string {
 	var out []string
 	for _, g := range c.all() {
 		g.mu.Lock()
 		c.expireGroupLocked(g)
-		if len(g.members) > 0 || len(g.offsets) > 0 || g.claims > 0 {
+		if len(g.members) > 0 || len(g.offsets) > 0 || g.claims > 0 || g.meta != nil {
 			out = append(out, g.name)
 		}
 		g.mu.Unlock()

@@ -91,6 +91,43 @@
 //	key   00 01  00 01 67  00 01 74  00 00 00 03
 //	value 00 03  00 00 00 00 00 00 00 2a  ff ff ff ff  00 01 6d  00 00 01 8b cf e5 68 00
 //
+// # Group metadata
+//
+// Kafka also keeps each group's membership in __consumer_offsets: a
+// GroupMetadata record per group ([GroupMetadata]), written when a
+// generation's assignment is complete and when the group loses its last
+// member, and a tombstone when the group is deleted. A Coordinator whose
+// log is a [MetadataLog] writes one at every rebalance, and package
+// broker publishes those of its classic groups ([Coordinator.PublishMetadata]);
+// compaction keeps the latest per group. The key is version 2 (which
+// [DecodeCommit] skips as [ErrNotOffsetCommit]):
+//
+//	+---------+-----------+-------+
+//	| int16   | int16     | group |
+//	| 00 02   | group len | bytes |
+//	+---------+-----------+-------+
+//
+// The value, version 3 (Kafka's since 2.3; a nullable string has length
+// -1 for null, bytes an int32 length):
+//
+//	int16 version | string protocol_type | int32 generation
+//	nullable string protocol | nullable string leader
+//	int64 current_state_timestamp (-1: unknown)
+//	int32 member count, then per member:
+//	  string member_id | nullable string group_instance_id
+//	  string client_id | string client_host
+//	  int32 rebalance_timeout_ms | int32 session_timeout_ms
+//	  bytes subscription | bytes assignment
+//
+// Versions 0 to 2 lack the instance id, 0 and 1 the timestamp, 0 the
+// rebalance timeout; version 4 is version 3 with compact (varint length
+// plus one) strings, arrays and bytes and tagged fields after each member
+// and at the end. [DecodeGroupMetadata] reads them all. A consumer
+// group's subscription and assignment are Kafka's consumer protocol
+// ([AppendSubscription], [AppendAssignment]), which Kafka's tools decode.
+// The record of an empty group has no members and a null protocol and
+// leader.
+//
 // # Membership and the consumer's protocol
 //
 // A consumer in a group drives the [Coordinator] from its poll loop:
@@ -187,8 +224,9 @@
 // several assignments are equally good, Sticky may pick a different one
 // than the Java client. Rack awareness is not modelled.
 //
-// The Coordinator keeps membership in memory only, as Kafka's coordinator
-// does when it starts: after a restart every consumer joins again. It has
+// The Coordinator runs membership in memory: its [MetadataLog] records it
+// as a description, and after a restart every consumer joins again (the
+// members a replayed record lists are gone: [Coordinator.EndStaleMembership]). It has
 // no static membership (group.instance.id) and no offset expiry
 // (offsets.retention.minutes). Metadata is
 // limited in bytes, where Kafka counts UTF-16 units. The Coordinator

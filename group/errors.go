@@ -5,15 +5,22 @@ import "errors"
 // Errors returned by the [Coordinator] and the record codec. Match them
 // with errors.Is; the messages name the group, member and partition.
 var (
-	// ErrBadRecord means a __consumer_offsets key or value is malformed:
-	// truncated, with a negative or overlong string length, an unknown
-	// value version, or trailing bytes.
-	ErrBadRecord = errors.New("group: malformed offset commit record")
+	// ErrBadRecord means a __consumer_offsets key or value, or consumer
+	// protocol bytes, are malformed: truncated, with a negative or
+	// overlong length, an unknown value version, or trailing bytes.
+	ErrBadRecord = errors.New("group: malformed __consumer_offsets record")
 	// ErrNotOffsetCommit means a __consumer_offsets key is well formed but
 	// holds another kind of record (Kafka's group metadata, key version 2,
 	// or the records of KIP-848, versions 3 and up). A reader replaying
 	// records written by Kafka skips them.
 	ErrNotOffsetCommit = errors.New("group: record is not an offset commit")
+	// ErrNotGroupMetadata means a __consumer_offsets key is well formed but
+	// holds another kind of record than group metadata (key version 2): an
+	// offset commit, or a record of KIP-848.
+	ErrNotGroupMetadata = errors.New("group: record is not group metadata")
+	// ErrUnknownGroup means a group has no members, committed offsets or
+	// metadata: as far as the store knows, it does not exist.
+	ErrUnknownGroup = errors.New("group: unknown group")
 	// ErrInvalidGroup means a group id is empty or longer than 32767 bytes
 	// (the record format stores it with an int16 length).
 	ErrInvalidGroup = errors.New("group: invalid group id")

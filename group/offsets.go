@@ -305,7 +305,8 @@ func (c *Coordinator) DeleteStaleOffsets() (int, error) {
 // them when parts is empty, appending a tombstone for each offset that
 // exists (committed, or pending in a transaction, which it drops) to the
 // OffsetLog as one batch before it disappears. Partitions without an
-// offset are ignored.
+// offset are ignored. Deleting all of them deletes the group's metadata
+// too, with a tombstone if the log is a MetadataLog.
 //
 // Deleting all offsets needs a group without members and unclaimed
 // ([ErrGroupClaimed]); deleting some needs
@@ -329,6 +330,14 @@ func (c *Coordinator) DeleteOffsets(group string, parts ...TopicPartition) error
 			return fmt.Errorf("group: deleting the offsets of group %q, which has %d members: %w", group, len(g.members), ErrGroupActive)
 		}
 		parts = g.partsLocked(func(TopicPartition, OffsetAndMetadata) bool { return true })
+		if err := c.deleteGroupLocked(g, parts); err != nil {
+			return err
+		}
+		if ml, ok := c.log.(MetadataLog); ok && g.meta != nil {
+			ml.AppendMetadata(group, nil)
+		}
+		g.meta = nil
+		return nil
 	}
 	for _, tp := range parts {
 		if !g.hasLocked(tp) {

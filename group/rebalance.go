@@ -29,8 +29,8 @@ import (
 // rebalanceGroupLocked starts a new generation: it reads the partition
 // counts of the subscribed topics, runs the assignor over the members
 // (passing what each owns now, so that Sticky keeps it where it is) and
-// makes the result the target. Ownership changes only through Sync and
-// Revoked. The caller holds g.mu.
+// makes the result the target, which a MetadataLog records. Ownership
+// changes only through Sync and Revoked. The caller holds g.mu.
 func (c *Coordinator) rebalanceGroupLocked(g *groupState) {
 	g.generation++
 	ids := slices.Sorted(maps.Keys(g.members))
@@ -68,6 +68,7 @@ func (c *Coordinator) rebalanceGroupLocked(g *groupState) {
 	for _, id := range ids {
 		c.updateRevokeGroupLocked(g, g.members[id], now)
 	}
+	c.persistMetadataGroupLocked(g)
 }
 
 // countsChangedGroupLocked reports whether the partition count of a topic

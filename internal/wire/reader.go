@@ -114,3 +114,55 @@ func (r *Reader) TaggedFields(field func(tag int, b []byte) bool) {
 		}
 	}
 }
+
+// NullableStr reads a string of an int16 length, -1 being null (returned
+// as "", with null set).
+func (r *Reader) NullableStr() (s string, null bool) {
+	n := int(r.Int16())
+	if n == -1 && !r.bad {
+		return "", true
+	}
+	return string(r.Take(n)), false
+}
+
+// CompactNullableStr reads a compact nullable string: an unsigned varint
+// of the length plus one, zero being null.
+func (r *Reader) CompactNullableStr() (s string, null bool) {
+	n := r.Uvarint()
+	if n == 0 && !r.bad {
+		return "", true
+	}
+	return string(r.Take(n - 1)), false
+}
+
+// Bytes reads bytes of an int32 length; a negative length (null) is bad.
+// The result aliases the reader's slice.
+func (r *Reader) Bytes() []byte {
+	n := r.Int32()
+	if n < 0 {
+		r.bad = true
+		return nil
+	}
+	return r.Take(int(n))
+}
+
+// NullableBytes reads bytes of an int32 length, -1 being null (nil). The
+// result aliases the reader's slice.
+func (r *Reader) NullableBytes() []byte {
+	n := r.Int32()
+	if n == -1 {
+		return nil
+	}
+	if n < 0 {
+		r.bad = true
+		return nil
+	}
+	return r.Take(int(n))
+}
+
+// CompactBytes reads compact bytes: an unsigned varint of the length plus
+// one (zero would be null, which is bad here), then the bytes. The result
+// aliases the reader's slice.
+func (r *Reader) CompactBytes() []byte {
+	return r.Take(r.Uvarint() - 1)
+}
