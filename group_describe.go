@@ -202,9 +202,10 @@ func describeMember(protocolType string, m GroupMemberMetadata) GroupMemberDescr
 // whose coordinator writes the records itself. A damaged batch stops the
 // replay there, to be tried again at the next call.
 func (s *Store) followGroups() {
-	if !s.followsOwner() {
+	if s.readOnly == nil || s.closed.Load() {
 		return
 	}
+	s.maybeRefreshTopics()
 	s.groupsTail.Lock()
 	defer s.groupsTail.Unlock()
 	t, ok := (*s.topics.Load())[ConsumerOffsetsTopic]
@@ -222,7 +223,3 @@ func (s *Store) followGroups() {
 	}
 	s.groupsTail.next = next
 }
-
-// followsOwner reports whether the store reads a directory another store
-// owns, whose groups it follows (followGroups).
-func (s *Store) followsOwner() bool { return false }

@@ -25,9 +25,13 @@ const (
 )
 
 // AppendMetadata appends a group's metadata record (a tombstone for nil
-// md) to the offsets topic, one batch. A failure is logged: membership is
-// a description, and the next rebalance writes it again.
+// md) to the offsets topic, one batch; a read-only store writes nothing.
+// A failure is logged: membership is a description, and the next
+// rebalance writes it again.
 func (l offsetLog) AppendMetadata(groupName string, md *GroupMetadata) {
+	if l.s.readOnly != nil {
+		return // the owner's record is the group's; this store only reads
+	}
 	p, err := l.s.offsetsPartition()
 	if err == nil {
 		var r Record
@@ -69,12 +73,15 @@ func (s *Store) endStaleMembership() {
 // GroupMetadata record to __consumer_offsets. A group with Consumers in
 // the process (or members of HeartbeatGroup) refuses it with
 // ErrGroupActive, as the store records theirs itself; an empty or
-// overlong group id is ErrInvalidGroup. The store keeps md: the caller
-// must not modify it afterwards.
+// overlong group id is ErrInvalidGroup; a ReadOnly store ErrReadOnly.
+// The store keeps md: the caller must not modify it afterwards.
 func (s *Store) PublishGroup(groupName string, md *GroupMetadata) (err error) {
 	defer wrapErr(&err)
 	if s.closed.Load() {
 		return ErrClosed
+	}
+	if err := s.checkWritable("publish group"); err != nil {
+		return err
 	}
 	if md == nil {
 		return fmt.Errorf("strata: publishing no metadata for group %q: %w", groupName, ErrInvalidConfig)

@@ -221,6 +221,7 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 			return err
 		},
 		"LeaveGroup":            func() error { return s.LeaveGroup("g", "g-1") },
+		"PublishGroup":          func() error { return s.PublishGroup("g", &strata.GroupMetadata{}) },
 		"DeleteRecords":         func() error { return s.DeleteRecords("t", 0, 1) },
 		"DeleteTopic":           func() error { return s.DeleteTopic("t") },
 		"EnsureTopic":           func() error { return s.EnsureTopic("t", strata.TopicConfig{}) },

@@ -19,6 +19,9 @@ func TestConsumerGroupSweep(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: 1}))
+	// The group's membership is recorded in __consumer_offsets: the topic,
+	// whose flusher a bubble must not start, is created outside it.
+	require.NoError(t, s.EnsureOffsetsTopic())
 	synctest.Test(t, func(t *testing.T) {
 		srv, err := New(s, nil)
 		require.NoError(t, err)

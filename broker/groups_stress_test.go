@@ -77,6 +77,7 @@ func TestGroupStress(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	require.NoError(t, s.CreateTopic("events", strata.TopicConfig{}))
+	require.NoError(t, s.EnsureOffsetsTopic()) // groups record their membership there: created outside the bubble
 	_, err = s.AppendTo(context.Background(), "events", 0, strata.Record{Value: []byte("a")})
 	require.NoError(t, err)
 	groups := []string{"g0", "g1"}

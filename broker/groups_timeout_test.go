@@ -82,6 +82,7 @@ func withGroups(t *testing.T, f func(c groupCall, s *strata.Store)) {
 	s, err := strata.Open(t.TempDir(), nil)
 	require.NoError(t, err)
 	defer s.Close()
+	require.NoError(t, s.EnsureOffsetsTopic()) // groups record their membership there: created outside the bubble
 	synctest.Test(t, func(t *testing.T) {
 		srv, err := New(s, nil)
 		require.NoError(t, err)
