@@ -1,0 +1,349 @@
+package strata
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/stratalog/strata/log"
+	"github.com/stratalog/strata/segment"
+	"github.com/stratalog/strata/vfs"
+)
+
+// maxFindingsPerFile bounds the index entries reported per file; the
+// count of the others is said in the last.
+const maxFindingsPerFile = 5
+
+// checkPartition checks one partition directory: its segments in order,
+// its checkpoints and small files.
+func (v *verifier) checkPartition(p partitionDir, e registryEntry, known bool) error {
+	v.rep.Partitions++
+	names, err := v.fsys.ReadDir(p.path)
+	if err != nil {
+		return fmt.Errorf("strata: verifying %s: %w", p.path, err)
+	}
+	var bases []int64
+	for _, name := range names {
+		path := filepath.Join(p.path, name)
+		base, suffix, err := segment.ParseFileName(name)
+		switch {
+		case err == nil && suffix == segment.LogSuffix:
+			bases = append(bases, base)
+		case err == nil && suffix == segment.TxnIndexSuffix:
+			v.checkTxnIndex(path, base)
+		case err == nil && suffix == ".snapshot":
+			v.checkSnapshot(path)
+		case strings.HasSuffix(name, segment.CleanedSuffix), strings.HasSuffix(name, segment.SwapSuffix):
+			v.add(path, -1, false, "left by a compaction that was interrupted", "Open completes the swap or removes the file")
+		case strings.HasSuffix(name, segment.DeletedSuffix):
+			v.add(path, -1, false, "a segment deleted by retention or compaction, not yet removed", "Open removes it")
+		case strings.HasSuffix(name, vfs.TempSuffix):
+			v.add(path, -1, false, "a temporary file of a write that did not finish", "Open removes it")
+		}
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	rp := v.checkCheckpoints(p.path)
+	v.checkMetadata(p.path, e, known)
+	from := 0 // Open recovers after a crash from the segment holding the recovery point
+	for i, base := range bases {
+		if base <= rp {
+			from = i
+		}
+	}
+	prevNext := int64(-1)
+	for i, base := range bases {
+		s := segCheck{
+			dir:       p.path,
+			base:      base,
+			last:      i == len(bases)-1,
+			unsettled: !v.rep.Clean && (rp < 0 || i >= from),
+		}
+		next, err := v.checkSegment(s, prevNext)
+		if err != nil {
+			return err
+		}
+		prevNext = next
+	}
+	return nil
+}
+
+// segCheck is a segment being checked.
+type segCheck struct {
+	dir  string
+	base int64
+	// last says it is the partition's last segment: the active one.
+	last bool
+	// unsettled says Open would recover it were the directory opened now:
+	// no clean shutdown, and at or after the recovery point. Its index
+	// files may be preallocated (zeros past their entries) and are
+	// rebuilt by Open.
+	unsettled bool
+}
+
+// batchInfo is a batch found in a .log file.
+type batchInfo struct {
+	pos, base, last int64
+	// maxTS is the largest timestamp of the segment up to this batch.
+	maxTS int64
+}
+
+// checkSegment checks a segment's .log file and its indexes, and returns
+// the offset after its last valid batch (prevNext if it has none).
+func (v *verifier) checkSegment(s segCheck, prevNext int64) (int64, error) {
+	path := filepath.Join(s.dir, segment.FileName(s.base, segment.LogSuffix))
+	f, err := v.fsys.OpenFile(path, os.O_RDONLY, 0)
+	if errors.Is(err, os.ErrNotExist) && v.rep.Live {
+		return prevNext, nil // removed by retention or compaction while the check ran
+	}
+	if err != nil {
+		return 0, fmt.Errorf("strata: verifying %s: %w", path, err)
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return 0, fmt.Errorf("strata: verifying %s: %w", path, err)
+	}
+	v.rep.Segments++
+	if prevNext > s.base {
+		v.add(path, -1, true, fmt.Sprintf("base offset %d is below the previous segment's next offset %d: the segments overlap", s.base, prevNext),
+			"Open refuses the partition: remove the segment that holds the duplicate offsets")
+	}
+	var batches []batchInfo
+	next, maxTS := s.base, int64(-1)
+	var pos int64
+	var buf []byte
+	for pos < size {
+		hdr := make([]byte, min(int64(log.BatchHeaderSize), size-pos))
+		if _, err := f.ReadAt(hdr, pos); err != nil && err != io.EOF {
+			return 0, fmt.Errorf("strata: verifying %s: %w", path, err)
+		}
+		if allZero(hdr) {
+			if err := v.zeroTail(f, s, pos, size); err != nil {
+				return 0, err
+			}
+			break
+		}
+		h, err := log.ReadHeader(hdr)
+		if err == nil && int64(h.Size()) > size-pos {
+			err = fmt.Errorf("batch needs %d bytes, %d remain: %w", h.Size(), size-pos, log.ErrIncomplete)
+		}
+		if err == nil {
+			if cap(buf) < h.Size() {
+				buf = make([]byte, h.Size())
+			}
+			buf = buf[:h.Size()]
+			if _, rerr := f.ReadAt(buf, pos); rerr != nil && rerr != io.EOF {
+				return 0, fmt.Errorf("strata: verifying %s: %w", path, rerr)
+			}
+			_, err = log.CheckBatch(buf)
+		}
+		if err == nil && h.BaseOffset < next {
+			err = log.Corruption(fmt.Sprintf("base offset %d is below the next offset %d", h.BaseOffset, next))
+		}
+		if err == nil && h.LastOffset()-s.base > math.MaxInt32 {
+			err = log.Corruption(fmt.Sprintf("last offset %d is too far from the segment's base offset %d", h.LastOffset(), s.base))
+		}
+		if err != nil {
+			v.badTail(path, s, pos, size, err)
+			break
+		}
+		maxTS = max(maxTS, h.MaxTimestamp)
+		batches = append(batches, batchInfo{pos: pos, base: h.BaseOffset, last: h.LastOffset(), maxTS: maxTS})
+		next = h.NextOffset()
+		pos += int64(h.Size())
+		v.rep.Batches++
+		v.advance(int64(h.Size()))
+	}
+	v.rep.Bytes += pos
+	v.advance(size - pos)
+	v.checkOffsetIndex(s, batches, pos)
+	v.checkTimeIndex(s, batches)
+	if len(batches) == 0 {
+		return max(prevNext, s.base), nil
+	}
+	return next, nil
+}
+
+// badTail reports the torn or damaged batch at pos, and what recovery
+// would cut.
+func (v *verifier) badTail(path string, s segCheck, pos, size int64, err error) {
+	cut := size - pos
+	reason := strings.TrimPrefix(err.Error(), "log: ")
+	for _, sentinel := range []error{log.ErrCorrupt, log.ErrIncomplete} {
+		reason = strings.TrimSuffix(reason, ": "+strings.TrimPrefix(sentinel.Error(), "log: "))
+	}
+	switch {
+	case errors.Is(err, log.ErrIncomplete) && s.last && v.rep.Live:
+		v.add(path, pos, false, fmt.Sprintf("active segment tail still being written: %d bytes after position %d (%s)", cut, pos, reason),
+			"none while the writer runs; after a crash Open would cut them")
+	case errors.Is(err, log.ErrIncomplete):
+		v.add(path, pos, true, fmt.Sprintf("torn tail: %s", reason),
+			fmt.Sprintf("torn tail: %d bytes after position %d would be cut", cut, pos))
+	default:
+		v.add(path, pos, true, fmt.Sprintf("corrupt batch: %s", reason),
+			fmt.Sprintf("recovery cuts the segment at position %d: %d bytes would be dropped", pos, cut))
+	}
+}
+
+// zeroTail reports the zeros from pos to the end of the file: what
+// preallocation leaves ahead of appends, which Open trims; bytes after
+// them are damage.
+func (v *verifier) zeroTail(f vfs.File, s segCheck, pos, size int64) error {
+	buf := make([]byte, 64<<10)
+	for at := pos; at < size; at += int64(len(buf)) {
+		b := buf[:min(int64(len(buf)), size-at)]
+		if _, err := f.ReadAt(b, at); err != nil && err != io.EOF {
+			return fmt.Errorf("strata: verifying %s: %w", f.Name(), err)
+		}
+		if i := bytes.IndexFunc(b, func(r rune) bool { return r != 0 }); i >= 0 {
+			v.add(f.Name(), at+int64(i), true, fmt.Sprintf("bytes after the zeros that start at position %d", pos),
+				fmt.Sprintf("recovery cuts the segment at position %d: %d bytes would be dropped", pos, size-pos))
+			return nil
+		}
+	}
+	v.add(f.Name(), pos, false, fmt.Sprintf("%d zero bytes after the last batch, reserved ahead of appends", size-pos),
+		"Open trims them")
+	return nil
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// indexReport collects the bad entries of one index file.
+type indexReport struct {
+	v       *verifier
+	path    string
+	damage  bool
+	fix     string
+	entries int
+}
+
+func (r *indexReport) bad(pos int64, format string, args ...any) {
+	r.entries++
+	if r.entries <= maxFindingsPerFile {
+		r.v.add(r.path, pos, r.damage, fmt.Sprintf(format, args...), r.fix)
+	}
+}
+
+func (r *indexReport) finish() {
+	if n := r.entries - maxFindingsPerFile; n > 0 {
+		r.v.add(r.path, -1, r.damage, fmt.Sprintf("%d more bad entries", n), r.fix)
+	}
+}
+
+// newIndexReport reads an index file and starts its report; ok is false
+// when it is missing (a note if the segment should have one).
+func (v *verifier) newIndexReport(s segCheck, suffix string, entrySize int, logBytes int64) ([]byte, *indexReport, bool) {
+	path := filepath.Join(s.dir, segment.FileName(s.base, suffix))
+	data, ok := v.readSmall(path)
+	if !ok {
+		if logBytes > segment.DefaultIndexIntervalBytes {
+			v.add(path, -1, false, "missing", "Open rebuilds it from the log")
+		}
+		return nil, nil, false
+	}
+	r := &indexReport{v: v, path: path, damage: !s.unsettled,
+		fix: "a recovery of the segment rebuilds it from the log (strata verify --repair)"}
+	if s.unsettled {
+		r.fix = "Open rebuilds it from the log"
+	}
+	if rem := len(data) % entrySize; rem != 0 {
+		r.bad(int64(len(data)-rem), "size %d is not a multiple of the %d-byte entry", len(data), entrySize)
+	}
+	return data, r, true
+}
+
+// checkOffsetIndex checks a segment's .index against its batches: entries
+// strictly increasing, each at the start of a batch, keyed by an offset
+// that no batch before that position holds and the log reaches.
+func (v *verifier) checkOffsetIndex(s segCheck, batches []batchInfo, logEnd int64) {
+	data, r, ok := v.newIndexReport(s, segment.IndexSuffix, 8, logEnd)
+	if !ok {
+		return
+	}
+	defer r.finish()
+	lastOff := s.base - 1
+	if len(batches) > 0 {
+		lastOff = batches[len(batches)-1].last
+	}
+	prevRel, prevPos := int64(-1), int64(-1)
+	for i := 0; i+8 <= len(data); i += 8 {
+		rel, pos := int64(binary.BigEndian.Uint32(data[i:])), int64(binary.BigEndian.Uint32(data[i+4:]))
+		if i > 0 && rel == 0 && pos == 0 && s.unsettled {
+			break // preallocated: the entries end here
+		}
+		if s.last && v.rep.Live && pos >= logEnd {
+			break // written after the log was read
+		}
+		off, at := s.base+rel, int64(i)
+		switch j := sort.Search(len(batches), func(j int) bool { return batches[j].pos >= pos }); {
+		case rel <= prevRel:
+			r.bad(at, "entry %d: offset %d is not above the previous entry's %d", i/8, off, s.base+prevRel)
+		case pos <= prevPos:
+			r.bad(at, "entry %d: position %d is not above the previous entry's %d", i/8, pos, prevPos)
+		case pos >= logEnd:
+			r.bad(at, "entry %d: position %d is past the end of the log's %d valid bytes", i/8, pos, logEnd)
+		case j == len(batches) || batches[j].pos != pos:
+			r.bad(at, "entry %d: position %d is not the start of a batch", i/8, pos)
+		case j > 0 && batches[j-1].last >= off:
+			r.bad(at, "entry %d: offset %d is in the batch at position %d, before the entry's position %d", i/8, off, batches[j-1].pos, pos)
+		case off > lastOff:
+			r.bad(at, "entry %d: offset %d is past the log's last offset %d", i/8, off, lastOff)
+		}
+		prevRel, prevPos = rel, pos
+	}
+}
+
+// checkTimeIndex checks a segment's .timeindex against its batches:
+// timestamps strictly increasing, offsets not decreasing, each entry's
+// timestamp the largest in the segment up to the batch holding its
+// offset.
+func (v *verifier) checkTimeIndex(s segCheck, batches []batchInfo) {
+	var logEnd int64
+	if n := len(batches); n > 0 {
+		logEnd = batches[n-1].pos + 1
+	}
+	data, r, ok := v.newIndexReport(s, segment.TimeIndexSuffix, 12, logEnd)
+	if !ok {
+		return
+	}
+	defer r.finish()
+	prevTS, prevRel := int64(math.MinInt64), int64(-1)
+	for i := 0; i+12 <= len(data); i += 12 {
+		ts, rel := int64(binary.BigEndian.Uint64(data[i:])), int64(binary.BigEndian.Uint32(data[i+8:]))
+		if i > 0 && ts == 0 && rel == 0 && s.unsettled {
+			break
+		}
+		off, at := s.base+rel, int64(i)
+		j := sort.Search(len(batches), func(j int) bool { return batches[j].last >= off })
+		if s.last && v.rep.Live && j == len(batches) {
+			break
+		}
+		switch {
+		case ts <= prevTS:
+			r.bad(at, "entry %d: timestamp %d is not above the previous entry's %d", i/12, ts, prevTS)
+		case rel < prevRel:
+			r.bad(at, "entry %d: offset %d is below the previous entry's %d", i/12, off, s.base+prevRel)
+		case j == len(batches):
+			r.bad(at, "entry %d: offset %d is not in the log", i/12, off)
+		case batches[j].base > off:
+			r.bad(at, "entry %d: offset %d is in no batch (the next starts at %d)", i/12, off, batches[j].base)
+		case batches[j].maxTS != ts:
+			r.bad(at, "entry %d: timestamp %d, but the largest timestamp up to offset %d is %d", i/12, ts, off, batches[j].maxTS)
+		}
+		prevTS, prevRel = ts, rel
+	}
+}
