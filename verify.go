@@ -87,7 +87,8 @@ func (r *VerifyReport) Damaged() bool {
 // (an error matching os.ErrNotExist when it does not exist), or
 // opts.Topic has no partition in it (ErrUnknownTopic). Damage is in the
 // report, not an error: see VerifyReport.Damaged.
-func Verify(dir string, opts *VerifyOptions) (*VerifyReport, error) {
+func Verify(dir string, opts *VerifyOptions) (_ *VerifyReport, err error) {
+	defer wrapErr(&err)
 	var o VerifyOptions
 	if opts != nil {
 		o = *opts

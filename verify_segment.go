@@ -85,6 +85,9 @@ type segCheck struct {
 	// files may be preallocated (zeros past their entries) and are
 	// rebuilt by Open.
 	unsettled bool
+	// cut says the log has bytes recovery would cut: index entries past
+	// the valid batches go with them, and are not reported.
+	cut bool
 }
 
 // batchInfo is a batch found in a .log file.
@@ -163,6 +166,7 @@ func (v *verifier) checkSegment(s segCheck, prevNext int64) (int64, error) {
 	}
 	v.rep.Bytes += pos
 	v.advance(size - pos)
+	s.cut = pos < size
 	v.checkOffsetIndex(s, batches, pos)
 	v.checkTimeIndex(s, batches)
 	if len(batches) == 0 {
@@ -177,6 +181,7 @@ func (v *verifier) badTail(path string, s segCheck, pos, size int64, err error) 
 	cut := size - pos
 	reason := strings.TrimPrefix(err.Error(), "log: ")
 	for _, sentinel := range []error{log.ErrCorrupt, log.ErrIncomplete} {
+		reason = strings.TrimSuffix(reason, ": "+sentinel.Error())
 		reason = strings.TrimSuffix(reason, ": "+strings.TrimPrefix(sentinel.Error(), "log: "))
 	}
 	switch {
@@ -285,8 +290,8 @@ func (v *verifier) checkOffsetIndex(s segCheck, batches []batchInfo, logEnd int6
 		if i > 0 && rel == 0 && pos == 0 && s.unsettled {
 			break // preallocated: the entries end here
 		}
-		if s.last && v.rep.Live && pos >= logEnd {
-			break // written after the log was read
+		if (s.cut || s.last && v.rep.Live) && pos >= logEnd {
+			break // past the cut, or written after the log was read
 		}
 		off, at := s.base+rel, int64(i)
 		switch j := sort.Search(len(batches), func(j int) bool { return batches[j].pos >= pos }); {
@@ -329,7 +334,7 @@ func (v *verifier) checkTimeIndex(s segCheck, batches []batchInfo) {
 		}
 		off, at := s.base+rel, int64(i)
 		j := sort.Search(len(batches), func(j int) bool { return batches[j].last >= off })
-		if s.last && v.rep.Live && j == len(batches) {
+		if (s.cut || s.last && v.rep.Live) && j == len(batches) {
 			break
 		}
 		switch {

@@ -29,6 +29,16 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitfile":   waitFile,
 			"exitstatus": exitStatus,
+			// dump and verify
+			"mkstore":     cmdMkstore,
+			"kafkadir":    cmdKafkadir,
+			"flipbyte":    cmdFlipbyte,
+			"cutbytes":    cmdCutbytes,
+			"hashes":      cmdHashes,
+			"holdlock":    cmdHoldlock,
+			"releaselock": cmdReleaselock,
+			"tornappend":  cmdTornappend,
+			"replacein":   cmdReplacein,
 		},
 	})
 }
