@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/group"
 	"github.com/stratalog/strata/internal/kafkadir"
 	"github.com/stratalog/strata/log"
 )
@@ -26,7 +28,8 @@ var scriptTime = time.UnixMilli(1_764_600_000_000)
 // mkstore DIR TOPIC N [SEGMENT_BYTES]: a closed store in DIR with topic
 // TOPIC (one partition) holding N records, key k<i%7>, value
 // {"order":i}, 2 ms apart, one batch each; the group billing commits
-// offset N/2 and a transaction commits two records to TOPIC.
+// offset N/2, the group loaders' membership is published, and a
+// transaction commits two records to TOPIC.
 func cmdMkstore(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 3 {
 		ts.Fatalf("usage: mkstore DIR TOPIC N [SEGMENT_BYTES]")
@@ -39,7 +42,7 @@ func cmdMkstore(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 	}
 	dir, name := ts.MkAbs(args[0]), args[1]
-	s, err := strata.Open(dir, &strata.Options{Now: func() time.Time { return scriptTime.Add(time.Hour) }, CleanerInterval: -1, RetentionCheckInterval: -1})
+	s, err := strata.Open(dir, &strata.Options{Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return scriptTime.Add(time.Hour) }, CleanerInterval: -1, RetentionCheckInterval: -1})
 	ts.Check(err)
 	ts.Check(s.CreateTopic(name, cfg))
 	ctx := context.Background()
@@ -49,6 +52,12 @@ func cmdMkstore(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 	}
 	ts.Check(s.Commit("billing", name, 0, int64(n/2), "nightly"))
+	tp := []group.TopicPartition{{Topic: name, Partition: 0}}
+	ts.Check(s.PublishGroup("loaders", &strata.GroupMetadata{ProtocolType: group.ConsumerProtocolType, Generation: 3, Protocol: "range",
+		Leader: "loader-1", StateTime: scriptTime, Members: []strata.GroupMemberMetadata{{
+			MemberID: "loader-1", ClientID: "etl", ClientHost: "/10.0.0.7", RebalanceTimeout: time.Minute, SessionTimeout: 45 * time.Second,
+			Subscription: group.AppendSubscription(nil, []string{name}, nil), Assignment: group.AppendAssignment(nil, tp),
+		}}}))
 	tx, err := s.BeginTxn(ctx, strata.TxnOptions{ID: "loader"})
 	ts.Check(err)
 	ts.Check(tx.AppendTo(ctx, name, 0, strata.Record{Value: []byte("in-txn-1"), Timestamp: scriptTime}, strata.Record{Value: []byte("in-txn-2"), Timestamp: scriptTime}))
@@ -183,7 +192,7 @@ func cmdHoldlock(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: holdlock DIR")
 	}
-	s, err := strata.Open(ts.MkAbs(args[0]), &strata.Options{CleanerInterval: -1, RetentionCheckInterval: -1})
+	s, err := strata.Open(ts.MkAbs(args[0]), &strata.Options{Logger: slog.New(slog.DiscardHandler), CleanerInterval: -1, RetentionCheckInterval: -1})
 	ts.Check(err)
 	held.Store(ts, s)
 	ts.Defer(func() { cmdReleaselock(ts, false, nil) })
