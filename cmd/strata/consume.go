@@ -247,6 +247,11 @@ func (a *app) consume(topicName string, f consumeFlags) error {
 		err = cerr
 	}
 	if c.bar != nil {
+		if err == nil && (f.count == 0 || c.n == f.count) {
+			// Done: the records the offsets counted and compaction or
+			// aborted transactions left out are done too.
+			c.bar.add(c.bar.total - c.bar.done)
+		}
 		c.bar.finish()
 	}
 	if f.outputFile != "" {

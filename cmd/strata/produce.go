@@ -24,6 +24,7 @@ type produceFlags struct {
 	file       string
 	keySep     string
 	headers    []string
+	parseHdrs  bool
 	partition  int
 	codec      string
 	level      int
@@ -39,7 +40,9 @@ func newProduceCmd(a *app) *cobra.Command {
 		Long: `produce appends a record for each line of stdin (or of --file), the line
 without its line ending as the value. With --key-separator, the text before the
 first separator is the key and the rest the value (kafka-console-producer's
-parse.key and key.separator, kcat's -K). --header adds a header to every record.
+parse.key and key.separator, kcat's -K). --header adds a header to every record;
+with --parse-headers each line starts with its own, k1:v1,k2:v2 and a tab
+(kafka-console-producer's parse.headers).
 
 A keyed record goes to the partition Kafka's producer would choose,
 murmur2(key) % partitions; records without a key go to one partition per batch,
@@ -56,6 +59,7 @@ progress bar too, on a terminal, for a --file.`,
   printf 'k1:v1\nk2:v2\n' | strata produce orders --key-separator :
   strata produce orders --file events.txt --compression zstd
   strata produce orders --partition 2 --header source=cli --header trace=abc
+  printf 'trace:abc\tk1:v1\n' | strata produce orders --parse-headers -K :
   printf 'user1:NULL\n' | strata produce users --key-separator : --null-marker NULL   # a tombstone`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -69,6 +73,7 @@ progress bar too, on a terminal, for a --file.`,
 	fl.StringVarP(&f.file, "file", "f", "", "read the records from this file, not stdin")
 	fl.StringVarP(&f.keySep, "key-separator", "K", "", "split each line into key and value at the first SEP (default: no key)")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "a header for every record, key=value (repeatable)")
+	fl.BoolVar(&f.parseHdrs, "parse-headers", false, "each line starts with its headers, k1:v1,k2:v2, and a tab (kafka-console-producer's parse.headers)")
 	fl.IntVarP(&f.partition, "partition", "p", -1, "append every record to this partition (default: Kafka's partitioner)")
 	fl.StringVarP(&f.codec, "compression", "z", "none", "compress the batches: none, gzip, snappy, lz4 or zstd")
 	fl.IntVar(&f.level, "compression-level", 0, "the codec's level (gzip 1-9, lz4 1-17, zstd -131072-22; default the codec's own)")
@@ -244,6 +249,13 @@ loop:
 func (p *producer) addChunk(c chunk, f produceFlags, headers []strata.Header) error {
 	for i, line := range c.lines {
 		r := strata.Record{Value: line, Headers: headers}
+		if f.parseHdrs {
+			var err error
+			if r.Headers, line, err = lineHeaders(line, headers, f.nullMarker); err != nil {
+				return usagef("line %d: %v", c.first+int64(i), err)
+			}
+			r.Value = line
+		}
 		if f.keySep != "" {
 			k, v, ok := bytes.Cut(line, []byte(f.keySep))
 			if !ok {
@@ -295,6 +307,33 @@ func (p *producer) addChunk(c chunk, f produceFlags, headers []strata.Header) er
 		return p.flushAll()
 	}
 	return nil
+}
+
+// lineHeaders parses the headers a line starts with, as
+// kafka-console-producer's parse.headers does with its default separators
+// (headers.delimiter a tab, headers.separator a comma, headers.key.separator
+// a colon; LineMessageReader): "k1:v1,k2:v2<TAB>rest". It returns them after
+// fixed, and the rest of the line. A header value equal to null is null.
+func lineHeaders(line []byte, fixed []strata.Header, null string) ([]strata.Header, []byte, error) {
+	hs, rest, ok := bytes.Cut(line, []byte("\t"))
+	if !ok {
+		return nil, nil, fmt.Errorf("no tab after the headers (with --parse-headers a line is k1:v1,k2:v2<TAB>value)")
+	}
+	out := slices.Clip(fixed)
+	if len(hs) == 0 {
+		return out, rest, nil
+	}
+	for _, h := range bytes.Split(hs, []byte(",")) {
+		k, v, ok := bytes.Cut(h, []byte(":"))
+		if !ok {
+			return nil, nil, fmt.Errorf("header %q is not key:value", h)
+		}
+		if null != "" && string(v) == null {
+			v = nil
+		}
+		out = append(out, strata.Header{Key: string(k), Value: v})
+	}
+	return out, rest, nil
 }
 
 // flush appends partition part's pending batch.

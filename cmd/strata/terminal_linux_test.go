@@ -120,6 +120,15 @@ func TestTerminal(t *testing.T) {
 		require.Equal(t, 100, prev)
 		require.Less(t, mustAtoi(t, bars[0][1]), 100, "a bar drawn before the end")
 	})
+	t.Run("consume to a file draws a progress bar", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "out.txt")
+		shown, _, _ := onTerminal(t, bin, []string{"stderr"}, "consume", "events", "--output-file", out)
+		require.Regexp(t, `\rconsume \[=+\] 100% 400000/400000 records`, shown)
+		require.Contains(t, shown, "consumed 400000 records of events to ")
+		st, err := os.Stat(out)
+		require.NoError(t, err)
+		require.EqualValues(t, 400000*101, st.Size(), "the values, 100 bytes and a newline each")
+	})
 	t.Run("no progress bar on a file", func(t *testing.T) {
 		shown, _, stderr := onTerminal(t, bin, []string{"stdout"}, "produce", "events", "--file", input, "-K", ":")
 		require.Empty(t, shown)
