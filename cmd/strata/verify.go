@@ -176,8 +176,9 @@ func (a *app) printVerify(dir string, rep *strata.VerifyReport) error {
 	case !rep.Clean:
 		state = "not closed cleanly"
 	}
-	fmt.Fprintf(a.stdout, "%s (%s): %d partitions, %d segments, %d batches, %d bytes, %d other files checked\n",
-		dir, state, rep.Partitions, rep.Segments, rep.Batches, rep.Bytes, rep.Files)
+	fmt.Fprintf(a.stdout, "%s (%s): %s, %s, %s, %s, %s checked\n", dir, state,
+		plural(int64(rep.Partitions), "partition"), plural(int64(rep.Segments), "segment"), plural(rep.Batches, "batch"),
+		plural(rep.Bytes, "byte"), plural(int64(rep.Files), "other file"))
 	if len(rep.Findings) == 0 {
 		fmt.Fprintln(a.stdout, "no problems found")
 		return nil
@@ -221,4 +222,15 @@ func (a *app) printRepair(dir string, log []repairEntry, after *strata.VerifyRep
 	fmt.Fprintln(a.stdout)
 	fmt.Fprint(a.stdout, "after the repair: ")
 	return a.printVerify(dir, after)
+}
+
+// plural is "1 batch", "2 batches".
+func plural(n int64, noun string) string {
+	switch {
+	case n == 1:
+		return "1 " + noun
+	case strings.HasSuffix(noun, "ch"):
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
