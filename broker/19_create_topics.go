@@ -11,7 +11,7 @@ import (
 // handleCreateTopics creates each topic with Store.CreateTopic: its
 // partitions (-1 for the default of Options.AutoCreateConfig), a
 // replication factor of -1 or 1 (the one broker), no manual replica
-// assignment, and the configs Strata has (topic_configs.go; any other is
+// assignment, and the configs Strata has (topic.KafkaConfigNames; any other is
 // INVALID_CONFIG). ValidateOnly checks without creating. Each topic gets
 // its own error code and message; from v5, a topic created (or checked)
 // gets its configs as DescribeConfigs gives them.

@@ -12,7 +12,7 @@ import (
 )
 
 // handleDescribeConfigs describes topics' configs: those Strata has (see
-// topic_configs.go), with the defaults filled in (the names asked for, or
+// topic.KafkaConfigNames), with the defaults filled in (the names asked for, or
 // all of them). A config whose value is the default's (Options.
 // AutoCreateConfig's, the store's where that has none) has source
 // DEFAULT_CONFIG, one set for the topic DYNAMIC_TOPIC_CONFIG; with
