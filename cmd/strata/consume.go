@@ -207,17 +207,16 @@ func (a *app) consume(topicName string, f consumeFlags) error {
 	}
 	c := &consumer{a: a, s: s, view: s.View(iso), topic: topicName, f: f, format: format,
 		next: map[int]int64{}, dirty: map[int]bool{}}
-	starts := make([]int64, len(parts))
+	starts, ends := make([]int64, len(parts)), make([]int64, len(parts))
 	var total int64
 	for i, p := range parts {
 		if starts[i], err = c.startOffset(p, spec); err != nil {
 			return err
 		}
-		end, err := c.view.ListOffsets(topicName, p, strata.Latest)
-		if err != nil {
+		if ends[i], err = c.view.ListOffsets(topicName, p, strata.Latest); err != nil {
 			return err
 		}
-		total += max(0, end-starts[i])
+		total += max(0, ends[i]-starts[i])
 	}
 	w := a.stdout
 	if f.outputFile != "" {
@@ -238,7 +237,7 @@ func (a *app) consume(topicName string, f consumeFlags) error {
 	if f.follow {
 		err = c.follow(parts, starts)
 	} else {
-		err = c.scan(parts, starts)
+		err = c.scan(parts, starts, ends)
 	}
 	if ferr := c.out.Flush(); err == nil {
 		err = ferr
@@ -323,12 +322,15 @@ func (c *consumer) write(p int, r *strata.Record) (bool, error) {
 }
 
 // scan writes each partition's records, one partition after another, up
-// to the end it has now.
-func (c *consumer) scan(parts []int, starts []int64) error {
+// to the end it had when the command started.
+func (c *consumer) scan(parts []int, starts, ends []int64) error {
 	for i, p := range parts {
 		for r, err := range c.view.Scan(c.topic, p, starts[i]) {
 			if err != nil {
 				return err
+			}
+			if r.Offset >= ends[i] {
+				break
 			}
 			if c.a.ctx.Err() != nil {
 				return nil // interrupted: what was written stays

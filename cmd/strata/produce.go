@@ -287,11 +287,12 @@ func (p *producer) addChunk(c chunk, f produceFlags, headers []strata.Header) er
 			part = p.sticky.Partition(p.parts)
 		}
 		b := &p.pending[part]
-		if len(b.recs) > 0 && (b.size+size > p.maxBytes || len(b.recs) >= p.maxRecs) {
+		for len(b.recs) > 0 && (b.size+size > p.maxBytes || len(b.recs) >= p.maxRecs) {
 			if err := p.flush(part); err != nil {
 				return err
 			}
 			if r.Key == nil && p.fixed < 0 {
+				// A new batch: the sticky partition has moved on.
 				part = p.sticky.Partition(p.parts)
 				b = &p.pending[part]
 			}
