@@ -203,17 +203,17 @@ func printFindings(w io.Writer, dir string, findings []strata.VerifyFinding) err
 
 func (a *app) printRepair(dir string, log []repairEntry, after *strata.VerifyReport) error {
 	fmt.Fprintln(a.stdout)
-	fmt.Fprintln(a.stdout, "repair: every segment recovered as after a crash")
+	fmt.Fprintln(a.stdout, "repair: pass 1 opened the store as any Open does; pass 2 recovered every segment as after a crash")
 	if len(log) == 0 {
 		fmt.Fprintln(a.stdout, "recovery reported nothing cut or rebuilt")
 	} else {
-		t := newTable(a.stdout, "RECOVERY", "DETAILS")
+		t := newTable(a.stdout, "PASS", "RECOVERY", "DETAILS")
 		for _, e := range log {
 			var parts []string
 			for _, k := range e.order {
 				parts = append(parts, k+"="+e.Attrs[k])
 			}
-			t.row(e.Message, strings.Join(parts, " "))
+			t.row(e.Pass, e.Message, strings.Join(parts, " "))
 		}
 		if err := t.flush(); err != nil {
 			return err

@@ -15,6 +15,9 @@ import (
 
 // repairEntry is one report of what recovery did, as the store logged it.
 type repairEntry struct {
+	// Pass is 1 for what the first Open did (what any Open would), 2 for
+	// the recovery of every segment.
+	Pass    int               `json:"pass"`
 	Level   string            `json:"level"`
 	Message string            `json:"message"`
 	Attrs   map[string]string `json:"attrs"`
@@ -24,6 +27,7 @@ type repairEntry struct {
 // captureHandler keeps the records the store logs at Info and above.
 type captureHandler struct {
 	dir     string
+	pass    *int
 	mu      *sync.Mutex
 	entries *[]repairEntry
 }
@@ -31,7 +35,7 @@ type captureHandler struct {
 func (h captureHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
 
 func (h captureHandler) Handle(_ context.Context, r slog.Record) error {
-	e := repairEntry{Level: strings.ToLower(r.Level.String()), Message: r.Message, Attrs: map[string]string{}}
+	e := repairEntry{Pass: *h.pass, Level: strings.ToLower(r.Level.String()), Message: r.Message, Attrs: map[string]string{}}
 	r.Attrs(func(at slog.Attr) bool {
 		v := at.Value.Resolve().String()
 		if at.Key == "dir" {
@@ -58,10 +62,11 @@ func (h captureHandler) WithGroup(string) slog.Handler      { return h }
 // rebuilt. It returns what the store logged it did.
 func (a *app) repair(dir, topic string) ([]repairEntry, error) {
 	var entries []repairEntry
+	pass := 1
 	opts := a.storeOptions(false)
-	opts.Logger = slog.New(captureHandler{dir: dir, mu: new(sync.Mutex), entries: &entries})
-	for pass := range 2 {
-		if pass == 1 {
+	opts.Logger = slog.New(captureHandler{dir: dir, pass: &pass, mu: new(sync.Mutex), entries: &entries})
+	for ; pass <= 2; pass++ {
+		if pass == 2 {
 			if err := forgetRecoveryPoints(dir, topic); err != nil {
 				return entries, err
 			}
