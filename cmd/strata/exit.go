@@ -55,6 +55,7 @@ var userInputErrors = []error{
 	strata.ErrNoKey,
 	strata.ErrTimestampTooFarAhead,
 	strata.ErrInvalidGroup,
+	strata.ErrUnknownGroup,
 	strata.ErrMetadataTooLarge,
 	strata.ErrNotCompacted,
 }

@@ -13,6 +13,8 @@ func TestMain(m *testing.M) {
 
 		// Holds a directory's lock, as a running service does.
 		"strata-hold-lock": func() { os.Exit(holdLock()) },
+		// Holds a directory with a Consumer in a group.
+		"strata-group-member": func() { os.Exit(groupMember()) },
 	})
 }
 
