@@ -148,7 +148,7 @@ localhost; the Kafka clients of strata serve their client ids.`,
 			if a.json() {
 				out := []groupDescJSON{}
 				for _, d := range descs {
-					out = append(out, groupJSON(d, now))
+					out = append(out, groupDescriptionJSON(d, now))
 				}
 				return a.writeJSON(out)
 			}
@@ -264,20 +264,20 @@ type groupDescJSON struct {
 	Protocol     string            `json:"protocol"`
 	Generation   int               `json:"generation"`
 	StateTime    *string           `json:"state_timestamp"` // null when no membership was recorded
-	Members      []memberJSON      `json:"members"`
+	Members      []groupMemberJSON `json:"members"`
 	Partitions   []groupOffsetJSON `json:"partitions"`
 }
 
-type memberJSON struct {
-	MemberID   string          `json:"member_id"`
-	InstanceID string          `json:"instance_id"`
-	ClientID   string          `json:"client_id"`
-	ClientHost string          `json:"client_host"`
-	Topics     []string        `json:"topics"`
-	Assigned   []partitionJSON `json:"assigned"`
+type groupMemberJSON struct {
+	MemberID   string               `json:"member_id"`
+	InstanceID string               `json:"instance_id"`
+	ClientID   string               `json:"client_id"`
+	ClientHost string               `json:"client_host"`
+	Topics     []string             `json:"topics"`
+	Assigned   []groupPartitionJSON `json:"assigned"`
 }
 
-type partitionJSON struct {
+type groupPartitionJSON struct {
 	Topic     string `json:"topic"`
 	Partition int    `json:"partition"`
 }
@@ -297,17 +297,17 @@ type groupOffsetJSON struct {
 	MemberID              string  `json:"member_id"`
 }
 
-func groupJSON(d strata.GroupDescription, now time.Time) groupDescJSON {
+func groupDescriptionJSON(d strata.GroupDescription, now time.Time) groupDescJSON {
 	out := groupDescJSON{Group: d.Group, State: d.State, ProtocolType: d.ProtocolType, Protocol: d.Protocol,
-		Generation: d.Generation, StateTime: jsonTime(d.StateTime), Members: []memberJSON{}, Partitions: []groupOffsetJSON{}}
+		Generation: d.Generation, StateTime: jsonTime(d.StateTime), Members: []groupMemberJSON{}, Partitions: []groupOffsetJSON{}}
 	for _, m := range d.Members {
-		mj := memberJSON{MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID, ClientHost: m.ClientHost,
-			Topics: m.Topics, Assigned: []partitionJSON{}}
+		mj := groupMemberJSON{MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID, ClientHost: m.ClientHost,
+			Topics: m.Topics, Assigned: []groupPartitionJSON{}}
 		if mj.Topics == nil {
 			mj.Topics = []string{}
 		}
 		for _, tp := range m.Assigned {
-			mj.Assigned = append(mj.Assigned, partitionJSON{tp.Topic, tp.Partition})
+			mj.Assigned = append(mj.Assigned, groupPartitionJSON{tp.Topic, tp.Partition})
 		}
 		out.Members = append(out.Members, mj)
 	}
