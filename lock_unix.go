@@ -30,7 +30,7 @@ func lockDir(path string) (*os.File, error) {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("strata: %s: %w", path, ErrLocked)
+			return nil, fmt.Errorf("strata: %s%s: %w", path, lockHolder(path), ErrLocked)
 		}
 		return nil, fmt.Errorf("strata: locking %s: %w", path, err)
 	}

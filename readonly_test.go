@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"sort"
@@ -440,4 +441,135 @@ func TestReadOnlyReadCommitted(t *testing.T) {
 			t.Fatalf("a reader opened last, %v: %d records, the owner %d", iso, len(got), len(want))
 		}
 	}
+}
+
+// readRecords reads the whole partition of s from its start, as pairs of
+// offset and value.
+func readRecords(t *testing.T, s *strata.Store, topicName string) []string {
+	t.Helper()
+	start, err := s.ListOffsets(topicName, 0, strata.Earliest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for next := start; ; {
+		recs, err := s.Read(context.Background(), topicName, 0, next, 100)
+		if err != nil {
+			t.Fatalf("read at %d: %v", next, err)
+		}
+		if len(recs) == 0 {
+			return out
+		}
+		for _, r := range recs {
+			out = append(out, fmt.Sprintf("%d=%s", r.Offset, r.Value))
+			next = r.Offset + 1
+		}
+	}
+}
+
+// sameOffsets checks that the reader sees the owner's start and end.
+func sameOffsets(t *testing.T, step string, w, r *strata.Store, topicName string) {
+	t.Helper()
+	for _, spec := range []strata.OffsetSpec{strata.Earliest, strata.Latest} {
+		want, err := w.ListOffsets(topicName, 0, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.ListOffsets(topicName, 0, spec)
+		if err != nil || got != want {
+			t.Fatalf("%s: the reader's offset %v is %d (%v), the owner's %d", step, spec, got, err, want)
+		}
+	}
+}
+
+// TestReadOnlyRemovals: retention, DeleteRecords and compaction remove and
+// replace segments under a reader, which then reads what the owner reads;
+// a read below the new start is ErrOffsetOutOfRange.
+func TestReadOnlyRemovals(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	w, err := strata.Open(dir, &strata.Options{Sync: strata.SyncNever, RetentionCheckInterval: -1, CleanerInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.CreateTopic("t", strata.TopicConfig{SegmentBytes: 1024, RetentionBytes: 3000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.CreateTopic("c", strata.TopicConfig{SegmentBytes: 1024, CleanupPolicy: strata.CleanupCompact, MinCleanableDirtyRatio: 0.01}); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, w, "t", 0, 300)
+	appendN(t, w, "c", 0, 300)
+	r, err := strata.Open(dir, roOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// A reader in the middle of the first segment.
+	it := r.Records(ctx, "t", 0, 0)
+	next, stop := iterPull(it)
+	defer stop()
+	for i := range 3 {
+		rec, err, _ := next()
+		if err != nil || rec.Offset != int64(i) {
+			t.Fatalf("record %d: %v %v", i, rec.Offset, err)
+		}
+	}
+	sameOffsets(t, "before retention", w, r, "t")
+	if n, err := w.EnforceRetention(ctx); err != nil || n == 0 {
+		t.Fatalf("retention removed %d segments: %v", n, err)
+	}
+	sameOffsets(t, "after retention", w, r, "t")
+	if _, err := r.Read(ctx, "t", 0, 3, 10); !errors.Is(err, strata.ErrOffsetOutOfRange) {
+		t.Fatalf("read in a removed segment: %v, want ErrOffsetOutOfRange", err)
+	}
+	// The iterator in the removed segment ends with ErrOffsetOutOfRange
+	// or goes on with records as they were: never a wrong one.
+	for {
+		rec, err, ok := next()
+		if !ok || err != nil {
+			if err != nil && !errors.Is(err, strata.ErrOffsetOutOfRange) {
+				t.Fatalf("the iterator in a removed segment: %v", err)
+			}
+			break
+		}
+		if string(rec.Value) != roValue(rec.Offset) {
+			t.Fatalf("the iterator in a removed segment read %d=%q", rec.Offset, rec.Value)
+		}
+		if rec.Offset == 299 {
+			break
+		}
+	}
+	if got, want := readRecords(t, r, "t"), readRecords(t, w, "t"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after retention the reader reads %d records, the owner %d", len(got), len(want))
+	}
+	start, _ := w.ListOffsets("t", 0, strata.Earliest)
+	if err := w.DeleteRecords("t", 0, start+5); err != nil {
+		t.Fatal(err)
+	}
+	sameOffsets(t, "after DeleteRecords", w, r, "t")
+
+	before := readRecords(t, r, "c")
+	if len(before) != 300 {
+		t.Fatalf("compacted topic: %d records before the cleaning", len(before))
+	}
+	st, err := w.Compact(ctx, "c")
+	if err != nil || st.Superseded == 0 {
+		t.Fatalf("compaction removed %d records: %v", st.Superseded, err)
+	}
+	sameOffsets(t, "after compaction", w, r, "c")
+	if got, want := readRecords(t, r, "c"), readRecords(t, w, "c"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after compaction the reader reads %d records, the owner %d", len(got), len(want))
+	}
+	appendN(t, w, "c", 300, 10)
+	if got, want := readRecords(t, r, "c"), readRecords(t, w, "c"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after more appends the reader reads %d records, the owner %d", len(got), len(want))
+	}
+}
+
+// iterPull is iter.Pull2 for a record iterator.
+func iterPull(seq func(func(strata.Record, error) bool)) (func() (strata.Record, error, bool), func()) {
+	next, stop := iter.Pull2(seq)
+	return next, stop
 }

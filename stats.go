@@ -25,6 +25,7 @@ type PartitionStats struct {
 
 // Stats returns every partition's figures.
 func (s *Store) Stats() Stats {
+	s.maybeRefreshTopics()
 	out := Stats{Topics: map[string][]PartitionStats{}}
 	for name, t := range *s.topics.Load() {
 		for _, p := range t.Partitions() {
