@@ -69,6 +69,8 @@ func (v *verifier) checkMetadata(dir string, e registryEntry, known bool) {
 	}
 	const fix = "Open writes it again from topics.json"
 	switch {
+	case len(data) == 0 && v.rep.Live:
+		v.add(path, -1, false, "empty: a partition being created", fix)
 	case !version || !haveID:
 		v.add(path, -1, true, fmt.Sprintf("holds %.48q, not \"version: 0\" and a topic id", data), fix)
 	case known && !e.ID.IsZero() && id != e.ID:
@@ -86,7 +88,7 @@ func (v *verifier) checkTxnIndex(path string, base int64) {
 	}
 	const fix = "read_committed readers of the partition skip the transactions it lists: restore it from a backup, or delete the topic's aborted data"
 	if rem := len(data) % segment.AbortedTxnSize; rem != 0 {
-		v.add(path, int64(len(data)-rem), true, fmt.Sprintf("size %d is not a multiple of the %d-byte entry", len(data), segment.AbortedTxnSize), fix)
+		v.add(path, int64(len(data)-rem), !v.rep.Live, fmt.Sprintf("size %d is not a multiple of the %d-byte entry", len(data), segment.AbortedTxnSize), fix)
 	}
 	be := binary.BigEndian
 	for i := 0; i+segment.AbortedTxnSize <= len(data); i += segment.AbortedTxnSize {

@@ -1,7 +1,6 @@
 package strata
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -121,42 +121,33 @@ func (v *verifier) checkSegment(s segCheck, prevNext int64) (int64, error) {
 	var batches []batchInfo
 	next, maxTS := s.base, int64(-1)
 	var pos int64
-	var buf []byte
+	r := &logReader{f: f}
 	for pos < size {
-		hdr := make([]byte, min(int64(log.BatchHeaderSize), size-pos))
-		if _, err := f.ReadAt(hdr, pos); err != nil && err != io.EOF {
-			return 0, fmt.Errorf("strata: verifying %s: %w", path, err)
-		}
-		if allZero(hdr) {
-			if err := v.zeroTail(f, s, pos, size); err != nil {
-				return 0, err
+		e, err := r.entry(pos, size, next, s.base)
+		for try := 0; err == nil && e.bad() && s.last && v.rep.Live && try < liveRetries; try++ {
+			// The writer may be copying this batch into the file: read
+			// it again, at the file's new size.
+			runtime.Gosched()
+			if size, err = f.Size(); err == nil {
+				e, err = r.entry(pos, size, next, s.base)
 			}
-			break
-		}
-		h, err := log.ReadHeader(hdr)
-		if err == nil && int64(h.Size()) > size-pos {
-			err = fmt.Errorf("batch needs %d bytes, %d remain: %w", h.Size(), size-pos, log.ErrIncomplete)
-		}
-		if err == nil {
-			if cap(buf) < h.Size() {
-				buf = make([]byte, h.Size())
-			}
-			buf = buf[:h.Size()]
-			if _, rerr := f.ReadAt(buf, pos); rerr != nil && rerr != io.EOF {
-				return 0, fmt.Errorf("strata: verifying %s: %w", path, rerr)
-			}
-			_, err = log.CheckBatch(buf)
-		}
-		if err == nil && h.BaseOffset < next {
-			err = log.Corruption(fmt.Sprintf("base offset %d is below the next offset %d", h.BaseOffset, next))
-		}
-		if err == nil && h.LastOffset()-s.base > math.MaxInt32 {
-			err = log.Corruption(fmt.Sprintf("last offset %d is too far from the segment's base offset %d", h.LastOffset(), s.base))
 		}
 		if err != nil {
-			v.badTail(path, s, pos, size, err)
+			return 0, fmt.Errorf("strata: verifying %s: %w", path, err)
+		}
+		switch {
+		case e.zeros:
+			v.add(path, pos, false, fmt.Sprintf("%d zero bytes after the last batch, reserved ahead of appends", size-pos), "Open trims them")
+		case e.nonZeroAt >= 0:
+			v.add(path, e.nonZeroAt, true, fmt.Sprintf("bytes after the zeros that start at position %d", pos),
+				fmt.Sprintf("recovery cuts the segment at position %d: %d bytes would be dropped", pos, size-pos))
+		case e.err != nil:
+			v.badTail(path, s, pos, size, e.err)
+		}
+		if e.bad() || e.zeros {
 			break
 		}
+		h := e.h
 		maxTS = max(maxTS, h.MaxTimestamp)
 		batches = append(batches, batchInfo{pos: pos, base: h.BaseOffset, last: h.LastOffset(), maxTS: maxTS})
 		next = h.NextOffset()
@@ -197,25 +188,86 @@ func (v *verifier) badTail(path string, s segCheck, pos, size int64, err error) 
 	}
 }
 
-// zeroTail reports the zeros from pos to the end of the file: what
-// preallocation leaves ahead of appends, which Open trims; bytes after
-// them are damage.
-func (v *verifier) zeroTail(f vfs.File, s segCheck, pos, size int64) error {
+// liveRetries bounds the reads again of a batch at the end of a live
+// directory's active segment that does not check: one the writer is
+// still copying in checks at a later read.
+const liveRetries = 100
+
+// logReader reads the entries of a .log file one at a time.
+type logReader struct {
+	f   vfs.File
+	buf []byte
+}
+
+// logEntry is what is at a position of a .log file.
+type logEntry struct {
+	h log.BatchHeader
+	// zeros says the file holds only zeros from the position on.
+	zeros bool
+	// nonZeroAt is the position of a byte that is not zero after zeros
+	// at the position (damage, or bytes being written), -1 if none.
+	nonZeroAt int64
+	// err says why the entry is not a valid batch that follows the one
+	// before: an error matching log.ErrIncomplete or log.ErrCorrupt.
+	err error
+}
+
+func (e logEntry) bad() bool { return e.err != nil || e.nonZeroAt >= 0 }
+
+// entry reads the entry at pos of a file of size bytes whose batches must
+// start at next or above and stay within reach of base; the error is an
+// I/O error.
+func (r *logReader) entry(pos, size, next, base int64) (logEntry, error) {
+	e := logEntry{nonZeroAt: -1}
+	hdr := make([]byte, min(int64(log.BatchHeaderSize), size-pos))
+	if _, err := r.f.ReadAt(hdr, pos); err != nil && err != io.EOF {
+		return e, err
+	}
+	if allZero(hdr) {
+		at, err := r.nonZero(pos, size)
+		e.zeros, e.nonZeroAt = at < 0, at
+		return e, err
+	}
+	h, err := log.ReadHeader(hdr)
+	if err == nil && int64(h.Size()) > size-pos {
+		err = fmt.Errorf("batch needs %d bytes, %d remain: %w", h.Size(), size-pos, log.ErrIncomplete)
+	}
+	if err == nil {
+		if cap(r.buf) < h.Size() {
+			r.buf = make([]byte, h.Size())
+		}
+		r.buf = r.buf[:h.Size()]
+		if _, rerr := r.f.ReadAt(r.buf, pos); rerr != nil && rerr != io.EOF {
+			return e, rerr
+		}
+		_, err = log.CheckBatch(r.buf)
+	}
+	if err == nil && h.BaseOffset < next {
+		err = log.Corruption(fmt.Sprintf("base offset %d is below the next offset %d", h.BaseOffset, next))
+	}
+	if err == nil && h.LastOffset()-base > math.MaxInt32 {
+		err = log.Corruption(fmt.Sprintf("last offset %d is too far from the segment's base offset %d", h.LastOffset(), base))
+	}
+	e.h, e.err = h, err
+	return e, nil
+}
+
+// nonZero returns the position of the first byte in [pos, size) that is
+// not zero, -1 if there is none.
+func (r *logReader) nonZero(pos, size int64) (int64, error) {
 	buf := make([]byte, 64<<10)
 	for at := pos; at < size; at += int64(len(buf)) {
 		b := buf[:min(int64(len(buf)), size-at)]
-		if _, err := f.ReadAt(b, at); err != nil && err != io.EOF {
-			return fmt.Errorf("strata: verifying %s: %w", f.Name(), err)
+		if _, err := r.f.ReadAt(b, at); err != nil && err != io.EOF {
+			return -1, err
 		}
-		if i := bytes.IndexFunc(b, func(r rune) bool { return r != 0 }); i >= 0 {
-			v.add(f.Name(), at+int64(i), true, fmt.Sprintf("bytes after the zeros that start at position %d", pos),
-				fmt.Sprintf("recovery cuts the segment at position %d: %d bytes would be dropped", pos, size-pos))
-			return nil
+		for i, c := range b {
+			if c != 0 {
+				return at + int64(i), nil
+			}
 		}
 	}
-	v.add(f.Name(), pos, false, fmt.Sprintf("%d zero bytes after the last batch, reserved ahead of appends", size-pos),
-		"Open trims them")
-	return nil
+	return -1, nil
 }
 
 func allZero(b []byte) bool {
