@@ -136,6 +136,14 @@ func TestTerminal(t *testing.T) {
 		require.NotContains(t, stderr, "%")
 		require.Regexp(t, `^produced 400000 records to events, partition 0 \(offsets \d+-\d+\), 1 .*\n$`, stderr)
 	})
+	t.Run("verify draws a progress bar", func(t *testing.T) {
+		shown, _, _ := onTerminal(t, bin, []string{"stdout", "stderr"}, "verify")
+		require.Regexp(t, `\rverify \[=+\] 100% (\d+)/(\d+) bytes\r?\n`, shown)
+		require.Contains(t, shown, "no problems found")
+		_, stdout, stderr := onTerminal(t, bin, nil, "verify")
+		require.Empty(t, stderr)
+		require.Contains(t, stdout, "no problems found")
+	})
 	t.Run("tables aligned", func(t *testing.T) {
 		for _, args := range [][]string{{"topics", "list"}, {"topics", "describe", "events"}} {
 			shown, _, _ := onTerminal(t, bin, []string{"stdout", "stderr"}, args...)
