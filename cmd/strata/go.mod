@@ -3,12 +3,25 @@ module github.com/stratalog/strata/cmd/strata
 go 1.26.0
 
 require (
+	github.com/prometheus/client_golang v1.25.0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/spf13/cobra v1.10.2
 	github.com/stratalog/strata v0.0.0
+	github.com/stratalog/strata/broker v0.0.0
+	github.com/stratalog/strata/metrics v0.0.0
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
+)
+
+require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
+	github.com/twmb/franz-go/pkg/kmsg v1.15.1 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 require (
@@ -24,4 +37,5 @@ require (
 replace (
 	github.com/stratalog/strata => ../..
 	github.com/stratalog/strata/broker => ../../broker
+	github.com/stratalog/strata/metrics => ../../metrics
 )

@@ -41,6 +41,8 @@ func TestScripts(t *testing.T) {
 			"releaselock": cmdReleaselock,
 			"tornappend":  cmdTornappend,
 			"replacein":   cmdReplacein,
+			// serve and maintenance
+			"fillstore": fillStoreCmd, // maintenance_script_test.go
 		},
 	})
 }
