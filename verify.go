@@ -104,6 +104,9 @@ func Verify(dir string, opts *VerifyOptions) (_ *VerifyReport, err error) {
 	v.rep.Live = lockHeld(filepath.Join(dir, lockFile))
 
 	topics := v.checkRegistry(dir, slices.Contains(names, topicsFile))
+	if slices.Contains(names, producerIDsFile) {
+		v.checkProducerIDs(dir)
+	}
 	var parts []partitionDir
 	for _, name := range names {
 		t, n, ok := topic.ParsePartitionDir(name)
@@ -182,14 +185,32 @@ func (v *verifier) checkRegistry(dir string, present bool) map[string]registryEn
 	topics, err := readRegistry(v.fsys, dir)
 	if err != nil {
 		path := filepath.Join(dir, topicsFile)
-		msg := strings.TrimPrefix(err.Error(), "strata: ")
-		if i, j := strings.Index(msg, " is damaged ("), strings.LastIndex(msg, "); "); i >= 0 && j > i {
-			msg = "damaged: " + msg[i+len(" is damaged ("):j]
-		}
+		msg := damageReason(err)
 		v.add(path, -1, true, msg, "Open refuses the store: restore topics.json from a backup, or rebuild it with strata.RebuildRegistry (keeps every topic's data and id, not its configuration)")
 		return nil
 	}
 	return topics
+}
+
+// checkProducerIDs checks producer-ids.json: its version and checksum.
+func (v *verifier) checkProducerIDs(dir string) {
+	v.rep.Files++
+	if _, err := readProducerIDs(v.fsys, dir); err != nil {
+		msg := damageReason(err)
+		v.add(filepath.Join(dir, producerIDsFile), -1, true, msg,
+			"new producers and transactions fail until it is restored from a backup, or written with a next_producer_id above every producer id in the partitions")
+	}
+}
+
+// damageReason shortens the error of a damaged store file ("strata:
+// <path> is damaged (<reason>); <advice>") to "damaged: <reason>": the
+// finding names the file and says what to do.
+func damageReason(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "strata: ")
+	if i, j := strings.Index(msg, " is damaged ("), strings.LastIndex(msg, "); "); i >= 0 && j > i {
+		return "damaged: " + msg[i+len(" is damaged ("):j]
+	}
+	return msg
 }
 
 // readSmall reads a small file whole, reporting an error reading it as a

@@ -140,6 +140,11 @@ func TestVerifyDamage(t *testing.T) {
 			require.NoError(t, os.WriteFile(f, []byte(strings.Replace(string(data), `"segment_bytes": 4096`, `"segment_bytes": 4097`, 1)), 0o644))
 			return f, -1, "checksum"
 		}, "RebuildRegistry"},
+		{"bad producer-ids.json checksum", func(t *testing.T, dir string, b []int64) (string, int64, string) {
+			f := filepath.Join(dir, "producer-ids.json")
+			require.NoError(t, os.WriteFile(f, []byte(`{"version":1,"next_producer_id":1000,"crc32c":7}`+"\n"), 0o644))
+			return f, -1, "checksum"
+		}, "restored from a backup"},
 		{"garbled recovery-point", func(t *testing.T, dir string, b []int64) (string, int64, string) {
 			f := filepath.Join(dir, "events-0", "recovery-point")
 			require.NoError(t, os.WriteFile(f, []byte("1O0"), 0o644))
