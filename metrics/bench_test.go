@@ -3,9 +3,7 @@ package metrics_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -69,45 +67,6 @@ func BenchmarkCollect(b *testing.B) {
 			close(ch)
 			n := <-done
 			b.ReportMetric(float64(n)/float64(b.N), "metrics/op")
-		})
-	}
-}
-
-// BenchmarkAppendWhileScraped measures appends to one partition alone and
-// while another goroutine scrapes the store (100 partitions, 10 groups)
-// without pause: a scrape takes no lock an append needs.
-func BenchmarkAppendWhileScraped(b *testing.B) {
-	for _, scraped := range []bool{false, true} {
-		b.Run(fmt.Sprintf("scraped=%t", scraped), func(b *testing.B) {
-			s := benchStore(b, 10, 10, 10)
-			reg := prometheus.NewRegistry()
-			require.NoError(b, reg.Register(metrics.NewCollector(s, nil)))
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			if scraped {
-				wg.Go(func() {
-					for {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						if _, err := reg.Gather(); err != nil {
-							panic(err)
-						}
-					}
-				})
-			}
-			rec := strata.Record{Key: []byte("k"), Value: make([]byte, 100), Timestamp: epoch.Add(time.Second)}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := s.AppendTo(context.Background(), "topic-0", 0, rec); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			close(stop)
-			wg.Wait()
 		})
 	}
 }

@@ -13,10 +13,12 @@
 // committed offset, the lag and the age of the oldest record the group has
 // not consumed: the figures kafka-consumer-groups --describe prints.
 //
-// A scrape reads the store's counters (atomic loads) and, per partition a
-// group has committed on and lags behind, the header of the record at the
-// committed offset: it never takes a partition's append lock, so it never
-// holds up an append.
+// A scrape reads the store's counters (atomic loads) and describes each
+// group (Store.DescribeGroup), which reads, per partition the group lags
+// behind on, the record at its committed offset: it never takes a
+// partition's append lock, so it never holds up an append. On a read-only
+// store (Options.ReadOnly) the groups' figures follow the commits of the
+// process that owns the directory.
 package metrics
 
 import (
@@ -44,7 +46,7 @@ type Options struct {
 
 // Collector is a prometheus.Collector of a Store's figures. Its methods
 // are safe for concurrent use. A scrape of a Store that has been closed
-// reports the partitions' figures as Close left them.
+// fails (an invalid metric: ErrClosed).
 type Collector struct {
 	store *strata.Store
 	now   func() time.Time
@@ -124,7 +126,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	if c.groups {
-		if err := c.collectGroups(ch, stats); err != nil {
+		if err := c.collectGroups(ch); err != nil {
 			ch <- prometheus.NewInvalidMetric(groupLag, err)
 		}
 	}
@@ -153,51 +155,35 @@ func (c *Collector) partition(ch chan<- prometheus.Metric, topic, part string, s
 
 // collectGroups sends, for every group and every partition it has a
 // committed offset on, the offset, the lag and the oldest unconsumed
-// record's age. A topic deleted meanwhile is left out; any other failure
-// is returned.
-func (c *Collector) collectGroups(ch chan<- prometheus.Metric, stats strata.Stats) error {
-	groups := c.store.Groups()
-	if len(groups) == 0 {
-		return nil
+// record's age. A group deleted meanwhile is left out; any other failure
+// (a closed store) is returned.
+func (c *Collector) collectGroups(ch chan<- prometheus.Metric) error {
+	groups, err := c.store.ListGroups()
+	if err != nil {
+		return err
 	}
 	now := c.now()
 	for _, g := range groups {
-		for t, parts := range stats.Topics {
-			if !c.hasCommit(g, t, len(parts)) {
+		d, err := c.store.DescribeGroup(context.Background(), g.Group)
+		if errors.Is(err, strata.ErrUnknownGroup) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, p := range d.Partitions {
+			if p.Committed < 0 {
 				continue
 			}
-			lags, err := c.store.Lag(context.Background(), g, t)
-			if errors.Is(err, strata.ErrUnknownTopic) {
-				continue
+			part := strconv.Itoa(p.Partition)
+			age := 0.0
+			if !p.OldestUnconsumed.IsZero() {
+				age = max(now.Sub(p.OldestUnconsumed).Seconds(), 0)
 			}
-			if err != nil {
-				return err
-			}
-			for _, l := range lags {
-				if l.Committed < 0 {
-					continue
-				}
-				part := strconv.Itoa(l.Partition)
-				age := 0.0
-				if !l.OldestUnconsumed.IsZero() {
-					age = max(now.Sub(l.OldestUnconsumed).Seconds(), 0)
-				}
-				ch <- prometheus.MustNewConstMetric(groupCommitted, prometheus.GaugeValue, float64(l.Committed), g, t, part)
-				ch <- prometheus.MustNewConstMetric(groupLag, prometheus.GaugeValue, float64(l.Lag), g, t, part)
-				ch <- prometheus.MustNewConstMetric(groupOldestAge, prometheus.GaugeValue, age, g, t, part)
-			}
+			ch <- prometheus.MustNewConstMetric(groupCommitted, prometheus.GaugeValue, float64(p.Committed), g.Group, p.Topic, part)
+			ch <- prometheus.MustNewConstMetric(groupLag, prometheus.GaugeValue, float64(p.Lag), g.Group, p.Topic, part)
+			ch <- prometheus.MustNewConstMetric(groupOldestAge, prometheus.GaugeValue, age, g.Group, p.Topic, part)
 		}
 	}
 	return nil
-}
-
-// hasCommit reports whether group g has a committed offset on any of
-// the n partitions of topic t.
-func (c *Collector) hasCommit(g, t string, n int) bool {
-	for i := range n {
-		if _, ok := c.store.Committed(g, t, i); ok {
-			return true
-		}
-	}
-	return false
 }
