@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/segment"
@@ -124,13 +125,8 @@ func (v *verifier) checkSegment(s segCheck, prevNext int64) (int64, error) {
 	r := &logReader{f: f}
 	for pos < size {
 		e, err := r.entry(pos, size, next, s.base)
-		for try := 0; err == nil && e.bad() && s.last && v.rep.Live && try < liveRetries; try++ {
-			// The writer may be copying this batch into the file: read
-			// it again, at the file's new size.
-			runtime.Gosched()
-			if size, err = f.Size(); err == nil {
-				e, err = r.entry(pos, size, next, s.base)
-			}
+		if err == nil && e.bad() && s.last && v.rep.Live {
+			e, size, err = r.settle(pos, size, next, s.base)
 		}
 		if err != nil {
 			return 0, fmt.Errorf("strata: verifying %s: %w", path, err)
@@ -188,10 +184,10 @@ func (v *verifier) badTail(path string, s segCheck, pos, size int64, err error) 
 	}
 }
 
-// liveRetries bounds the reads again of a batch at the end of a live
-// directory's active segment that does not check: one the writer is
+// liveWait bounds how long a batch at the end of a live directory's
+// active segment that does not check is read again: one the writer is
 // still copying in checks at a later read.
-const liveRetries = 100
+const liveWait = time.Second
 
 // logReader reads the entries of a .log file one at a time.
 type logReader struct {
@@ -250,6 +246,31 @@ func (r *logReader) entry(pos, size, next, base int64) (logEntry, error) {
 	}
 	e.h, e.err = h, err
 	return e, nil
+}
+
+// settle reads the bad entry at pos of a live directory's active segment
+// again, at the file's new size, until it checks or liveWait has passed:
+// the writer may be copying it into the file. It returns the last read
+// and the file's size then.
+func (r *logReader) settle(pos, size, next, base int64) (logEntry, int64, error) {
+	deadline := time.Now().Add(liveWait)
+	for try := 0; time.Now().Before(deadline); try++ {
+		if try < 100 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(time.Millisecond)
+		}
+		var err error
+		if size, err = r.f.Size(); err != nil {
+			return logEntry{}, size, err
+		}
+		e, err := r.entry(pos, size, next, base)
+		if err != nil || !e.bad() {
+			return e, size, err
+		}
+	}
+	e, err := r.entry(pos, size, next, base)
+	return e, size, err
 }
 
 // nonZero returns the position of the first byte in [pos, size) that is
