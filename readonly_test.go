@@ -136,6 +136,20 @@ func TestReadOnlyLive(t *testing.T) {
 	if got := readAll(t, r, "u", 0); got != 3 {
 		t.Fatalf("new topic read up to %d, want 3", got)
 	}
+	// Config changes and new partitions show.
+	if err := w.AlterTopicConfig("u", strata.TopicConfig{Retention: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.CreatePartitions("u", 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AppendTo(context.Background(), "u", 2, strata.Record{Value: []byte("p2")}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := r.DescribeTopic("u")
+	if err != nil || d.Config.Retention != time.Hour || len(d.Partitions) != 3 || d.Partitions[2].EndOffset != 1 {
+		t.Fatalf("the reader describes the altered topic as %+v, %v", d, err)
+	}
 	// A deleted one goes.
 	if err := w.DeleteTopic("u"); err != nil {
 		t.Fatal(err)

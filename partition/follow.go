@@ -72,9 +72,11 @@ func openFollow(fsys vfs.FS, dir string, cfg Config) (*Partition, error) {
 // errChanged means the directory changed while a refresh read it.
 var errChanged = errors.New("partition: directory changed during the refresh")
 
-// refresh refreshes a read-only partition (see above).
+// refresh refreshes a read-only partition (see above); callers check
+// cfg.ReadOnly first, so that a partition that owns its directory pays a
+// branch.
 func (p *Partition) refresh() {
-	if !p.cfg.ReadOnly || p.done.Load() || !p.mu.TryLock() {
+	if p.done.Load() || !p.mu.TryLock() {
 		// Another goroutine refreshes: this read sees what it saw.
 		return
 	}

@@ -170,7 +170,9 @@ func (p *Partition) Dir() string { return p.dir }
 
 // StartOffset returns the first retained offset: reads below it fail.
 func (p *Partition) StartOffset() int64 {
-	p.refresh()
+	if p.cfg.ReadOnly {
+		p.refresh()
+	}
 	return p.start.Load()
 }
 
@@ -178,7 +180,9 @@ func (p *Partition) StartOffset() int64 {
 // offset). The partition holds [StartOffset, EndOffset); readers see
 // [StartOffset, HighWatermark).
 func (p *Partition) EndOffset() int64 {
-	p.refresh()
+	if p.cfg.ReadOnly {
+		p.refresh()
+	}
 	return p.end.Load()
 }
 
@@ -227,7 +231,9 @@ type SegmentInfo struct {
 
 // Segments describes the partition's segments, oldest first.
 func (p *Partition) Segments() []SegmentInfo {
-	p.refresh()
+	if p.cfg.ReadOnly {
+		p.refresh()
+	}
 	st := p.state.Load()
 	out := make([]SegmentInfo, len(st.segs))
 	for i, r := range st.segs {

@@ -29,7 +29,9 @@ type Stats struct {
 
 // Stats returns the partition's figures.
 func (p *Partition) Stats() Stats {
-	p.refresh()
+	if p.cfg.ReadOnly {
+		p.refresh()
+	}
 	st := p.state.Load()
 	s := Stats{
 		Appends:         p.stats.appends.Load(),

@@ -74,7 +74,10 @@ func OpenFollow(fsys vfs.FS, dir string, base int64, cfg Config, trusted bool) (
 	}
 	mapLen := fileSize
 	if !trusted {
-		mapLen = max(fileSize, cfg.MaxBytes)
+		// Room to follow the file as it grows, even past a segment.bytes
+		// the owner raised since (then this segment is opened again
+		// when it is full, each time with twice the room).
+		mapLen = min(max(2*fileSize, cfg.MaxBytes), MaxBytesLimit)
 	}
 	if err := s.followMap(fileSize, mapLen); err != nil {
 		s.closeFiles()
