@@ -81,13 +81,15 @@ type GroupPartition struct {
 // ListGroups returns every consumer group the store knows, sorted by
 // name: those with members, committed offsets or recorded membership.
 // On a read-only store it first reads what the owner has appended to
-// __consumer_offsets since.
+// __consumer_offsets since; damage there is ErrCorrupt.
 func (s *Store) ListGroups() (_ []GroupListing, err error) {
 	defer wrapErr(&err)
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	s.followGroups()
+	if err := s.followGroups(); err != nil {
+		return nil, err
+	}
 	var out []GroupListing
 	for _, name := range s.groups.Groups() {
 		l := GroupListing{Group: name, State: GroupEmpty}
@@ -115,7 +117,8 @@ func (s *Store) ListGroups() (_ []GroupListing, err error) {
 // partition that a rebalance moves is listed under its new member while
 // the old one still gives it back. On a read-only store DescribeGroup
 // first reads what the owner has appended to __consumer_offsets since
-// the last call (commits and membership), from where that one stopped.
+// the last call (commits and membership), from where that one stopped;
+// damage there is ErrCorrupt, with its file and position.
 func (s *Store) DescribeGroup(ctx context.Context, groupName string) (_ GroupDescription, err error) {
 	defer wrapErr(&err)
 	ctx = orBackground(ctx)
@@ -125,7 +128,9 @@ func (s *Store) DescribeGroup(ctx context.Context, groupName string) (_ GroupDes
 	if err := group.ValidateGroupID(groupName); err != nil {
 		return GroupDescription{}, err
 	}
-	s.followGroups()
+	if err := s.followGroups(); err != nil {
+		return GroupDescription{}, err
+	}
 	md, hasMeta := s.groups.Metadata(groupName)
 	offsets := s.groups.Offsets(groupName)
 	if !hasMeta && len(offsets) == 0 && len(s.groups.Members(groupName)) == 0 {
@@ -200,26 +205,25 @@ func describeMember(protocolType string, m GroupMemberMetadata) GroupMemberDescr
 // replays the records from where the last replay stopped to the end the
 // store sees now. It does nothing on a store that owns its directory,
 // whose coordinator writes the records itself. A damaged batch stops the
-// replay there, to be tried again at the next call.
-func (s *Store) followGroups() {
+// replay there, to be tried again at the next call; until one gets past
+// it, followGroups returns the damage (ErrCorrupt), for the calls that
+// describe groups to report rather than describe from what came before.
+func (s *Store) followGroups() error {
 	if s.readOnly == nil || s.closed.Load() {
-		return
+		return nil
 	}
 	s.maybeRefreshTopics()
 	s.groupsTail.Lock()
 	defer s.groupsTail.Unlock()
 	t, ok := (*s.topics.Load())[ConsumerOffsetsTopic]
 	if !ok {
-		return
+		return s.groupsTail.err
 	}
 	p := t.Partitions()[0]
 	from := max(s.groupsTail.next, p.StartOffset())
 	if from >= p.EndOffset() {
-		return
+		return s.groupsTail.err
 	}
-	next, err := s.replayOffsetsFrom(p, from)
-	if err != nil {
-		s.opts.Logger.Warn("strata: reading the consumer groups the owner of the directory wrote", "err", err)
-	}
-	s.groupsTail.next = next
+	s.groupsTail.next, s.groupsTail.err = s.replayOffsetsFrom(p, from)
+	return s.groupsTail.err
 }

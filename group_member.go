@@ -25,6 +25,11 @@ type GroupHeartbeat struct {
 	// consumer stops fetching and commits a partition before it leaves it
 	// out.
 	Owned []TopicPartition
+	// ClientID and ClientHost name the consumer's client (Kafka's
+	// client.id, and its address as Kafka writes it, "/10.0.0.7") in the
+	// group's recorded membership (DescribeGroup), when the heartbeat
+	// joins; "" if unknown.
+	ClientID, ClientHost string
 }
 
 // GroupAssignment is what HeartbeatGroup tells a member.
@@ -76,7 +81,7 @@ func (s *Store) HeartbeatGroup(groupName string, hb GroupHeartbeat) (_ GroupAssi
 	id := hb.MemberID
 	switch {
 	case id == "":
-		ref, err := s.groups.Join(groupName, hb.Topics)
+		ref, err := s.groups.JoinClient(groupName, hb.Topics, hb.ClientID, hb.ClientHost)
 		if err != nil {
 			return GroupAssignment{}, fmt.Errorf("strata: joining group %q: %w", groupName, err)
 		}

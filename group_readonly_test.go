@@ -2,6 +2,7 @@ package strata_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -72,4 +73,35 @@ func TestDescribeGroupReadOnly(t *testing.T) {
 	require.Equal(t, 4, d.Generation)
 	require.Empty(t, d.Members)
 	require.Equal(t, []string{"audit", "g"}, r.Groups())
+}
+
+// TestDescribeGroupReadOnlyDamage: damage in a sealed segment of
+// __consumer_offsets is ErrCorrupt from DescribeGroup and ListGroups of a
+// read-only store, which does not describe groups from what came before
+// it; the directory is left as it is.
+func TestDescribeGroupReadOnlyDamage(t *testing.T) {
+	defer strata.SetOffsetsSegmentBytes(4096)()
+	ctx := context.Background()
+	dir := t.TempDir()
+	w, err := strata.Open(dir, nil)
+	require.NoError(t, err)
+	require.NoError(t, w.CreateTopic("t", strata.TopicConfig{}))
+	appendN(t, w, "t", 0, 10)
+	for i := range 100 {
+		require.NoError(t, w.Commit("g", "t", 0, int64(i%10), "metadata to fill the segments"))
+	}
+	require.NoError(t, w.Close())
+	flipInBatch(t, filepath.Join(dir, strata.ConsumerOffsetsTopic+"-0", "00000000000000000000.log"), 3)
+	before := dirImage(t, dir)
+
+	r, err := strata.Open(dir, roOpts())
+	require.NoError(t, err)
+	defer r.Close()
+	_, err = r.DescribeGroup(ctx, "g")
+	require.ErrorIs(t, err, strata.ErrCorrupt)
+	require.Contains(t, err.Error(), "00000000000000000000.log")
+	_, err = r.ListGroups()
+	require.ErrorIs(t, err, strata.ErrCorrupt)
+	require.NoError(t, r.Close())
+	sameImage(t, before, dirImage(t, dir))
 }

@@ -208,7 +208,7 @@ func (s *Store) Committed(groupName, topicName string, part int) (OffsetAndMetad
 	if s.closed.Load() {
 		return OffsetAndMetadata{}, false
 	}
-	s.followGroups()
+	_ = s.followGroups() // the offsets before any damage
 	return s.groups.Committed(groupName, topicName, part)
 }
 
@@ -240,7 +240,7 @@ func (s *Store) GroupMembers(groupName string) []GroupMember {
 // Groups returns the consumer groups that have committed offsets, members
 // or recorded membership (GroupMetadata), sorted by name.
 func (s *Store) Groups() []string {
-	s.followGroups()
+	_ = s.followGroups() // the groups before any damage
 	return s.groups.Groups()
 }
 
@@ -286,7 +286,9 @@ func (s *Store) lag(ctx context.Context, iso Isolation, groupName, topicName str
 		return nil, err
 	}
 	iso = s.isolation(iso)
-	s.followGroups()
+	if err := s.followGroups(); err != nil {
+		return nil, err
+	}
 	out := make([]PartitionLag, 0, t.NumPartitions())
 	for i, p := range t.Partitions() {
 		pl := PartitionLag{Partition: i, EndOffset: readEnd(p, iso), Committed: -1}

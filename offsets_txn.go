@@ -130,7 +130,7 @@ func (l offsetLog) AppendMarker(pid int64, epoch int16, commit bool) (int64, err
 func (s *Store) replayOffsets(t *topic.Topic) error {
 	p := t.Partitions()[0]
 	next, err := s.replayOffsetsFrom(p, p.StartOffset())
-	s.groupsTail.next = next
+	s.groupsTail.next, s.groupsTail.err = next, err
 	return err
 }
 

@@ -54,6 +54,7 @@ type Store struct {
 	groupsTail struct {
 		sync.Mutex
 		next int64
+		err  error // the damage the last replay stopped at, if any
 	}
 
 	// clean says whether Open found the clean-shutdown marker. Set by

@@ -43,7 +43,7 @@ func handleJoinGroup(srv *Server, h header, kreq kmsg.Request) (kmsg.Response, e
 	}
 	j := joinRequest{
 		req: req, session: session, rebalance: rebalance,
-		instanceID: str(req.InstanceID), clientID: h.clientID,
+		instanceID: str(req.InstanceID), clientID: h.clientID, clientHost: h.host,
 	}
 	gs := &srv.groups
 	gs.mu.Lock()
@@ -65,6 +65,7 @@ type joinRequest struct {
 	session, rebalance time.Duration
 	instanceID         string
 	clientID           string
+	clientHost         string
 }
 
 // joinLocked handles j: it returns the channel its response will come
@@ -189,7 +190,7 @@ func (g *wireGroup) replaceStaticLocked(old *wireMember, j *joinRequest) (chan *
 // whether the protocols changed.
 func (m *wireMember) updateLocked(j *joinRequest) bool {
 	m.session, m.rebalance = j.session, j.rebalance
-	m.clientID = j.clientID
+	m.clientID, m.clientHost = j.clientID, j.clientHost
 	changed := !slices.EqualFunc(m.protocols, j.req.Protocols, func(a, b kmsg.JoinGroupRequestProtocol) bool {
 		return a.Name == b.Name && bytes.Equal(a.Metadata, b.Metadata)
 	})

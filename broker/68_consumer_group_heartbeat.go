@@ -45,7 +45,7 @@ func handleConsumerGroupHeartbeat(srv *Server, h header, kreq kmsg.Request) (kms
 	req := kreq.(*kmsg.ConsumerGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 	resp.HeartbeatIntervalMillis = int32(srv.opts.GroupHeartbeatInterval.Milliseconds())
-	if code, msg := srv.consumerHeartbeat(req, resp, h.clientID); code != errNone {
+	if code, msg := srv.consumerHeartbeat(req, resp, h.clientID, h.host); code != errNone {
 		*resp = *req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 		resp.ErrorCode = code
 		if msg != "" {
@@ -87,7 +87,7 @@ func checkHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) (int16, string) {
 
 // consumerHeartbeat runs one heartbeat, filling resp; it returns the
 // error code and message if it fails.
-func (srv *Server) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse, clientID string) (int16, string) {
+func (srv *Server) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse, clientID, host string) (int16, string) {
 	if code, msg := checkHeartbeat(req); code != errNone {
 		return code, msg
 	}
@@ -151,7 +151,7 @@ func (srv *Server) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, re
 		if id == "" { // v0: the broker names the member
 			id = newMemberID("")[1:]
 		}
-		m = &consumerMember{id: id, clientID: clientID}
+		m = &consumerMember{id: id, clientID: clientID, clientHost: host}
 		cs.armSweep(srv.store)
 	} else if code := srv.checkEpoch(m, req); code != errNone {
 		return code, ""
@@ -211,7 +211,7 @@ func (srv *Server) heartbeatMember(g *consumerGroup, m *consumerMember, req *kms
 		next.instanceID = *req.InstanceID
 	}
 
-	hb := strata.GroupHeartbeat{MemberID: m.coordID}
+	hb := strata.GroupHeartbeat{MemberID: m.coordID, ClientID: m.clientID, ClientHost: m.clientHost}
 	if hb.MemberID == "" || !slices.Equal(next.subscribed, m.subscribed) {
 		hb.Topics = next.subscribed
 	}
@@ -224,7 +224,7 @@ func (srv *Server) heartbeatMember(g *consumerGroup, m *consumerMember, req *kms
 	a, err := srv.store.HeartbeatGroup(g.name, hb)
 	if err != nil && hb.MemberID != "" && req.MemberEpoch == 0 && heartbeatCode(err) == errUnknownMemberID {
 		// A member the store evicted re-joins as a new one.
-		hb = strata.GroupHeartbeat{Topics: next.subscribed}
+		hb = strata.GroupHeartbeat{Topics: next.subscribed, ClientID: m.clientID}
 		a, err = srv.store.HeartbeatGroup(g.name, hb)
 	}
 	if err != nil {

@@ -46,6 +46,7 @@ type conn struct {
 	iov     net.Buffers
 	failed  bool             // a write failed: nothing more is written
 	now     func() time.Time // the clock: time.Now but in tests
+	host    string           // the client's address (clientHost), set by the accept loop
 }
 
 func newConn(srv *Server, nc net.Conn) *conn {
@@ -286,11 +287,27 @@ func (c *conn) flush(fr *fetchResponse) error {
 // connection: a frame that does not decode, an unknown key or a version
 // out of range (but ApiVersions'), or a handler that panicked.
 func (srv *Server) handleFrame(frame []byte) (kmsg.Response, int32, error) {
+	return srv.handleFrameFrom(frame, "")
+}
+
+// handleFrameFrom is handleFrame for a client at host (clientHost).
+func (srv *Server) handleFrameFrom(frame []byte, host string) (kmsg.Response, int32, error) {
 	h, body, err := parseHeader(frame)
 	if err != nil {
 		return nil, 0, err
 	}
+	h.host = host
 	return srv.dispatch(h, body)
+}
+
+// clientHost is a client's address as Kafka's coordinator records a
+// member's client host (InetAddress.toString: "/127.0.0.1"), "" if it has
+// no IP address.
+func clientHost(addr net.Addr) string {
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		return "/" + ta.IP.String()
+	}
+	return ""
 }
 
 // dispatch handles a request whose header parseHeader parsed, body the

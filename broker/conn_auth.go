@@ -78,12 +78,13 @@ var errSessionExpired = errors.New("broker: SASL session expired")
 func (c *conn) handle(frame []byte) (kmsg.Response, int32, error) {
 	sc := c.sasl
 	if sc == nil {
-		return c.srv.handleFrame(frame)
+		return c.srv.handleFrameFrom(frame, c.host)
 	}
 	h, body, err := parseHeader(frame)
 	if err != nil {
 		return nil, 0, err
 	}
+	h.host = c.host
 	switch {
 	case !sc.done && h.key != kmsg.SASLAuthenticate.Int16():
 		return nil, 0, fmt.Errorf("broker: %s during SASL re-authentication: %w", kmsg.NameForKey(h.key), errUnauthenticated)

@@ -103,6 +103,7 @@ type consumerMember struct {
 	coordID    string // the store coordinator's
 	instanceID string
 	clientID   string // of its join
+	clientHost string // of its join: the client's address, "/127.0.0.1"
 	rackID     string
 	// epoch is the member epoch last sent, the store's generation of the
 	// member's last heartbeat; prevEpoch the one before it, which Kafka

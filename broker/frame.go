@@ -28,6 +28,7 @@ type header struct {
 	version  int16
 	corr     int32
 	clientID string
+	host     string // the client's address (clientHost), for a group member's record
 	// sasl is the connection's SASL state, for the SASL handlers: set
 	// while it has not authenticated and, when sessions end
 	// (SASL.SessionLifetime), for its re-authentications; nil otherwise.

@@ -114,6 +114,7 @@ type wireGroup struct {
 type wireMember struct {
 	id, instanceID     string
 	clientID           string
+	clientHost         string // the client's address, "/127.0.0.1"
 	session, rebalance time.Duration
 	protocols          []kmsg.JoinGroupRequestProtocol // in the member's order of preference
 	assignment         []byte                          // from the leader's SyncGroup

@@ -100,6 +100,7 @@ func TestWireGroupMembershipRecorded(t *testing.T) {
 	var assigned []strata.TopicPartition
 	for _, m := range d.Members {
 		require.Equal(t, "kgo", m.ClientID)
+		require.Equal(t, "/127.0.0.1", m.ClientHost)
 		require.Equal(t, []string{"orders"}, m.Topics)
 		assigned = append(assigned, m.Assigned...)
 	}
@@ -115,4 +116,24 @@ func TestWireGroupMembershipRecorded(t *testing.T) {
 	})
 	require.Empty(t, d.Members)
 	require.Equal(t, "consumer", d.ProtocolType)
+}
+
+// TestGroup848MembershipRecorded: the members of a KIP-848 consumer group
+// are the store's (HeartbeatGroup), recorded with their client ids and
+// addresses.
+func TestGroup848MembershipRecorded(t *testing.T) {
+	s, srv := serve(t, nil)
+	ctx := context.Background()
+	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: 2}))
+	orderProducer(t, s, "orders", 2)(10)
+	var seen counter
+	a := startConsumer848(t, srv, "billing", "orders", &seen, kgo.ClientID("kgo-848"))
+	eventually(t, "a owns every partition", func() bool { return a.owned() == 2 })
+	d, err := s.DescribeGroup(ctx, "billing")
+	require.NoError(t, err)
+	require.Len(t, d.Members, 1)
+	m := d.Members[0]
+	require.Equal(t, "kgo-848", m.ClientID)
+	require.Equal(t, "/127.0.0.1", m.ClientHost)
+	require.Equal(t, []strata.TopicPartition{{Topic: "orders", Partition: 0}, {Topic: "orders", Partition: 1}}, m.Assigned)
 }

@@ -27,6 +27,7 @@ func (g *wireGroup) publishLocked(protocolType string) {
 			MemberID:         m.id,
 			InstanceID:       m.instanceID,
 			ClientID:         m.clientID,
+			ClientHost:       m.clientHost,
 			RebalanceTimeout: m.rebalance,
 			SessionTimeout:   m.session,
 			Subscription:     m.metadata(g.protocol),

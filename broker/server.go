@@ -170,6 +170,7 @@ func (srv *Server) accept(ln net.Listener) error {
 			continue
 		}
 		c := newConn(srv, nc)
+		c.host = clientHost(nc.RemoteAddr())
 		srv.mu.Lock()
 		if srv.mu.closed {
 			srv.mu.Unlock()

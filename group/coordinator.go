@@ -51,8 +51,8 @@ type Options struct {
 	// above 32767, the most the record format holds, are lowered to it.
 	MetadataMaxBytes int
 	// ClientID and ClientHost are the client id and host that the group
-	// metadata of a MetadataLog records for the Coordinator's members.
-	// Default: none ("").
+	// metadata of a MetadataLog records for the members that Join adds
+	// (JoinClient names its own). Default: none ("").
 	ClientID, ClientHost string
 }
 
@@ -182,6 +182,9 @@ type member struct {
 	// revokeSince is when the member first owned a partition outside its
 	// target since it last owned none; zero if it owns none.
 	revokeSince time.Time
+	// clientID and clientHost name the member's client in the group's
+	// metadata (JoinClient).
+	clientID, clientHost string
 }
 
 // lookup returns the state of group, creating it if create is set; it

@@ -56,6 +56,13 @@ type MemberInfo struct {
 // group rebalances when a Sync finds that they appeared, or that a topic's
 // partition count changed.
 func (c *Coordinator) Join(group string, topics []string) (MemberRef, error) {
+	return c.JoinClient(group, topics, c.opts.ClientID, c.opts.ClientHost)
+}
+
+// JoinClient is Join for a member whose client (its client id and host)
+// the group metadata of a MetadataLog records as given, where Join
+// records Options.ClientID and ClientHost.
+func (c *Coordinator) JoinClient(group string, topics []string, clientID, clientHost string) (MemberRef, error) {
 	if err := checkGroup(group); err != nil {
 		return MemberRef{}, err
 	}
@@ -67,10 +74,12 @@ func (c *Coordinator) Join(group string, topics []string) (MemberRef, error) {
 	now := c.opts.Now()
 	g.issued++
 	m := &member{
-		id:       g.memberID(g.issued),
-		topics:   sortedTopics(topics),
-		lastSeen: now,
-		owned:    map[TopicPartition]struct{}{},
+		id:         g.memberID(g.issued),
+		topics:     sortedTopics(topics),
+		lastSeen:   now,
+		owned:      map[TopicPartition]struct{}{},
+		clientID:   clientID,
+		clientHost: clientHost,
 	}
 	g.members[m.id] = m
 	g.noteDeadline(now.Add(c.opts.SessionTimeout))

@@ -46,8 +46,8 @@ func (c *Coordinator) persistMetadataGroupLocked(g *groupState) {
 		}
 		md.Members = append(md.Members, MemberMetadata{
 			MemberID:         id,
-			ClientID:         c.opts.ClientID,
-			ClientHost:       c.opts.ClientHost,
+			ClientID:         m.clientID,
+			ClientHost:       m.clientHost,
 			RebalanceTimeout: c.opts.RebalanceTimeout,
 			SessionTimeout:   c.opts.SessionTimeout,
 			Subscription:     AppendSubscription(nil, m.topics, sortedPartitions(m.owned)),
