@@ -464,10 +464,12 @@ func readLines(r io.Reader, limit int) <-chan chunk {
 					return
 				}
 				if len(data)+len(line) > cap(data) {
-					// More memory for the chunk's lines, twice what it
-					// has (the lines so far keep theirs): a chunk cut
-					// short, when the input pauses, takes little.
-					data = make([]byte, 0, max(min(2*cap(data), chunkBytes), len(line), 4096))
+					// More memory for the chunk's lines (the lines so
+					// far keep theirs): what the input has ready, or
+					// twice what the chunk has, so that a chunk cut
+					// short when the input pauses takes little.
+					grow := max(2*cap(data), br.Buffered()+len(line))
+					data = make([]byte, 0, max(min(grow, chunkBytes), len(line), 4096))
 				}
 				data = append(data, line...)
 				c.lines = append(c.lines, data[len(data)-len(line):len(data):len(data)])
