@@ -35,7 +35,7 @@ var rootSentinels = []error{
 	strata.ErrFenced, strata.ErrGroupActive, strata.ErrGroupClaimed, strata.ErrInvalidConfig, strata.ErrInvalidGroup,
 	strata.ErrInvalidTopic, strata.ErrLocked, strata.ErrMetadataTooLarge, strata.ErrNoKey,
 	strata.ErrNoOffset, strata.ErrNoRecord, strata.ErrNoRecords, strata.ErrNotCompacted,
-	strata.ErrNotOwner, strata.ErrOffsetOutOfRange, strata.ErrReservedTopic,
+	strata.ErrNotOwner, strata.ErrOffsetOutOfRange, strata.ErrReadOnly, strata.ErrReservedTopic,
 	strata.ErrTimestampTooFarAhead, strata.ErrTopicConfigMismatch, strata.ErrTopicExists,
 	strata.ErrUnknownGroup, strata.ErrUnknownPartition, strata.ErrUnknownTopic, strata.ErrUnsupportedCompression,
 	strata.ErrUnsupportedFormat,

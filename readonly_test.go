@@ -259,9 +259,13 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 		},
 	}
 	for name, call := range calls {
-		if err := call(); !errors.Is(err, strata.ErrReadOnly) {
+		err := call()
+		if !errors.Is(err, strata.ErrReadOnly) {
 			t.Errorf("%s: %v, want ErrReadOnly", name, err)
+			continue
 		}
+		requireOnePrefix(t, err.Error())
+		requireSentinelTextsOnce(t, err)
 	}
 	// Reads work, a dry run too.
 	if got := readAll(t, s, "t", 0); got != 5 {
