@@ -78,6 +78,7 @@ directory.`,
 	fl.StringVarP(&f.group, "group", "g", "", "start at the offsets this consumer group committed (the start offset where it has none)")
 	fl.BoolVar(&f.commit, "commit", false, "with --group, commit the group's offsets as the records are printed")
 	fl.Int64VarP(&f.count, "count", "n", 0, "stop after this many records (default every record)")
+	fl.Int64Var(&f.count, "max-messages", 0, "the same as --count (kafka-console-consumer's name)")
 	fl.BoolVarP(&f.follow, "follow", "f", false, "wait for new records until interrupted")
 	fl.StringVar(&f.format, "format", "", "print each record as this format says (kcat's -f)")
 	fl.StringVar(&f.isolation, "isolation", "read_uncommitted", "read_uncommitted, or read_committed: only committed transactions' records")

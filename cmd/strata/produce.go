@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ type produceFlags struct {
 	level      int
 	nullMarker string
 	batch      int
+	properties []string
 }
 
 func newProduceCmd(a *app) *cobra.Command {
@@ -60,11 +62,15 @@ progress bar too, on a terminal, for a --file.`,
   strata produce orders --file events.txt --compression zstd
   strata produce orders --partition 2 --header source=cli --header trace=abc
   printf 'trace:abc\tk1:v1\n' | strata produce orders --parse-headers -K :
-  printf 'user1:NULL\n' | strata produce users --key-separator : --null-marker NULL   # a tombstone`,
+  printf 'user1:NULL\n' | strata produce users --key-separator : --null-marker NULL   # a tombstone
+  strata produce orders --property parse.key=true --property key.separator=:`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("partition") {
 				f.partition = -1
+			}
+			if err := f.applyProperties(); err != nil {
+				return err
 			}
 			return a.produce(args[0], f)
 		},
@@ -79,7 +85,44 @@ progress bar too, on a terminal, for a --file.`,
 	fl.IntVar(&f.level, "compression-level", 0, "the codec's level (gzip 1-9, lz4 1-17, zstd -131072-22; default the codec's own)")
 	fl.StringVar(&f.nullMarker, "null-marker", "", "a key or value equal to this is null (no key; a tombstone value)")
 	fl.IntVar(&f.batch, "batch-size", 1000, "the most records in one batch")
+	fl.StringArrayVar(&f.properties, "property", nil, "kafka-console-producer's reader properties: parse.key, key.separator, parse.headers, null.marker (repeatable)")
 	return cmd
+}
+
+// applyProperties takes kafka-console-producer's --property settings of
+// its line reader (LineMessageReader) that produce has flags for:
+// parse.key (with key.separator, default a tab), parse.headers and
+// null.marker. A flag given too wins.
+func (f *produceFlags) applyProperties() error {
+	parseKey, sep := false, "\t"
+	for _, kv := range f.properties {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return usagef("--property %q: want name=value", kv)
+		}
+		var err error
+		switch k {
+		case "parse.key":
+			parseKey, err = strconv.ParseBool(v)
+		case "parse.headers":
+			f.parseHdrs, err = strconv.ParseBool(v)
+		case "key.separator":
+			sep = v
+		case "null.marker":
+			if f.nullMarker == "" {
+				f.nullMarker = v
+			}
+		default:
+			return usagef("--property %q: produce takes parse.key, key.separator, parse.headers and null.marker", kv)
+		}
+		if err != nil {
+			return usagef("--property %q: want true or false", kv)
+		}
+	}
+	if parseKey && f.keySep == "" {
+		f.keySep = sep
+	}
+	return nil
 }
 
 // producer is one produce run: the pending batch of each partition, and
