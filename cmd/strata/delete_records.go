@@ -95,7 +95,7 @@ topic or partition, or an offset past the end, changes nothing.`,
 				if a.json() {
 					return a.writeJSON(out)
 				}
-				tb := newTable(a.stdout, "TOPIC", "PARTITION", "START_OFFSET")
+				tb := newTable(a.stdout, "TOPIC", "PARTITION", "START-OFFSET")
 				for _, r := range out {
 					tb.row(r.Topic, r.Partition, r.StartOffset)
 				}

@@ -120,7 +120,7 @@ func (a *app) printRetention(rs []retentionResult) error {
 		_, err := fmt.Fprintln(a.stdout, "nothing to delete: every partition is within its retention")
 		return err
 	}
-	t := newTable(a.stdout, "TOPIC", "PARTITION", "SEGMENTS_DELETED", "BYTES_DELETED", "START_OFFSET")
+	t := newTable(a.stdout, "TOPIC", "PARTITION", "SEGMENTS-DELETED", "BYTES-DELETED", "START-OFFSET")
 	for _, r := range rs {
 		t.row(r.Topic, r.Partition, r.SegmentsDeleted, r.BytesDeleted, r.StartOffset)
 	}
@@ -221,7 +221,7 @@ func (a *app) printCompact(rs []compactResult) error {
 		_, err := fmt.Fprintln(a.stdout, "no compacted topics")
 		return err
 	}
-	t := newTable(a.stdout, "TOPIC", "SEGMENTS_WRITTEN", "RECORDS_READ", "RECORDS_WRITTEN", "BYTES_READ", "BYTES_WRITTEN", "SUPERSEDED", "TOMBSTONES_EXPIRED")
+	t := newTable(a.stdout, "TOPIC", "SEGMENTS-WRITTEN", "RECORDS-READ", "RECORDS-WRITTEN", "BYTES-READ", "BYTES-WRITTEN", "SUPERSEDED", "TOMBSTONES-EXPIRED")
 	for _, r := range rs {
 		t.row(r.Topic, r.SegmentsWritten, r.RecordsRead, r.RecordsWritten, r.BytesRead, r.BytesWritten, r.Superseded, r.TombstonesExpired)
 	}

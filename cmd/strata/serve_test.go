@@ -211,3 +211,33 @@ func TestServeKcat(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, int64(100), om.Offset)
 }
+
+// TestServeBackgroundRetention: strata serve runs the store's retention in
+// the background (--retention-check-interval): a topic whose records are
+// past its retention.ms loses them while it serves, as /metrics shows.
+func TestServeBackgroundRetention(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	s, err := strata.Open(dir, &strata.Options{RetentionCheckInterval: -1})
+	require.NoError(t, err)
+	require.NoError(t, s.CreateTopic("old", strata.TopicConfig{Retention: time.Hour, SegmentBytes: 1024}))
+	for i := range 30 {
+		_, err := s.AppendTo(context.Background(), "old", 0, strata.Record{Value: fmt.Appendf(nil, "v%d", i), Timestamp: time.Now().Add(-2 * time.Hour)})
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+
+	srv := startServe(t, dir, "--retention-check-interval", "10ms")
+	p := `{partition="0",topic="old"}`
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		m := scrape(t, srv.httpm)
+		require.Equal(t, 30.0, m["strata_partition_log_end_offset"+p])
+		if m["strata_partition_log_start_offset"+p] == 30 {
+			require.Equal(t, 0.0, m["strata_partition_size_bytes"+p], "every expired segment deleted")
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "retention did not run within 30s: %v", m)
+		time.Sleep(10 * time.Millisecond)
+	}
+	code, rest := srv.stop(t, syscall.SIGTERM)
+	require.Equal(t, 0, code, rest)
+}

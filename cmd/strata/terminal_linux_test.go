@@ -144,6 +144,16 @@ func TestTerminal(t *testing.T) {
 		require.Empty(t, stderr)
 		require.Contains(t, stdout, "no problems found")
 	})
+	t.Run("compact draws a progress bar over the topics", func(t *testing.T) {
+		out, err := exec.Command(bin, "topics", "create", "prices", "--config", "cleanup.policy=compact").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		shown, _, _ := onTerminal(t, bin, []string{"stdout", "stderr"}, "compact")
+		require.Regexp(t, `\rcompacting \[=+\] 100% 1/1 topics\r?\n`, shown)
+		checkAligned(t, strings.ReplaceAll(shown[strings.Index(shown, "TOPIC"):], "\r\n", "\n"))
+		_, stdout, stderr := onTerminal(t, bin, nil, "compact")
+		require.Empty(t, stderr)
+		require.Contains(t, stdout, "prices")
+	})
 	t.Run("tables aligned", func(t *testing.T) {
 		for _, args := range [][]string{{"topics", "list"}, {"topics", "describe", "events"}} {
 			shown, _, _ := onTerminal(t, bin, []string{"stdout", "stderr"}, args...)
@@ -158,7 +168,7 @@ func TestTerminal(t *testing.T) {
 // the column its header starts in.
 func checkAligned(t *testing.T, out string) {
 	t.Helper()
-	header := regexp.MustCompile(`^[A-Z]+(  +[A-Z]+)+$`)
+	header := regexp.MustCompile(`^[A-Z#-]+(  +[A-Z#-]+)+$`)
 	var starts []int
 	tables := 0
 	for _, line := range strings.Split(out, "\n") {
