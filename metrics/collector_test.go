@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -73,6 +74,25 @@ func TestGolden(t *testing.T) {
 	want, err := os.ReadFile(golden)
 	require.NoError(t, err)
 	require.Equal(t, string(want), string(got))
+
+	// testutil's comparison, of every metric by name, and its linter of
+	// Prometheus' naming conventions.
+	c := metrics.NewCollector(s, &metrics.Options{Now: func() time.Time { return now }})
+	require.NoError(t, testutil.CollectAndCompare(c, bytes.NewReader(want), metricNames...))
+	problems, err := testutil.CollectAndLint(c)
+	require.NoError(t, err)
+	require.Empty(t, problems)
+}
+
+// metricNames are the names of the metrics the collector exports.
+var metricNames = []string{
+	"strata_partition_log_start_offset", "strata_partition_log_end_offset",
+	"strata_partition_size_bytes", "strata_partition_segments",
+	"strata_partition_appended_batches_total", "strata_partition_appended_records_total",
+	"strata_partition_appended_bytes_total", "strata_partition_fetches_total",
+	"strata_partition_fetched_bytes_total", "strata_partition_fsyncs_total",
+	"strata_partition_rolls_total", "strata_group_committed_offset",
+	"strata_group_lag", "strata_group_oldest_unconsumed_age_seconds",
 }
 
 // exposition returns what c collects in Prometheus' text format, from a
