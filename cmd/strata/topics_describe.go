@@ -157,7 +157,7 @@ Kafka's names, each marked default or set (set: not the default value).`,
 
 func (a *app) printTopic(d topicDescJSON) error {
 	fmt.Fprintf(a.stdout, "Topic: %s  ID: %s  Partitions: %d\n", d.Name, d.ID, len(d.Partitions))
-	t := newTable(a.stdout, "PARTITION", "START", "END", "SEGMENTS", "SIZE", "OLDEST", "NEWEST")
+	t := newTable(a.stdout, "PARTITION", "START-OFFSET", "END-OFFSET", "SEGMENTS", "SIZE", "OLDEST-TIMESTAMP", "NEWEST-TIMESTAMP")
 	for _, p := range d.Partitions {
 		oldest, newest := "-", "-"
 		if p.OldestTimestamp != nil {
