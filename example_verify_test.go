@@ -71,5 +71,5 @@ func ExampleVerifyReport_Damaged() {
 	// Output:
 	// damaged: true
 	// 00000000000000000000.log at 138: corrupt batch: crc 0xb11fa45f, computed 0x4374275c
-	//   recovery cuts the segment at position 138: 69 bytes would be dropped
+	//   recovery cuts the segment at position 138: 69 bytes would be dropped (1 batch, offset 2)
 }

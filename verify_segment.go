@@ -138,7 +138,7 @@ func (v *verifier) checkSegment(s segCheck, prevNext int64) (int64, error) {
 			v.add(path, e.nonZeroAt, true, fmt.Sprintf("bytes after the zeros that start at position %d", pos),
 				fmt.Sprintf("recovery cuts the segment at position %d: %d bytes would be dropped", pos, size-pos))
 		case e.err != nil:
-			v.badTail(path, s, pos, size, e.err)
+			v.badTail(path, s, pos, size, e.err, r.dropped(pos, size))
 		}
 		if e.bad() || e.zeros {
 			break
@@ -164,7 +164,7 @@ func (v *verifier) checkSegment(s segCheck, prevNext int64) (int64, error) {
 
 // badTail reports the torn or damaged batch at pos, and what recovery
 // would cut.
-func (v *verifier) badTail(path string, s segCheck, pos, size int64, err error) {
+func (v *verifier) badTail(path string, s segCheck, pos, size int64, err error, dropped string) {
 	cut := size - pos
 	reason := strings.TrimPrefix(err.Error(), "log: ")
 	for _, sentinel := range []error{log.ErrCorrupt, log.ErrIncomplete} {
@@ -180,8 +180,40 @@ func (v *verifier) badTail(path string, s segCheck, pos, size int64, err error) 
 			fmt.Sprintf("torn tail: %d bytes after position %d would be cut", cut, pos))
 	default:
 		v.add(path, pos, true, fmt.Sprintf("corrupt batch: %s", reason),
-			fmt.Sprintf("recovery cuts the segment at position %d: %d bytes would be dropped", pos, cut))
+			fmt.Sprintf("recovery cuts the segment at position %d: %d bytes would be dropped%s", pos, cut, dropped))
 	}
+}
+
+// dropped describes the batches from pos on that a cut there would drop,
+// as far as their headers read (their CRCs unchecked): " (3 batches,
+// offsets 10 to 14)", or "" if none reads.
+func (r *logReader) dropped(pos, size int64) string {
+	var n, first, last int64
+	hdr := make([]byte, log.BatchHeaderSize)
+	for pos+log.PrefixSize <= size {
+		k, err := r.f.ReadAt(hdr[:min(int64(len(hdr)), size-pos)], pos)
+		if err != nil && err != io.EOF {
+			break
+		}
+		h, err := log.ReadHeader(hdr[:k])
+		if err != nil || int64(h.Size()) > size-pos {
+			break
+		}
+		if n == 0 {
+			first = h.BaseOffset
+		}
+		n, last = n+1, h.LastOffset()
+		pos += int64(h.Size())
+	}
+	switch {
+	case n == 0:
+		return ""
+	case n == 1 && first == last:
+		return fmt.Sprintf(" (1 batch, offset %d)", first)
+	case n == 1:
+		return fmt.Sprintf(" (1 batch, offsets %d to %d)", first, last)
+	}
+	return fmt.Sprintf(" (%d batches, offsets %d to %d)", n, first, last)
 }
 
 // liveWait bounds how long a batch at the end of a live directory's

@@ -93,7 +93,7 @@ func TestVerifyDamage(t *testing.T) {
 			pos := batchStart(t, f, 2)
 			flip(t, f, pos+70)
 			return f, pos, "crc"
-		}, "bytes would be dropped"},
+		}, "3920 bytes would be dropped (48 batches, offsets 2 to 49)"},
 		{"torn tail", func(t *testing.T, dir string, b []int64) (string, int64, string) {
 			f := segFile(dir, b[len(b)-1], ".log")
 			pos := batchStart(t, f, 1)
