@@ -84,7 +84,8 @@ type Options struct {
 	// writes fails with ErrReadOnly and changes nothing. ReadCommitted
 	// reads follow the owner's transactions: the first one of a partition
 	// rebuilds its producer state (from the owner's latest producer
-	// snapshot and the log after it), later ones follow it.
+	// snapshot and the log after it), later ones follow it. Transactions
+	// lists the transactional ids as they were at Open.
 	ReadOnly bool
 	// RefreshInterval is how often at most a ReadOnly store lists a
 	// partition's directory and reads topics.json for changes, and how

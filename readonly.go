@@ -49,6 +49,12 @@ func openReadOnly(dir string, o Options) (*Store, error) {
 		}
 	}
 	s.txns = newTxnCoordinator(s)
+	if t, ok := (*s.topics.Load())[TransactionStateTopic]; ok {
+		// Transactions lists the ids as they were at Open.
+		if err := s.txns.replay(t); err != nil {
+			s.opts.Logger.Warn("strata: "+TransactionStateTopic+" did not replay whole; transaction states may be missing", "err", err)
+		}
+	}
 	return s, nil
 }
 

@@ -454,6 +454,9 @@ func TestReadOnlyReadCommitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r2.Close()
+	if states, err := r2.Transactions(ctx); err != nil || len(states) != 1 || states[0].ID != "x" {
+		t.Fatalf("a reader's Transactions: %+v, %v; want the id x", states, err)
+	}
 	for _, iso := range []strata.Isolation{strata.ReadCommitted, strata.ReadUncommitted} {
 		if got, want := roValues(t, r2, iso), roValues(t, w, iso); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("a reader opened last, %v: %d records, the owner %d", iso, len(got), len(want))
@@ -590,4 +593,58 @@ func TestReadOnlyRemovals(t *testing.T) {
 func iterPull(seq func(func(strata.Record, error) bool)) (func() (strata.Record, error, bool), func()) {
 	next, stop := iter.Pull2(seq)
 	return next, stop
+}
+
+// TestReadOnlyConcurrentReaders: goroutines of one ReadOnly store tail a
+// topic while the owner appends, rolls and applies retention, so that the
+// refreshes swap segments under readers in flight (for -race).
+func TestReadOnlyConcurrentReaders(t *testing.T) {
+	dir := t.TempDir()
+	w, err := strata.Open(dir, &strata.Options{Sync: strata.SyncNever, RetentionCheckInterval: -1, CleanerInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.CreateTopic("t", strata.TopicConfig{SegmentBytes: 4096, RetentionBytes: 12 << 10}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := strata.Open(dir, &strata.Options{ReadOnly: true, RefreshInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n := 3000
+	if raceEnabled {
+		n = 1500
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	wrote := make(chan error, 1)
+	go func() {
+		for i := 0; i < n; i += 3 {
+			recs := []strata.Record{{Value: []byte(roValue(int64(i)))}, {Value: []byte(roValue(int64(i + 1)))}, {Value: []byte(roValue(int64(i + 2)))}}
+			if _, err := w.AppendTo(ctx, "t", 0, recs...); err != nil {
+				wrote <- err
+				return
+			}
+			if i%90 == 0 {
+				if _, err := w.EnforceRetention(ctx); err != nil {
+					wrote <- err
+					return
+				}
+			}
+		}
+		wrote <- nil
+	}()
+	t.Run("readers", func(t *testing.T) {
+		for i := range 4 {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel()
+				tail(ctx, t, r, "t", int64(n), true, false)
+			})
+		}
+	})
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
 }
