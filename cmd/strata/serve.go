@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,7 +56,8 @@ fsync of --sync) and, with --metrics, serves the store's figures on
 It logs one line per listener on stderr ("serving Kafka on ...", "metrics on
 http://.../metrics"). SIGINT or SIGTERM stops it: it stops accepting, closes
 the connections (a request being handled finishes first), closes the store
-cleanly (the next open needs no recovery) and exits 0.
+cleanly (the next open needs no recovery) and exits 0; a second signal ends
+it at once.
 
 TLS: --tls-cert and --tls-key (PEM) make the listener speak TLS; with
 --tls-client-ca clients must present a certificate that CA signed.
@@ -147,6 +150,9 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	var served error
 	select {
 	case <-ctx.Done():
+		// A second SIGINT or SIGTERM ends the process at once, should the
+		// shutdown hang.
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
 	case err := <-httpErr:
 		served = fmt.Errorf("metrics: %w", err)
 	}
