@@ -241,3 +241,14 @@ func TestServeBackgroundRetention(t *testing.T) {
 	code, rest := srv.stop(t, syscall.SIGTERM)
 	require.Equal(t, 0, code, rest)
 }
+
+// TestServeAdvertisedAddress: Metadata gives clients --advertised-address
+// for the broker, not the address bound.
+func TestServeAdvertisedAddress(t *testing.T) {
+	kcat := lookKcat(t)
+	srv := startServe(t, filepath.Join(t.TempDir(), "data"), "--advertised-address", "localhost:19092")
+	out := runKcat(t, kcat, "", "-L", "-b", srv.kafka, "-m", "5")
+	require.Contains(t, out, "broker 0 at localhost:19092")
+	code, rest := srv.stop(t, syscall.SIGTERM)
+	require.Equal(t, 0, code, rest)
+}
