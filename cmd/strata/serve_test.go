@@ -252,3 +252,18 @@ func TestServeAdvertisedAddress(t *testing.T) {
 	code, rest := srv.stop(t, syscall.SIGTERM)
 	require.Equal(t, 0, code, rest)
 }
+
+// TestServePortTaken: a --listen address in use fails (status 1) with the
+// reason, and the directory is closed cleanly again.
+func TestServePortTaken(t *testing.T) {
+	srv := startServe(t, filepath.Join(t.TempDir(), "data"))
+	other := filepath.Join(t.TempDir(), "other")
+	out, err := exec.Command("strata", "--dir", other, "serve", "--listen", srv.kafka).CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	require.Equal(t, 1, ee.ExitCode(), "%s", out)
+	require.Regexp(t, `^strata: broker: listen tcp `+srv.kafka+`: bind: address already in use\n$`, string(out))
+	require.FileExists(t, filepath.Join(other, ".clean-shutdown"))
+	code, rest := srv.stop(t, syscall.SIGTERM)
+	require.Equal(t, 0, code, rest)
+}
