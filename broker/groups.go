@@ -131,9 +131,10 @@ type wireMember struct {
 	beats uint64
 }
 
-// close forgets every group, stopping their timers and releasing their
-// claims on the store's groups, which the store's own consumers may then
-// join. Server.Close calls it once no handler runs.
+// close forgets every group, stopping their timers, recording in the
+// store those with members empty and releasing their claims on the
+// store's groups, which the store's own consumers may then join.
+// Server.Close calls it once no handler runs.
 func (gs *groups) close() {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
@@ -148,6 +149,15 @@ func (gs *groups) close() {
 		}
 		if g.rebalance != nil {
 			g.rebalance.Stop()
+		}
+		if len(g.members) > 0 {
+			// The members go with the server: the store, which lives on,
+			// records the group empty.
+			clear(g.members)
+			protocolType := g.protocolType
+			g.generation++
+			g.state, g.protocol, g.protocolType, g.leader = groupEmpty, "", "", ""
+			g.publishLocked(protocolType)
 		}
 		clear(g.members)
 		clear(g.pending)

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/broker"
 	"github.com/stratalog/strata/group"
 )
 
@@ -136,4 +137,29 @@ func TestGroup848MembershipRecorded(t *testing.T) {
 	require.Equal(t, "kgo-848", m.ClientID)
 	require.Equal(t, "/127.0.0.1", m.ClientHost)
 	require.Equal(t, []strata.TopicPartition{{Topic: "orders", Partition: 0}, {Topic: "orders", Partition: 1}}, m.Assigned)
+}
+
+// TestWireGroupEmptyAtClose: a classic group whose members are connected
+// when the server closes is recorded empty: the store, which lives on,
+// does not describe members that are gone.
+func TestWireGroupEmptyAtClose(t *testing.T) {
+	s, err := strata.Open(t.TempDir(), nil)
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.CreateTopic("orders", strata.TopicConfig{Partitions: 2}))
+	srv, err := broker.Start(s, &broker.Options{Addr: "127.0.0.1:0"})
+	require.NoError(t, err)
+	var seen counter
+	a := startGroupConsumer(t, srv, "billing", "orders", kgo.RangeBalancer(), &seen)
+	eventually(t, "a owns every partition", func() bool { return a.owned() == 2 })
+	d, err := s.DescribeGroup(context.Background(), "billing")
+	require.NoError(t, err)
+	require.Equal(t, strata.GroupStable, d.State)
+
+	require.NoError(t, srv.Close())
+	a.stop()
+	d, err = s.DescribeGroup(context.Background(), "billing")
+	require.NoError(t, err)
+	require.Equal(t, strata.GroupEmpty, d.State)
+	require.Empty(t, d.Members)
 }

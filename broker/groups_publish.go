@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"errors"
 	"time"
 
 	"github.com/stratalog/strata"
@@ -10,8 +11,10 @@ import (
 // which writes it to __consumer_offsets as Kafka's coordinator does
 // (GroupCoordinatorRecordHelpers.newGroupMetadataRecord): once the
 // leader's assignment makes a generation Stable, and when the group has
-// lost its last member. Membership is a description: a failure is logged
-// and the group goes on.
+// lost its last member, or the server closes. Membership is a
+// description: a failure is logged (but a closed store's) and the group
+// goes on.
+//
 // protocolType is the group's protocol type, which an Empty group has
 // cleared but its record keeps, as Kafka's does.
 func (g *wireGroup) publishLocked(protocolType string) {
@@ -34,7 +37,7 @@ func (g *wireGroup) publishLocked(protocolType string) {
 			Assignment:       m.assignment,
 		})
 	}
-	if err := g.srv.store.PublishGroup(g.name, md); err != nil {
+	if err := g.srv.store.PublishGroup(g.name, md); err != nil && !errors.Is(err, strata.ErrClosed) {
 		g.srv.logf("broker: recording the membership of group %q: %v", g.name, err)
 	}
 }
