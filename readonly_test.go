@@ -8,6 +8,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"testing"
 	"time"
@@ -249,7 +250,8 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 			defer p.Close()
 			return p.Produce(ctx, "t", rec, nil)
 		},
-		"Consumer.Commit": func() error {
+		// A Consumer reads; its commits are refused.
+		"Consumer": func() error {
 			c, err := s.Consumer("g2", []string{"t"}, strata.ConsumerOptions{})
 			if err != nil {
 				return err
@@ -257,6 +259,46 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 			defer c.Close()
 			return c.CommitOffsets(ctx, map[strata.TopicPartition]int64{{Topic: "t"}: 3})
 		},
+	}
+	// Every other method reads, and works.
+	first := func(seq iter.Seq2[strata.Record, error]) error {
+		for _, err := range seq {
+			return err
+		}
+		return nil
+	}
+	reads := map[string]func() error{
+		"AbortedTxns":      func() error { _, err := s.AbortedTxns("t", 0, 0, 5); return err },
+		"Committed":        func() error { _, _ = s.Committed("g", "t", 0); return nil },
+		"DescribeGroup":    func() error { _, err := s.DescribeGroup(ctx, "g"); return err },
+		"DescribeTopic":    func() error { _, err := s.DescribeTopic("t"); return err },
+		"Dir":              func() error { s.Dir(); return nil },
+		"Fetch":            func() error { _, err := s.Fetch(ctx, "t", 0, 0, 1, time.Millisecond); return err },
+		"Get":              func() error { _, err := s.Get("t", 0, 0); return err },
+		"GetInto":          func() error { _, err := s.GetInto("t", 0, 0, nil); return err },
+		"GroupMembers":     func() error { s.GroupMembers("g"); return nil },
+		"Groups":           func() error { s.Groups(); return nil },
+		"Lag":              func() error { _, err := s.Lag(ctx, "g", "t"); return err },
+		"ListGroups":       func() error { _, err := s.ListGroups(); return err },
+		"ListOffsetTime":   func() error { _, err := s.ListOffsetTime("t", 0, strata.Latest); return err },
+		"ListOffsets":      func() error { _, err := s.ListOffsets("t", 0, strata.Latest); return err },
+		"PartitionFor":     func() error { _, err := s.PartitionFor("t", []byte("k")); return err },
+		"PendingTxnOffset": func() error { s.PendingTxnOffset("g", "t", 0); return nil },
+		"Read":             func() error { _, err := s.Read(ctx, "t", 0, 0, 1); return err },
+		"ReadOnly":         func() error { s.ReadOnly(); return nil },
+		"Records":          func() error { return first(s.Records(ctx, "t", 0, 0)) },
+		"Scan":             func() error { return first(s.Scan("t", 0, 0)) },
+		"Stats":            func() error { s.Stats(); return nil },
+		"Topics":           func() error { s.Topics(); return nil },
+		"Transactions":     func() error { _, err := s.Transactions(ctx); return err },
+		"View":             func() error { _, err := s.View(strata.ReadCommitted).Read(ctx, "t", 0, 0, 1); return err },
+		"Close":            func() error { return nil }, // last, below
+	}
+	requireCovers(t, reflect.TypeOf(s), calls, reads)
+	for name, call := range reads {
+		if err := call(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 	for name, call := range calls {
 		err := call()
