@@ -127,12 +127,3 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	}
 	return nil
 }
-
-func rangeArgs(lo, hi int) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := cobra.RangeArgs(lo, hi)(cmd, args); err != nil {
-			return usageError{err}
-		}
-		return nil
-	}
-}
