@@ -690,3 +690,60 @@ func TestReadOnlyConcurrentReaders(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadOnlyOwnerRecovers: a reader follows a crashed directory while
+// the next owner opens it and recovery cuts the torn tail the reader
+// stopped before (the file shrinks under the reader's mapping), then
+// appends: the reader reads on, every record as written.
+func TestReadOnlyOwnerRecovers(t *testing.T) {
+	dir := t.TempDir()
+	w, err := strata.Open(dir, &strata.Options{Sync: strata.SyncNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.CreateTopic("t", strata.TopicConfig{SegmentBytes: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, w, "t", 0, 100)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	torn := copyDir(t, dir)
+	segs, err := filepath.Glob(filepath.Join(torn, "t-0", "*.log"))
+	if err != nil || len(segs) < 2 {
+		t.Fatalf("segments %v, %v", segs, err)
+	}
+	last := segs[len(segs)-1]
+	fi, err := os.Stat(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(last, fi.Size()-5); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{".lock", ".clean-shutdown"} {
+		if err := os.Remove(filepath.Join(torn, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := strata.Open(torn, roOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got := readAll(t, r, "t", 0); got != 99 {
+		t.Fatalf("read up to %d, want 99", got)
+	}
+	w, err = strata.Open(torn, &strata.Options{Sync: strata.SyncNever, Logger: logOnFailure(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if fi2, err := os.Stat(last); err != nil || fi2.Size() >= fi.Size()-5 {
+		t.Fatalf("recovery left the torn segment at %d bytes (%v), want it cut below %d", fi2.Size(), err, fi.Size()-5)
+	}
+	appendN(t, w, "t", 99, 200)
+	if got := readAll(t, r, "t", 0); got != 299 {
+		t.Fatalf("after the owner's recovery and appends the reader read up to %d, want 299", got)
+	}
+}
