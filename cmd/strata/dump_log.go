@@ -40,6 +40,9 @@ func (l *logFile) Close() error { return l.f.Close() }
 // log.ErrIncomplete or log.ErrCorrupt) if it is not, and whether the bytes
 // from pos on are all zeros (preallocated space, not an entry).
 func (l *logFile) entryAt(pos int64) (log.BatchHeader, []byte, bool, error) {
+	if pos < 0 || pos >= l.size {
+		return log.BatchHeader{}, nil, false, fmt.Errorf("log: position %d is past the end of the file's %d bytes: %w", pos, l.size, log.ErrIncomplete)
+	}
 	hdr := make([]byte, min(int64(log.BatchHeaderSize), l.size-pos))
 	if _, err := l.f.ReadAt(hdr, pos); err != nil && err != io.EOF {
 		return log.BatchHeader{}, nil, false, err
