@@ -195,13 +195,13 @@ func (s *Segment) Extend() (grew bool, err error) {
 		return false, nil
 	}
 	pos, next := s.size.Load(), s.next.Load()
-	var hdr [log.BatchHeaderSize]byte
+	hdr := s.hdr[:]
 	for {
 		if pos+log.PrefixSize > int64(len(s.data)) {
 			s.full = true
 			break
 		}
-		n, err := s.log.ReadAt(hdr[:], pos)
+		n, err := s.log.ReadAt(hdr, pos)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return grew, fmt.Errorf("segment: reading %s at %d: %w", s.path, pos, err)
 		}

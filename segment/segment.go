@@ -133,12 +133,13 @@ type Segment struct {
 	damaged       error // the first damaged batch load found, for Damaged
 
 	// Follower state (see OpenFollow).
-	follower  bool   // opened by OpenFollow: never writes
-	untrusted bool   // a follower that scans its log (Extend) and keeps its indexes in memory
-	heap      bool   // data is a copy in memory, not a mapping
-	full      bool   // Extend found no room for more
-	scratch   []byte // Extend's buffer
-	holes     []hole // damaged stretches load stepped over; set by Open only
+	follower  bool                      // opened by OpenFollow: never writes
+	untrusted bool                      // a follower that scans its log (Extend) and keeps its indexes in memory
+	heap      bool                      // data is a copy in memory, not a mapping
+	full      bool                      // Extend found no room for more
+	scratch   []byte                    // Extend's buffer
+	hdr       [log.BatchHeaderSize]byte // Extend's header buffer (a local one would escape)
+	holes     []hole                    // damaged stretches load stepped over; set by Open only
 }
 
 // Create makes a new, empty, writable segment with base offset base in dir,
