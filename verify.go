@@ -3,6 +3,7 @@ package strata
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,8 +95,7 @@ func Verify(dir string, opts *VerifyOptions) (_ *VerifyReport, err error) {
 		o = *opts
 	}
 	fsys := vfs.OS
-	names, err := fsys.ReadDir(dir)
-	if err != nil {
+	if _, err := fsys.ReadDir(dir); err != nil {
 		return nil, fmt.Errorf("strata: verifying %s: %w", dir, err)
 	}
 	v := &verifier{fsys: fsys, progress: o.Progress, rep: &VerifyReport{Dir: dir}}
@@ -103,7 +103,13 @@ func Verify(dir string, opts *VerifyOptions) (_ *VerifyReport, err error) {
 	v.rep.Clean = cerr == nil
 	v.rep.Live = lockHeld(filepath.Join(dir, lockFile))
 
-	topics := v.checkRegistry(dir, slices.Contains(names, topicsFile))
+	// topics.json before the listing: a topic a running store creates
+	// has its directories before topics.json names it.
+	topics := v.checkRegistry(dir)
+	names, err := fsys.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("strata: verifying %s: %w", dir, err)
+	}
 	if slices.Contains(names, producerIDsFile) {
 		v.checkProducerIDs(dir)
 	}
@@ -118,6 +124,7 @@ func Verify(dir string, opts *VerifyOptions) (_ *VerifyReport, err error) {
 		}
 		parts = append(parts, partitionDir{path: filepath.Join(dir, name), topic: t, partition: n})
 	}
+	parts = v.missingPartitions(dir, topics, parts, o.Topic)
 	if o.Topic != "" && len(parts) == 0 {
 		return nil, fmt.Errorf("strata: verifying %s: no partition of topic %q: %w", dir, o.Topic, ErrUnknownTopic)
 	}
@@ -131,6 +138,29 @@ func Verify(dir string, opts *VerifyOptions) (_ *VerifyReport, err error) {
 		}
 	}
 	return v.rep, nil
+}
+
+// missingPartitions reports the partitions topics.json lists (of topic,
+// if not empty) that have no directory, and returns parts.
+func (v *verifier) missingPartitions(dir string, topics map[string]registryEntry, parts []partitionDir, only string) []partitionDir {
+	have := map[string]bool{}
+	for _, p := range parts {
+		have[filepath.Base(p.path)] = true
+	}
+	names := slices.Sorted(maps.Keys(topics))
+	for _, name := range names {
+		if only != "" && name != only {
+			continue
+		}
+		for i := range topics[name].Config.Partitions {
+			if d := topic.PartitionDir(name, i); !have[d] {
+				// A running store may be deleting the topic.
+				v.add(filepath.Join(dir, d), -1, !v.rep.Live, fmt.Sprintf("missing: topics.json lists partition %d of topic %s", i, name),
+					"Open creates it empty: the partition's records are gone unless the directory is restored from a backup")
+			}
+		}
+	}
+	return parts
 }
 
 // partitionDir is a partition directory: <topic>-<partition>.
@@ -177,8 +207,8 @@ func (v *verifier) logBytes(dir string) int64 {
 
 // checkRegistry checks topics.json and returns its topics (none if it is
 // missing or damaged).
-func (v *verifier) checkRegistry(dir string, present bool) map[string]registryEntry {
-	if !present {
+func (v *verifier) checkRegistry(dir string) map[string]registryEntry {
+	if _, err := v.fsys.Stat(filepath.Join(dir, topicsFile)); err != nil {
 		return nil
 	}
 	v.rep.Files++

@@ -162,6 +162,10 @@ func TestVerifyDamage(t *testing.T) {
 			require.NoError(t, os.WriteFile(f, []byte("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ"), 0o644))
 			return f, -1, "names topic id"
 		}, "writes it again"},
+		{"missing partition directory", func(t *testing.T, dir string, b []int64) (string, int64, string) {
+			require.NoError(t, os.Rename(filepath.Join(dir, "events-0"), filepath.Join(dir, "elsewhere")))
+			return filepath.Join(dir, "events-0"), -1, "missing: topics.json lists partition 0 of topic events"
+		}, "Open creates it empty"},
 		{"overlapping segments", func(t *testing.T, dir string, b []int64) (string, int64, string) {
 			from, to := segFile(dir, b[2], ".log"), segFile(dir, b[2]-1, ".log")
 			require.NoError(t, os.Rename(from, to))
