@@ -125,7 +125,7 @@ func Verify(dir string, opts *VerifyOptions) (_ *VerifyReport, err error) {
 		parts = append(parts, partitionDir{path: filepath.Join(dir, name), topic: t, partition: n})
 	}
 	parts = v.missingPartitions(dir, topics, parts, o.Topic)
-	if o.Topic != "" && len(parts) == 0 {
+	if _, known := topics[o.Topic]; o.Topic != "" && len(parts) == 0 && !known {
 		return nil, fmt.Errorf("strata: verifying %s: no partition of topic %q: %w", dir, o.Topic, ErrUnknownTopic)
 	}
 	for _, p := range parts {

@@ -223,6 +223,10 @@ func TestVerifyUnknownTopic(t *testing.T) {
 	dir, _ := verifyStore(t)
 	_, err := strata.Verify(dir, &strata.VerifyOptions{Topic: "nope"})
 	require.ErrorIs(t, err, strata.ErrUnknownTopic)
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "events-0")))
+	rep, err := strata.Verify(dir, &strata.VerifyOptions{Topic: "events"})
+	require.NoError(t, err, "a topic topics.json has is known without its directories")
+	require.True(t, rep.Damaged())
 	_, err = strata.Verify(filepath.Join(dir, "missing"), nil)
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
