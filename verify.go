@@ -79,7 +79,9 @@ func (r *VerifyReport) Damaged() bool {
 // from the segment's base offset and between segments), every offset and
 // time index (shape, entries increasing, within the log, at batch starts
 // whose offsets match), the checkpoints, producer-state snapshots,
-// aborted-transaction indexes, partition.metadata and topics.json. Each
+// aborted-transaction indexes, partition.metadata, topics.json and
+// producer-ids.json, and that every partition topics.json lists has its
+// directory. Each
 // problem is reported with its file and byte position and what recovery
 // would do about it. Kafka's own partition directories are checked as
 // well (a directory without topics.json).
