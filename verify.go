@@ -81,15 +81,21 @@ func (r *VerifyReport) Damaged() bool {
 // whose offsets match), the checkpoints, producer-state snapshots,
 // aborted-transaction indexes, partition.metadata, topics.json and
 // producer-ids.json, and that every partition topics.json lists has its
-// directory. Each
-// problem is reported with its file and byte position and what recovery
-// would do about it. Kafka's own partition directories are checked as
-// well (a directory without topics.json).
+// directory. Each problem is reported with its file and byte position and
+// what recovery would do about it. Kafka's own partition directories are
+// checked as well (a directory without topics.json).
+//
+// On a live directory (Linux tells it by the lock's holder in
+// /proc/locks) what a running writer leaves is a note, not damage: the
+// active segment's tail being written (a batch there that does not check
+// is read again for up to a second first), preallocated zeros and index
+// entries.
 //
 // Verify fails only when it cannot do the check: dir cannot be read
 // (an error matching os.ErrNotExist when it does not exist), or
-// opts.Topic has no partition in it (ErrUnknownTopic). Damage is in the
-// report, not an error: see VerifyReport.Damaged.
+// opts.Topic is neither in topics.json nor has a partition directory
+// (ErrUnknownTopic). Damage is in the report, not an error: see
+// VerifyReport.Damaged.
 func Verify(dir string, opts *VerifyOptions) (_ *VerifyReport, err error) {
 	defer wrapErr(&err)
 	var o VerifyOptions
