@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/stratalog/strata"
 	"io"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -75,4 +77,42 @@ func testProduceStreams(t *testing.T, full bool) {
 	require.Contains(t, stderr.String(), fmt.Sprintf("produced %d records to big", src.n))
 	t.Logf("read %d MiB; the largest live heap %d MiB", src.read>>20, src.maxHeap>>20)
 	require.Less(t, src.maxHeap, uint64(48<<20), "produce holds at most a few chunks and batches of its input")
+}
+
+// TestProduceInteractive produces from a pipe that stays open, as a
+// terminal does: the lines typed are appended while produce waits for
+// more, and an interrupt ends it cleanly, with what it read appended.
+func TestProduceInteractive(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	a := &app{stdin: &bytes.Buffer{}, stdout: &stdout, stderr: &stderr, ctx: context.Background()}
+	require.Equal(t, exitOK, a.run([]string{"--dir", dir, "topics", "create", "typed"}), stderr.String())
+
+	r, w := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a = &app{stdin: r, stdout: &stdout, stderr: &stderr, ctx: ctx}
+	done := make(chan int)
+	go func() { done <- a.run([]string{"--dir", dir, "produce", "typed"}) }()
+	_, err := io.WriteString(w, "one\ntwo\n")
+	require.NoError(t, err)
+
+	// The two lines are appended while the input stays open.
+	s, err := strata.Open(dir, &strata.Options{ReadOnly: true})
+	require.NoError(t, err)
+	defer s.Close()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		end, err := s.ListOffsets("typed", 0, strata.Latest)
+		require.NoError(t, err)
+		if end == 2 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the typed lines were not appended within a minute")
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	require.Equal(t, exitOK, <-done, stderr.String())
+	require.Contains(t, stderr.String(), "produced 2 records to typed, partition 0 (offsets 0-1) (interrupted)")
+	w.Close()
 }
