@@ -20,14 +20,24 @@
 //
 // # Delivery
 //
-// A subscription delivers each partition's messages in order, one at a time:
-// the next message of a subscription comes only after the previous one was
-// acked. Ack commits the message's offset to the group (before the next
-// message is delivered); Nack delivers the same message again after
-// [SubscriberConfig.NackResendSleep], and the messages after it follow it in
-// order. Delivery is at least once: a message acked while the process
-// crashes before the commit lands, or one handed out when its subscriber
-// closes, is delivered again.
+// A subscription delivers each partition's messages in order, one at a time
+// (the next message of a partition comes only after the previous one was
+// acked), and its partitions side by side, as watermill-kafka delivers
+// each partition it claims. Ack commits the message's offset to the group
+// before the next message of its partition is delivered; Nack delivers the
+// same message again after [SubscriberConfig.NackResendSleep], and the
+// messages after it follow it in order. Delivery is at least once: a
+// message acked while the process crashes before the commit lands, or one
+// handed out when its subscriber closes, is delivered again.
+//
+// A group subscription checks in with its group (its heartbeat) between
+// the batches of records it takes from the store (up to
+// [SubscriberConfig.MaxPollRecords]), not while a handler works on a
+// message: a message that is neither acked nor nacked for longer than the
+// store's Options.SessionTimeout (45 s by default) gets the subscription
+// evicted from its group, and the messages it had not committed go to
+// another member. Set the store's SessionTimeout above the longest a
+// handler may take, retries included.
 //
 // With [SubscriberConfig.ConsumerGroup] set, subscribers of a topic in one
 // group share its partitions (a Strata consumer group, [strata.Consumer]),

@@ -186,8 +186,8 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 }
 
 // Close ends every subscription and waits for them: each commits what was
-// acked (group commits are made at each Ack, before the next message is
-// delivered), leaves its group and closes its channel. A message handed
+// acked (group commits are made at each Ack, before the next message of
+// its partition is delivered), leaves its group and closes its channel. A message handed
 // out and not acked yet is delivered again to the group. Close returns
 // the errors subscriptions stopped with, if any. Closing twice is a no-op.
 func (s *Subscriber) Close() error {

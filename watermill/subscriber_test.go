@@ -206,3 +206,44 @@ func TestBadConfig(t *testing.T) {
 	require.ErrorIs(t, err, strata.ErrInvalidTopic)
 	require.NoError(t, sub.Close())
 }
+
+// TestPartitionsSideBySide: a group subscription delivers a partition's
+// messages while a message of another partition waits for its Ack, and
+// each partition's in order.
+func TestPartitionsSideBySide(t *testing.T) {
+	st := openStore(t)
+	require.NoError(t, st.CreateTopic("orders", strata.TopicConfig{Partitions: 2}))
+	for i := range 6 {
+		_, err := st.AppendTo(context.Background(), "orders", i%2, strata.Record{
+			Value:   []byte("x"),
+			Headers: []strata.Header{{Key: stratawm.UUIDHeaderKey, Value: fmt.Appendf(nil, "p%d-%d", i%2, i/2)}},
+		})
+		require.NoError(t, err)
+	}
+	sub := newSubscriber(t, st, "g")
+	defer func() { require.NoError(t, sub.Close()) }()
+	ch, err := sub.Subscribe(context.Background(), "orders")
+	require.NoError(t, err)
+
+	first := next(t, ch)
+	p, _ := stratawm.MessagePartitionFromCtx(first.Context())
+	other := 1 - p
+	// first stays unacked: the other partition's three come all the same.
+	for i := range 3 {
+		msg := next(t, ch)
+		require.Equal(t, fmt.Sprintf("p%d-%d", other, i), msg.UUID)
+		require.True(t, msg.Ack())
+	}
+	select {
+	case msg := <-ch:
+		t.Fatalf("%s delivered before %s was acked", msg.UUID, first.UUID)
+	case <-time.After(50 * time.Millisecond):
+	}
+	require.Equal(t, fmt.Sprintf("p%d-0", p), first.UUID)
+	require.True(t, first.Ack())
+	for i := 1; i < 3; i++ {
+		msg := next(t, ch)
+		require.Equal(t, fmt.Sprintf("p%d-%d", p, i), msg.UUID)
+		require.True(t, msg.Ack())
+	}
+}

@@ -21,8 +21,10 @@ type subscription struct {
 	out   chan<- *message.Message
 }
 
-// runGroup delivers what the group consumer c polls, one message at a
-// time, committing each one acked before the next is delivered.
+// runGroup delivers what the group consumer c polls: each partition's
+// messages in order, one at a time, the partitions of a poll side by side;
+// a message acked is committed before the next of its partition is
+// delivered. The next poll comes once every partition is through.
 func (sub *subscription) runGroup(c *strata.Consumer) {
 	s := sub.s
 	defer func() {
@@ -30,9 +32,6 @@ func (sub *subscription) runGroup(c *strata.Consumer) {
 			s.fail(fmt.Errorf("watermill: closing the consumer of topic %q in group %q: %w", sub.topic, s.cfg.ConsumerGroup, err))
 		}
 	}()
-	// Commits outlive the subscription's context: a message acked just
-	// before Close is still committed.
-	commitCtx := context.WithoutCancel(sub.ctx)
 	for {
 		msgs, err := c.Poll(sub.ctx)
 		if err != nil {
@@ -45,18 +44,67 @@ func (sub *subscription) runGroup(c *strata.Consumer) {
 			}
 			continue
 		}
-		for _, m := range msgs {
-			if !sub.deliver(m) {
-				return
+		runs := byPartition(msgs)
+		if len(runs) == 1 {
+			sub.deliverCommit(c, runs[0])
+		} else {
+			var wg sync.WaitGroup
+			for _, run := range runs {
+				wg.Go(func() { sub.deliverCommit(c, run) })
 			}
-			if err := c.CommitMessages(commitCtx, m); err != nil {
-				// Fenced (evicted while a message waited): the partition is
-				// someone else's, who delivers the rest. Poll rejoins.
-				s.logger.Info("Commit failed, dropping the rest of the poll", sub.fields().Add(watermill.LogFields{"err": err.Error()}))
-				break
-			}
+			wg.Wait()
+		}
+		if sub.ctx.Err() != nil {
+			return
 		}
 	}
+}
+
+// deliverCommit delivers msgs, of one partition, in order, committing
+// each as it is acked, until the subscription ends.
+func (sub *subscription) deliverCommit(c *strata.Consumer, msgs []strata.Message) {
+	// Commits outlive the subscription's context: a message acked just
+	// before Close is still committed.
+	ctx := context.WithoutCancel(sub.ctx)
+	for _, m := range msgs {
+		if !sub.deliver(m) {
+			return
+		}
+		if err := c.CommitMessages(ctx, m); err != nil {
+			// Fenced (evicted while a message waited): the partition is
+			// someone else's, who delivers the rest. Poll rejoins.
+			sub.s.logger.Info("Commit failed, dropping the rest of the poll", sub.fields().Add(watermill.LogFields{
+				"partition": m.Partition, "offset": m.Offset, "err": err.Error()}))
+			return
+		}
+	}
+}
+
+// byPartition splits msgs into runs of one partition each, in their order.
+func byPartition(msgs []strata.Message) [][]strata.Message {
+	if len(msgs) == 0 {
+		return nil
+	}
+	one := true
+	for _, m := range msgs[1:] {
+		one = one && m.Partition == msgs[0].Partition && m.Topic == msgs[0].Topic
+	}
+	if one {
+		return [][]strata.Message{msgs}
+	}
+	var runs [][]strata.Message
+	idx := map[strata.TopicPartition]int{}
+	for _, m := range msgs {
+		tp := strata.TopicPartition{Topic: m.Topic, Partition: m.Partition}
+		i, ok := idx[tp]
+		if !ok {
+			i = len(runs)
+			idx[tp] = i
+			runs = append(runs, nil)
+		}
+		runs[i] = append(runs[i], m)
+	}
+	return runs
 }
 
 // startOffsets returns where a subscription without a group starts each
