@@ -285,15 +285,19 @@ func (p *Partition) rescanMuLocked() error {
 // whose files the directory holds, up to date: a segment that was being
 // written takes its last batches first. last says it is the active one.
 func (p *Partition) reusable(r *segRef, last bool) bool {
+	same, known := r.seg.SameFile()
+	if known && !same {
+		return false // compaction's replacement, under the same name
+	}
 	if _, err := r.seg.Extend(); err != nil || r.seg.Full() {
 		return false
 	}
-	if last {
+	if last || known {
 		return true
 	}
+	// Where the files cannot be told apart: a sealed segment's file holds
+	// its batches exactly, and another size is another file.
 	fi, err := p.fsys.Stat(r.seg.Path())
-	// A sealed segment's file holds its batches exactly: another size is
-	// another file (compaction's replacement).
 	return err == nil && fi.Size == r.seg.Size()
 }
 

@@ -258,3 +258,9 @@ func (s *Segment) Extend() (grew bool, err error) {
 // Full reports whether an untrusted follower segment has no room to grow
 // (see Extend).
 func (s *Segment) Full() bool { return s.full }
+
+// SameFile reports whether the segment's open .log is still the file its
+// name names (see vfs.SameFile), and whether that can be told.
+func (s *Segment) SameFile() (same, known bool) {
+	return vfs.SameFile(s.fsys, s.log, s.path)
+}
