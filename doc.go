@@ -8,7 +8,9 @@
 // # Basics
 //
 // Open a directory (one Store per directory: a second Open fails with
-// ErrLocked), create topics with CreateTopic (or EnsureTopic, which leaves
+// ErrLocked, naming the process that holds it; other processes read it
+// with Options.ReadOnly, which takes no lock, writes nothing and follows
+// what the owner appends), create topics with CreateTopic (or EnsureTopic, which leaves
 // an existing one alone), append with Append (routed by Kafka's murmur2
 // partitioner for keyed records, see PartitionFor, a sticky partition for
 // the others) or AppendTo (one partition), or with AppendIfEnd and
