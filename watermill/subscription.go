@@ -72,9 +72,12 @@ func (sub *subscription) deliverCommit(c *strata.Consumer, msgs []strata.Message
 		}
 		if err := c.CommitMessages(ctx, m); err != nil {
 			// Fenced (evicted while a message waited): the partition is
-			// someone else's, who delivers the rest. Poll rejoins.
+			// someone else's, who delivers the rest, and Poll rejoins.
+			// Otherwise read the partition again from m, which was not
+			// committed: the Seek fails, harmlessly, when it is not ours.
 			sub.s.logger.Info("Commit failed, dropping the rest of the poll", sub.fields().Add(watermill.LogFields{
 				"partition": m.Partition, "offset": m.Offset, "err": err.Error()}))
+			_ = c.Seek(strata.TopicPartition{Topic: m.Topic, Partition: m.Partition}, m.Offset)
 			return
 		}
 	}
