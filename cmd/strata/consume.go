@@ -42,8 +42,9 @@ the start offset each partition has when the command starts (as kcat; Kafka's
 console consumer starts at the end unless --from-beginning), or from --offset,
 --time, or the position --group committed, up to the end each partition had
 when the command started, or --count records; --follow waits for new records
-until interrupted (Ctrl-C). Without --follow the partitions are printed one
-after another; with it, as their records come.
+until interrupted (Ctrl-C), in the partitions the topic gains too. Without
+--follow the partitions are printed one after another; with it, as their
+records come.
 
 The output is each record's value on a line of its own, or as --format says
 (kcat's -f: ` + formatVerbs + `), or, with -o json, one JSON object a line:
@@ -356,14 +357,15 @@ type fetched struct {
 }
 
 // follow writes the partitions' records as they come, until interrupted
-// or --count records.
+// or --count records. Following every partition, it follows those the
+// topic gains too, from their start.
 func (c *consumer) follow(parts []int, starts []int64) error {
 	ctx, cancel := context.WithCancel(c.a.ctx)
 	defer cancel()
 	ch := make(chan fetched, 1024)
-	for i, p := range parts {
+	follow := func(p int, from int64) {
 		go func() {
-			for r, err := range c.view.Records(ctx, c.topic, p, starts[i]) {
+			for r, err := range c.view.Records(ctx, c.topic, p, from) {
 				if err == nil {
 					r = copyRecord(r)
 				}
@@ -378,6 +380,16 @@ func (c *consumer) follow(parts []int, starts []int64) error {
 			}
 		}()
 	}
+	for i, p := range parts {
+		follow(p, starts[i])
+	}
+	var grown <-chan time.Time
+	if c.f.partition == -1 {
+		tick := time.NewTicker(partitionsCheck)
+		defer tick.Stop()
+		grown = tick.C
+	}
+	known := len(parts)
 	lastCommit := time.Now()
 	for ctx.Err() == nil {
 		var got fetched
@@ -396,6 +408,15 @@ func (c *consumer) follow(parts []int, starts []int64) error {
 			}
 			select {
 			case got = <-ch:
+			case <-grown:
+				d, err := c.s.DescribeTopic(c.topic)
+				if err != nil {
+					return err
+				}
+				for ; known < len(d.Partitions); known++ {
+					follow(known, d.Partitions[known].StartOffset)
+				}
+				continue
 			case <-ctx.Done():
 				return nil
 			}
@@ -413,6 +434,10 @@ func (c *consumer) follow(parts []int, starts []int64) error {
 	}
 	return nil
 }
+
+// partitionsCheck is how often consume --follow looks for partitions the
+// topic gained.
+const partitionsCheck = 200 * time.Millisecond
 
 // commitDirty commits, with --commit, the offsets after the records
 // written.

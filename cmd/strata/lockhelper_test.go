@@ -17,7 +17,8 @@ import (
 // the script tests: it opens the store in DIR, as a service would, writes
 // the file READY, and holds the directory until the file RELEASE exists;
 // with TOPIC, it appends a record "live-N" to its partition 0 every 10 ms
-// meanwhile.
+// meanwhile (to a topic "growing", which it gives a second partition, to
+// both).
 func holdLock() int {
 	if len(os.Args) != 4 && len(os.Args) != 5 {
 		fmt.Fprintln(os.Stderr, "usage: strata-hold-lock DIR READY RELEASE [TOPIC]")
@@ -39,7 +40,20 @@ func holdLock() int {
 			return 0
 		}
 		if len(os.Args) == 5 {
-			if _, err := s.AppendTo(context.Background(), os.Args[4], 0, strata.Record{Value: fmt.Appendf(nil, "live-%d", i)}); err != nil {
+			name := os.Args[4]
+			// The tenth record on, a topic "growing" has a second
+			// partition, which gets every other record.
+			part := 0
+			if name == "growing" && i >= 10 {
+				if i == 10 {
+					if err := s.CreatePartitions(name, 2); err != nil {
+						fmt.Fprintln(os.Stderr, err)
+						return 1
+					}
+				}
+				part = i % 2
+			}
+			if _, err := s.AppendTo(context.Background(), name, part, strata.Record{Value: fmt.Appendf(nil, "live-%d", i)}); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
 			}
