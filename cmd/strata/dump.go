@@ -40,9 +40,11 @@ transactions of .txnindex files and the topic id of partition.metadata.
 offsets and group metadata), --transaction-log-decoder those of
 __transaction_state. -o json prints the same as JSON lines.
 
-The files are only read. A torn or damaged batch is reported with its
-position and the reason, and the dump goes on with the next file; the exit
-status is then 4.`,
+The files are only read. Damage is reported with its position and the
+reason ("Found ... at position ..."): a batch that fails its CRC is printed
+with isvalid: false and the dump goes on with the next batch; bytes that do
+not read as a batch (a torn tail) end the file's dump, as Kafka's does.
+Either way the exit status is 4.`,
 		Example: `  strata dump --files orders-0/00000000000000000000.log
   strata dump --deep-iteration --print-data-log orders-0/00000000000000000000.log
   strata dump --files orders-0/00000000000000000000.index,orders-0/00000000000000000000.timeindex

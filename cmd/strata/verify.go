@@ -31,9 +31,10 @@ of a partition's last segment may be being written: that is a note, not
 damage.
 
 --repair opens the directory as a store (which refuses a directory another
-process holds), recovers every segment as Open does after a crash with no
-recovery point (torn and damaged tails cut, indexes rebuilt), says what it
-cut and rebuilt, and verifies again.
+process holds) as any Open does, then again with the clean-shutdown marker
+and the recovery points removed, so that every segment is recovered as after
+a crash (torn and damaged tails cut, later segments kept, indexes rebuilt);
+it prints what the store reported doing in each pass, and verifies again.
 
 Exit status: 0 nothing damaged, 4 damage found (after --repair: damage left).`,
 		Example: `  strata verify
