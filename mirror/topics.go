@@ -17,6 +17,16 @@ import (
 // cannot be a target topic.
 var errTopicMismatch = errors.New("mirror: target topic does not fit its source")
 
+// unknownTopicError is a topic of Options.Topics the store does not have;
+// it matches strata.ErrUnknownTopic.
+type unknownTopicError string
+
+func (e unknownTopicError) Error() string {
+	return fmt.Sprintf("mirror: the source has no topic %q", string(e))
+}
+
+func (e unknownTopicError) Unwrap() error { return strata.ErrUnknownTopic }
+
 // selected returns the source topics to mirror, sorted. A name in
 // Options.Topics that the store does not have is strata.ErrUnknownTopic.
 func (m *Mirror) selected() ([]string, error) {
@@ -24,7 +34,7 @@ func (m *Mirror) selected() ([]string, error) {
 	var out []string
 	for _, name := range m.opts.Topics {
 		if !slices.Contains(have, name) {
-			return nil, fmt.Errorf("mirror: source topic %q: %w", name, strata.ErrUnknownTopic)
+			return nil, unknownTopicError(name)
 		}
 		out = append(out, name)
 	}

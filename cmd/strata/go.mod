@@ -9,7 +9,11 @@ require (
 	github.com/stratalog/strata v0.0.0
 	github.com/stratalog/strata/broker v0.0.0
 	github.com/stratalog/strata/metrics v0.0.0
+	github.com/stratalog/strata/mirror v0.0.0
 	github.com/stretchr/testify v1.12.1
+	github.com/twmb/franz-go v1.22.3
+	github.com/twmb/franz-go/pkg/kadm v1.18.0
+	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
 )
@@ -31,6 +35,7 @@ require (
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )
 
@@ -38,4 +43,5 @@ replace (
 	github.com/stratalog/strata => ../..
 	github.com/stratalog/strata/broker => ../../broker
 	github.com/stratalog/strata/metrics => ../../metrics
+	github.com/stratalog/strata/mirror => ../../mirror
 )

@@ -43,6 +43,10 @@ func TestScripts(t *testing.T) {
 			"replacein":   cmdReplacein,
 			// serve and maintenance
 			"fillstore": fillStoreCmd, // maintenance_script_test.go
+			// mirror (mirror_script_test.go)
+			"kfake":        cmdKfake,
+			"kafkarecords": cmdKafkaRecords,
+			"kafkagroup":   cmdKafkaGroup,
 		},
 	})
 }

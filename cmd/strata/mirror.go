@@ -1,0 +1,306 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/mirror"
+	"github.com/stratalog/strata/topic"
+)
+
+func init() { commands = append(commands, newMirrorCmd) }
+
+type mirrorFlags struct {
+	to             string
+	topics         []string
+	renamePrefix   string
+	groups         string
+	txnID          string
+	noTransactions bool
+	compression    string
+	replication    int16
+	once           bool
+	every          time.Duration
+	groupInterval  time.Duration
+}
+
+func newMirrorCmd(a *app) *cobra.Command {
+	var f mirrorFlags
+	cmd := &cobra.Command{
+		Use:   "mirror",
+		Short: "Copy topics and consumer group offsets to a Kafka cluster",
+		Long: `mirror copies topics of the directory to a Kafka cluster (--to): each topic is
+created there with the same partition count and configs (Kafka's names), and
+each record goes to the same partition number with its key, headers and
+timestamp, in order. It reads the directory read-only, so it runs beside the
+service that owns it, and copies what a read_committed consumer reads.
+
+Exactly once: each batch is produced in a Kafka transaction together with
+the mirror's progress (the offset syncs in the topic strata-mirror.offset-syncs),
+so a stopped or crashed mirror resumes where the cluster says it is, without
+duplicating or losing a record. A newer mirror with the same
+--transactional-id fences an older one. --no-transactions is for a cluster
+that refuses transactions: idempotent produce, and at least once (a crash
+can copy a batch again).
+
+--groups REGEX translates the committed offsets of the matching groups to the
+target's offsets (they differ after compaction and transactions) and commits
+them to the group of the same name on the cluster, when it has no active
+members there, never backwards: a consumer switched to Kafka resumes at the
+record it would have read next.
+
+--topic takes a topic name or a regular expression matching whole names;
+repeat it for more. --once copies up to the current end, commits the groups
+once and exits; otherwise mirror follows until interrupted, printing the lag
+table every --status-interval.`,
+		Example: `  strata mirror --to kafka1:9092,kafka2:9092 --topic orders --once
+  strata mirror --to kafka:9092 --topic 'orders\..*' --groups '.*'
+  strata mirror --to kafka:9092 --topic orders --rename-prefix strata. -o json --once
+  strata mirror --to kafka:9092 --topic orders --no-transactions --compression zstd`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := f.options(a)
+			if err != nil {
+				return err
+			}
+			return a.mirror(opts, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.to, "to", "", "the Kafka cluster's bootstrap brokers, host:port[,host:port...] (required)")
+	fl.StringArrayVar(&f.topics, "topic", nil, "a topic to copy, or a regular expression of topic names (repeatable)")
+	fl.StringVar(&f.renamePrefix, "rename-prefix", "", "put this before each topic's name on the cluster")
+	fl.StringVar(&f.groups, "groups", "", "copy the offsets of the consumer groups this regular expression matches")
+	fl.StringVar(&f.txnID, "transactional-id", mirror.DefaultTransactionalID, "the mirror's Kafka transactional id: one per mirror")
+	fl.BoolVar(&f.noTransactions, "no-transactions", false, "idempotent produce without transactions: at least once")
+	fl.StringVar(&f.compression, "compression", "none", "the producer's codec: none, gzip, snappy, lz4 or zstd")
+	fl.Int16Var(&f.replication, "replication-factor", -1, "replication factor of the topics created (-1: the cluster's default)")
+	fl.BoolVar(&f.once, "once", false, "copy up to the current end, then exit")
+	fl.DurationVar(&f.every, "status-interval", 30*time.Second, "while following, print the lag table this often (0: only at exit)")
+	fl.DurationVar(&f.groupInterval, "group-interval", mirror.DefaultGroupInterval, "while following, commit group offsets this often")
+	return cmd
+}
+
+// options turns the flags into mirror options, refusing bad values with a
+// usage error.
+func (f mirrorFlags) options(a *app) (mirror.Options, error) {
+	var o mirror.Options
+	for b := range strings.SplitSeq(f.to, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			if !strings.Contains(b, ":") {
+				return o, usagef("--to %q: want host:port", b)
+			}
+			o.Brokers = append(o.Brokers, b)
+		}
+	}
+	if len(o.Brokers) == 0 {
+		return o, usagef("--to is required: the cluster's bootstrap brokers, host:port[,host:port...]")
+	}
+	if len(f.topics) == 0 {
+		return o, usagef("--topic is required: a topic name or a regular expression of names")
+	}
+	var patterns []string
+	for _, t := range f.topics {
+		if topic.ValidateName(t) == nil {
+			o.Topics = append(o.Topics, t)
+			continue
+		}
+		if _, err := regexp.Compile(t); err != nil {
+			return o, usagef("--topic %q: neither a topic name nor a regular expression: %v", t, err)
+		}
+		patterns = append(patterns, "(?:"+t+")")
+	}
+	if len(patterns) > 0 {
+		o.TopicPattern = regexp.MustCompile(strings.Join(patterns, "|"))
+	}
+	if p := f.renamePrefix; p != "" {
+		if err := topic.ValidateName(p + "x"); err != nil {
+			return o, usagef("--rename-prefix %q: topic names hold only [a-zA-Z0-9._-]", p)
+		}
+		o.Rename = func(t string) string { return p + t }
+	}
+	if f.groups != "" {
+		re, err := regexp.Compile(f.groups)
+		if err != nil {
+			return o, usagef("--groups %q: not a regular expression: %v", f.groups, err)
+		}
+		o.Groups = re
+	}
+	if f.txnID == "" {
+		return o, usagef("--transactional-id must not be empty")
+	}
+	o.TransactionalID = f.txnID
+	o.NoTransactions = f.noTransactions
+	switch f.compression {
+	case "none", "gzip", "snappy", "lz4", "zstd":
+		o.Compression = f.compression
+	default:
+		return o, usagef("--compression %q: want none, gzip, snappy, lz4 or zstd", f.compression)
+	}
+	if f.replication == 0 || f.replication < -1 {
+		return o, usagef("--replication-factor %d: want -1 (the cluster's default) or 1 or more", f.replication)
+	}
+	o.ReplicationFactor = f.replication
+	if f.every < 0 {
+		return o, usagef("--status-interval %v: want 0 or more", f.every)
+	}
+	if f.groupInterval <= 0 {
+		return o, usagef("--group-interval %v: want more than 0", f.groupInterval)
+	}
+	o.GroupInterval = f.groupInterval
+	o.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return o, nil
+}
+
+func (a *app) mirror(opts mirror.Options, f mirrorFlags) error {
+	s, err := a.openRead()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	m, err := mirror.New(s, opts)
+	if err != nil {
+		return usageError{err}
+	}
+	report := func() error { return a.printMirror(s, m, opts) }
+	if f.once {
+		err = m.Once(a.ctx)
+	} else {
+		err = a.follow(m, f.every, report)
+	}
+	if err != nil && len(m.Lag()) == 0 {
+		// It stopped before it knew a partition: nothing to show.
+	} else if perr := report(); perr != nil && err == nil {
+		err = perr
+	}
+	if errors.Is(err, mirror.ErrInvalidOptions) {
+		return usageError{err}
+	}
+	return err
+}
+
+// follow runs m until the command is interrupted, printing the lag every
+// interval.
+func (a *app) follow(m *mirror.Mirror, every time.Duration, report func() error) error {
+	ctx, cancel := context.WithCancel(a.ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	var tick <-chan time.Time
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick:
+			if err := report(); err != nil {
+				return err
+			}
+			if !a.json() {
+				fmt.Fprintln(a.stdout)
+			}
+		}
+	}
+}
+
+type mirrorJSON struct {
+	Partitions []mirrorLagJSON   `json:"partitions"`
+	Groups     []mirrorGroupJSON `json:"groups"`
+	Stats      mirrorStatsJSON   `json:"stats"`
+}
+
+type mirrorLagJSON struct {
+	Topic       string `json:"topic"`
+	TargetTopic string `json:"target_topic"`
+	Partition   int    `json:"partition"`
+	SourceEnd   int64  `json:"source_end"`
+	Mirrored    int64  `json:"mirrored"`
+	Lag         int64  `json:"lag"`
+	TargetEnd   int64  `json:"target_end"`
+	Copied      int64  `json:"copied"`
+}
+
+type mirrorGroupJSON struct {
+	Group        string `json:"group"`
+	Topic        string `json:"topic"`
+	TargetTopic  string `json:"target_topic"`
+	Partition    int    `json:"partition"`
+	SourceOffset int64  `json:"source_offset"`
+	TargetOffset int64  `json:"target_offset"`
+}
+
+type mirrorStatsJSON struct {
+	Transactions int64 `json:"transactions"`
+	Records      int64 `json:"records"`
+	Retries      int64 `json:"retries"`
+	GroupCommits int64 `json:"group_commits"`
+	GroupsActive int64 `json:"groups_skipped_active"`
+}
+
+// printMirror prints the lag table and, with --groups, each group's
+// translated offsets; or all of it as JSON.
+func (a *app) printMirror(s *strata.Store, m *mirror.Mirror, opts mirror.Options) error {
+	var groups []mirror.GroupOffset
+	if re := opts.Groups; re != nil {
+		listings, err := s.ListGroups()
+		if err != nil {
+			return err
+		}
+		for _, l := range listings {
+			if loc := re.FindStringIndex(l.Group); loc != nil && loc[0] == 0 && loc[1] == len(l.Group) {
+				groups = append(groups, m.TranslateGroup(l.Group)...)
+			}
+		}
+	}
+	if a.json() {
+		st := m.Stats()
+		out := mirrorJSON{
+			Partitions: []mirrorLagJSON{},
+			Groups:     []mirrorGroupJSON{},
+			Stats: mirrorStatsJSON{Transactions: st.Transactions, Records: st.Records, Retries: st.Retries,
+				GroupCommits: st.GroupCommits, GroupsActive: st.GroupsActive},
+		}
+		for _, l := range m.Lag() {
+			out.Partitions = append(out.Partitions, mirrorLagJSON{Topic: l.Topic, TargetTopic: l.TargetTopic,
+				Partition: l.Partition, SourceEnd: l.SourceEnd, Mirrored: l.Mirrored, Lag: l.Lag,
+				TargetEnd: l.TargetEnd, Copied: l.Copied})
+		}
+		for _, g := range groups {
+			out.Groups = append(out.Groups, mirrorGroupJSON{Group: g.Group, Topic: g.Topic, TargetTopic: g.TargetTopic,
+				Partition: g.Partition, SourceOffset: g.Source, TargetOffset: g.Target})
+		}
+		return a.writeJSON(out)
+	}
+	if err := a.printLag(m.Lag()); err != nil {
+		return err
+	}
+	if len(groups) > 0 {
+		fmt.Fprintln(a.stdout)
+		t := newTable(a.stdout, "GROUP", "TOPIC", "TARGET-TOPIC", "PARTITION", "STRATA-OFFSET", "KAFKA-OFFSET")
+		for _, g := range groups {
+			t.row(g.Group, g.Topic, g.TargetTopic, g.Partition, g.Source, g.Target)
+		}
+		return t.flush()
+	}
+	return nil
+}
+
+func (a *app) printLag(lag []mirror.PartitionLag) error {
+	t := newTable(a.stdout, "TOPIC", "TARGET-TOPIC", "PARTITION", "SOURCE-END", "MIRRORED", "LAG", "TARGET-END", "COPIED")
+	for _, l := range lag {
+		t.row(l.Topic, l.TargetTopic, l.Partition, l.SourceEnd, l.Mirrored, l.Lag, l.TargetEnd, l.Copied)
+	}
+	return t.flush()
+}
