@@ -144,6 +144,10 @@ func (v *verifier) checkSegment(s segCheck, prevNext int64) (int64, error) {
 			break
 		}
 		h := e.h
+		if !h.IsLegacy() && h.TimestampType() == log.CreateTime && !h.HasDeleteHorizon() && h.BaseTimestamp > h.MaxTimestamp {
+			v.add(path, pos, false, fmt.Sprintf("batch at offset %d: its first timestamp %d is above its max timestamp %d", h.BaseOffset, h.BaseTimestamp, h.MaxTimestamp),
+				"none: Open keeps the batch, whose CRC checks; lookups by time may miss it")
+		}
 		maxTS = max(maxTS, h.MaxTimestamp)
 		batches = append(batches, batchInfo{pos: pos, base: h.BaseOffset, last: h.LastOffset(), maxTS: maxTS})
 		next = h.NextOffset()

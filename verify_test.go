@@ -3,6 +3,7 @@ package strata_test
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -216,6 +217,35 @@ func TestVerifyCrashed(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, rep.Damaged())
 	require.Contains(t, rep.Findings[0].Recovery, "torn tail:")
+}
+
+// TestVerifyTimestamps: a batch whose first timestamp is above its max
+// (written so, its CRC intact) is a note with its position.
+func TestVerifyTimestamps(t *testing.T) {
+	dir := t.TempDir()
+	ts := time.UnixMilli(1_700_000_000_000)
+	p := kafkadir.New(filepath.Join(dir, "orders-0"))
+	noPID := kafkadir.Opts{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
+	good := kafkadir.Batch(0, 1, kafkadir.Records(0, 2, ts), noPID)
+	recs := kafkadir.Records(2, 2, ts)
+	recs[0].Timestamp, recs[1].Timestamp = ts.Add(time.Second), ts
+	bad := kafkadir.Batch(2, 3, recs, noPID)
+	h, err := log.ReadHeader(bad)
+	require.NoError(t, err)
+	// The max timestamp set below the first one, and the CRC to match.
+	binary.BigEndian.PutUint64(bad[35:], uint64(h.BaseTimestamp-5))
+	binary.BigEndian.PutUint32(bad[17:], crc32.Checksum(bad[21:], crc32.MakeTable(crc32.Castagnoli)))
+	p.Append(good)
+	p.Append(bad)
+	_, err = p.Write(kafkadir.Files{})
+	require.NoError(t, err)
+	rep, err := strata.Verify(dir, nil)
+	require.NoError(t, err)
+	require.False(t, rep.Damaged())
+	require.Len(t, rep.Findings, 1, "%+v", rep.Findings)
+	f := rep.Findings[0]
+	require.Equal(t, int64(len(good)), f.Position)
+	require.Contains(t, f.Problem, "batch at offset 2: its first timestamp 1700000001000 is above its max timestamp 1700000000995")
 }
 
 // TestVerifyUnknownTopic: a topic with no partition is ErrUnknownTopic.
