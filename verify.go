@@ -76,7 +76,8 @@ func (r *VerifyReport) Damaged() bool {
 // Verify checks the store directory dir without writing anything and
 // without taking its lock, so it works on a directory a running Store
 // holds: every batch of every segment (header, CRC, offsets increasing
-// from the segment's base offset and between segments), every offset and
+// from the segment's base offset and between segments, its first timestamp
+// not above its max), every offset and
 // time index (shape, entries increasing, within the log, at batch starts
 // whose offsets match), the checkpoints, producer-state snapshots,
 // aborted-transaction indexes, partition.metadata, topics.json and
