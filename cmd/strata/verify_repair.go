@@ -61,6 +61,11 @@ func (h captureHandler) WithGroup(string) slog.Handler      { return h }
 // that every segment is recovered: torn and damaged tails cut, indexes
 // rebuilt. It returns what the store logged it did.
 func (a *app) repair(dir, topic string) ([]repairEntry, error) {
+	if _, err := os.Stat(filepath.Join(dir, "topics.json")); errors.Is(err, os.ErrNotExist) {
+		// Open would leave the partitions alone (they are no topic of
+		// its), and write its own files beside them.
+		return nil, usagef("%s has no topics.json: not a Strata store (a Kafka log directory?), which --repair does not touch; strata.RebuildRegistry(%q) makes it one", dir, dir)
+	}
 	var entries []repairEntry
 	pass := 1
 	opts := a.storeOptions(false)
