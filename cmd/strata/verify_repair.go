@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/stratalog/strata"
+	stratatopic "github.com/stratalog/strata/topic"
 )
 
 // repairEntry is one report of what recovery did, as the store logged it.
@@ -105,8 +106,8 @@ func forgetRecoveryPoints(dir, topic string) error {
 		return err
 	}
 	for _, e := range names {
-		i := strings.LastIndexByte(e.Name(), '-')
-		if !e.IsDir() || i <= 0 || (topic != "" && e.Name()[:i] != topic) {
+		t, _, ok := stratatopic.ParsePartitionDir(e.Name())
+		if !e.IsDir() || !ok || (topic != "" && t != topic) {
 			continue
 		}
 		if err := remove(filepath.Join(dir, e.Name(), "recovery-point")); err != nil {
