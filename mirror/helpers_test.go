@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -222,6 +223,9 @@ func appendKeyed(t *testing.T, s *strata.Store, topic string, from, n, nkeys int
 	require.NoError(t, appendRecords(s, topic, from, n, nkeys))
 }
 
+// appended maps "topic/i" to where appendRecords put record i.
+var appended sync.Map
+
 func appendRecords(s *strata.Store, topic string, from, n, nkeys int) error {
 	recs := make([]strata.Record, 0, n)
 	for i := from; i < from+n; i++ {
@@ -234,8 +238,12 @@ func appendRecords(s *strata.Store, topic string, from, n, nkeys int) error {
 	}
 	for len(recs) > 0 {
 		k := min(len(recs), 20)
-		if _, err := s.Append(context.Background(), topic, recs[:k]...); err != nil {
+		pos, err := s.Append(context.Background(), topic, recs[:k]...)
+		if err != nil {
 			return err
+		}
+		for j, p := range pos {
+			appended.Store(topic+"/"+string(recs[j].Headers[0].Value), p)
 		}
 		recs = recs[k:]
 	}
@@ -290,4 +298,83 @@ func caughtUp(m *Mirror) bool {
 		}
 	}
 	return len(lag) > 0
+}
+
+// sourcePosition returns where appendRecords put the target record r.
+func sourcePosition(t *testing.T, topic string, r *kgo.Record) strata.Position {
+	t.Helper()
+	require.NotEmpty(t, r.Headers, "a record appendRecords wrote")
+	p, ok := appended.Load(topic + "/" + string(r.Headers[0].Value))
+	require.True(t, ok, "record %s of %s not appended", fmtTarget(r), topic)
+	return p.(strata.Position)
+}
+
+// requireCompactedCopy checks a compacted topic's copy: each target
+// record is one appendRecords wrote, on its partition, once and in order;
+// every record the source still has is there; and each one the source no
+// longer has was superseded there by a later record of its key. Then the
+// group resumes on the target at the first copied record at or after its
+// source offset.
+func requireCompactedCopy(t *testing.T, s *strata.Store, brokers []string, topic, group string) {
+	t.Helper()
+	want := sourceRecords(t, s, topic)
+	got := targetRecords(t, brokers, topic, len(want))
+	offs := targetGroupOffsets(t, brokers, group)
+	for p := range want {
+		at := make(map[int64]strata.Record, len(want[p]))
+		latest := make(map[string]int64)
+		for _, r := range want[p] {
+			at[r.Offset] = r
+			latest[string(r.Key)] = r.Offset
+		}
+		src := make([]int64, len(got[p]))
+		seen := 0
+		for i, g := range got[p] {
+			pos := sourcePosition(t, topic, g)
+			require.Equal(t, p, pos.Partition, "%s: record %s on partition %d", topic, fmtTarget(g), p)
+			src[i] = pos.Offset
+			if i > 0 {
+				require.Greater(t, src[i], src[i-1], "%s/%d: source offsets of the copies rise (no duplicate, in order)", topic, p)
+			}
+			if w, ok := at[pos.Offset]; ok {
+				require.True(t, sameRecord(w, g), "%s/%d offset %d: want %s, got %s", topic, p, pos.Offset, fmtSource(w), fmtTarget(g))
+				seen++
+			} else {
+				require.Greater(t, latest[string(g.Key)], pos.Offset, "%s/%d: %s copied, gone from the source, not superseded", topic, p, fmtTarget(g))
+			}
+		}
+		require.Equal(t, len(want[p]), seen, "%s/%d: every source record on the target", topic, p)
+
+		om, ok := s.Committed(group, topic, p)
+		if !ok {
+			continue
+		}
+		o, ok := offs.Lookup(topic, int32(p))
+		require.True(t, ok, "group %q has no offset on %s/%d", group, topic, p)
+		wi := len(got[p])
+		for i, x := range src {
+			if x >= om.Offset {
+				wi = i
+				break
+			}
+		}
+		gi := len(got[p])
+		for i, g := range got[p] {
+			if g.Offset >= o.At {
+				gi = i
+				break
+			}
+		}
+		require.Equal(t, wi, gi, "group %q on %s/%d: source offset %d, target offset %d", group, topic, p, om.Offset, o.At)
+	}
+}
+
+func targetGroupOffsets(t *testing.T, brokers []string, group string) kadm.OffsetResponses {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	require.NoError(t, err)
+	defer cl.Close()
+	offs, err := kadm.NewClient(cl).FetchOffsets(testCtx(t, 30*time.Second), group)
+	require.NoError(t, err)
+	return offs
 }
