@@ -29,4 +29,9 @@
 // offset of the first copied record at or after x, never past a record the
 // group had not consumed. Group offsets are committed only to target groups
 // without active members, and only forward.
+//
+// # The way back
+//
+// Pull copies a cluster's topics into a store, each batch in a store
+// transaction with its progress.
 package mirror

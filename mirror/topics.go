@@ -17,8 +17,9 @@ import (
 // cannot be a target topic.
 var errTopicMismatch = errors.New("mirror: target topic does not fit its source")
 
-// unknownTopicError is a topic of Options.Topics the store does not have;
-// it matches strata.ErrUnknownTopic.
+// unknownTopicError is a topic named in the options that the source (the
+// store, or for Pull the cluster) does not have; it matches
+// strata.ErrUnknownTopic.
 type unknownTopicError string
 
 func (e unknownTopicError) Error() string {

@@ -19,7 +19,7 @@ import (
 func init() { commands = append(commands, newMirrorCmd) }
 
 type mirrorFlags struct {
-	to             string
+	to, from       string
 	topics         []string
 	renamePrefix   string
 	groups         string
@@ -60,13 +60,26 @@ record it would have read next.
 --topic takes a topic name or a regular expression matching whole names;
 repeat it for more. --once copies up to the current end, commits the groups
 once and exits; otherwise mirror follows until interrupted, printing the lag
-table every --status-interval.`,
+table every --status-interval.
+
+--from copies the other way, from a Kafka cluster into the directory (for
+local development, a test fixture, a replay): --topic names the cluster's
+topics, each created in the directory with its partition count and the
+configs Strata has, each committed record appended to the same partition
+with its key, headers and timestamp, in store transactions together with
+the progress (the topic strata-pull.progress), so it resumes where it
+stopped. It writes the directory: a directory another process holds is exit
+status 3.`,
 		Example: `  strata mirror --to kafka1:9092,kafka2:9092 --topic orders --once
   strata mirror --to kafka:9092 --topic 'orders\..*' --groups '.*'
   strata mirror --to kafka:9092 --topic orders --rename-prefix strata. -o json --once
-  strata mirror --to kafka:9092 --topic orders --no-transactions --compression zstd`,
+  strata mirror --to kafka:9092 --topic orders --no-transactions --compression zstd
+  strata mirror --from kafka:9092 --topic orders --once`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.from != "" {
+				return a.pull(cmd, f)
+			}
 			opts, err := f.options(a)
 			if err != nil {
 				return err
@@ -75,7 +88,8 @@ table every --status-interval.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.to, "to", "", "the Kafka cluster's bootstrap brokers, host:port[,host:port...] (required)")
+	fl.StringVar(&f.to, "to", "", "the Kafka cluster's bootstrap brokers, host:port[,host:port...]")
+	fl.StringVar(&f.from, "from", "", "copy from this Kafka cluster into the directory instead")
 	fl.StringArrayVar(&f.topics, "topic", nil, "a topic to copy, or a regular expression of topic names (repeatable)")
 	fl.StringVar(&f.renamePrefix, "rename-prefix", "", "put this before each topic's name on the cluster")
 	fl.StringVar(&f.groups, "groups", "", "copy the offsets of the consumer groups this regular expression matches")
@@ -93,16 +107,12 @@ table every --status-interval.`,
 // usage error.
 func (f mirrorFlags) options(a *app) (mirror.Options, error) {
 	var o mirror.Options
-	for b := range strings.SplitSeq(f.to, ",") {
-		if b = strings.TrimSpace(b); b != "" {
-			if !strings.Contains(b, ":") {
-				return o, usagef("--to %q: want host:port", b)
-			}
-			o.Brokers = append(o.Brokers, b)
-		}
+	var err error
+	if o.Brokers, err = brokerList("--to", f.to); err != nil {
+		return o, err
 	}
 	if len(o.Brokers) == 0 {
-		return o, usagef("--to is required: the cluster's bootstrap brokers, host:port[,host:port...]")
+		return o, usagef("--to or --from is required: the cluster's bootstrap brokers, host:port[,host:port...]")
 	}
 	if len(f.topics) == 0 {
 		return o, usagef("--topic is required: a topic name or a regular expression of names")
@@ -301,6 +311,92 @@ func (a *app) printLag(lag []mirror.PartitionLag) error {
 	t := newTable(a.stdout, "TOPIC", "TARGET-TOPIC", "PARTITION", "SOURCE-END", "MIRRORED", "LAG", "TARGET-END", "COPIED")
 	for _, l := range lag {
 		t.row(l.Topic, l.TargetTopic, l.Partition, l.SourceEnd, l.Mirrored, l.Lag, l.TargetEnd, l.Copied)
+	}
+	return t.flush()
+}
+
+// brokerList parses a flag's host:port[,host:port...].
+func brokerList(flag, v string) ([]string, error) {
+	var out []string
+	for b := range strings.SplitSeq(v, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			if !strings.Contains(b, ":") {
+				return nil, usagef("%s %q: want host:port", flag, b)
+			}
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
+
+// pull is mirror --from: the cluster's topics into the directory.
+func (a *app) pull(cmd *cobra.Command, f mirrorFlags) error {
+	if f.to != "" {
+		return usagef("--to and --from: give one")
+	}
+	for _, name := range []string{"groups", "transactional-id", "no-transactions", "compression", "replication-factor", "group-interval"} {
+		if cmd.Flags().Changed(name) {
+			return usagef("--%s is for --to, not --from", name)
+		}
+	}
+	brokers, err := brokerList("--from", f.from)
+	if err != nil {
+		return err
+	}
+	if len(f.topics) == 0 {
+		return usagef("--topic is required: the cluster's topics to copy")
+	}
+	for _, t := range f.topics {
+		if err := topic.ValidateName(t); err != nil {
+			return usagef("--topic %q: with --from, a topic name: %v", t, err)
+		}
+	}
+	opts := mirror.PullOptions{Brokers: brokers, Topics: f.topics, Follow: !f.once,
+		Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	if p := f.renamePrefix; p != "" {
+		if err := topic.ValidateName(p + "x"); err != nil {
+			return usagef("--rename-prefix %q: topic names hold only [a-zA-Z0-9._-]", p)
+		}
+		opts.Rename = func(t string) string { return p + t }
+	}
+	s, err := a.openWrite()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	parts, err := mirror.Pull(a.ctx, s, opts)
+	if errors.Is(err, mirror.ErrInvalidOptions) {
+		return usageError{err}
+	}
+	if len(parts) > 0 {
+		if perr := a.printPulled(parts); perr != nil && err == nil {
+			err = perr
+		}
+	}
+	return err
+}
+
+type pulledJSON struct {
+	Topic       string `json:"topic"`
+	TargetTopic string `json:"target_topic"`
+	Partition   int    `json:"partition"`
+	End         int64  `json:"end"`
+	Next        int64  `json:"next"`
+	Copied      int64  `json:"copied"`
+}
+
+func (a *app) printPulled(parts []mirror.PulledPartition) error {
+	if a.json() {
+		out := make([]pulledJSON, 0, len(parts))
+		for _, p := range parts {
+			out = append(out, pulledJSON{Topic: p.Topic, TargetTopic: p.TargetTopic, Partition: p.Partition,
+				End: p.End, Next: p.Next, Copied: p.Copied})
+		}
+		return a.writeJSON(map[string]any{"partitions": out})
+	}
+	t := newTable(a.stdout, "TOPIC", "TARGET-TOPIC", "PARTITION", "KAFKA-END", "NEXT", "COPIED")
+	for _, p := range parts {
+		t.row(p.Topic, p.TargetTopic, p.Partition, p.End, p.Next, p.Copied)
 	}
 	return t.flush()
 }
