@@ -231,6 +231,13 @@ func TestLostRegistryKeepsTheData(t *testing.T) {
 	require.NoError(t, s.Close())
 	require.NoError(t, os.Remove(filepath.Join(dir, "topics.json")))
 
+	roLogs := &warnRecorder{}
+	ro, err := strata.Open(dir, &strata.Options{ReadOnly: true, Logger: slog.New(roLogs)})
+	require.NoError(t, err)
+	require.True(t, roLogs.mention("RebuildRegistry"), "a ReadOnly Open says why it shows no topics: %q", roLogs.all())
+	require.Empty(t, ro.Topics())
+	require.NoError(t, ro.Close())
+
 	logs := &warnRecorder{}
 	s, err = strata.Open(dir, &strata.Options{Logger: slog.New(logs)})
 	require.NoError(t, err)

@@ -40,6 +40,13 @@ func openReadOnly(dir string, o Options) (*Store, error) {
 	if err := s.refreshTopics(true); err != nil {
 		return nil, err
 	}
+	if _, err := o.FS.Stat(filepath.Join(dir, topicsFile)); errors.Is(err, os.ErrNotExist) {
+		// A Kafka log directory, or a store whose topics.json was lost:
+		// the log says why its partition directories show no topics.
+		if err := s.noteOrphans(); err != nil {
+			return nil, err
+		}
+	}
 	s.groups = s.newCoordinator()
 	if t, ok := (*s.topics.Load())[ConsumerOffsetsTopic]; ok {
 		if err := s.replayOffsets(t); err != nil {
