@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -293,6 +294,12 @@ func (a *app) warnClamped(s *strata.Store, f *resetFlags, desc string, line rese
 			from = *line.PreviousOffset
 		}
 		asked = from + f.shiftBy
+		if (f.shiftBy > 0 && asked < from) || (f.shiftBy < 0 && asked > from) {
+			asked = math.MaxInt64 // as the reset's own sum, which saturates
+			if f.shiftBy < 0 {
+				asked = math.MinInt64
+			}
+		}
 	default:
 		return
 	}

@@ -88,6 +88,7 @@ unknown flag, topic or group, a malformed value, an offset out of range);
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
 	pf.StringVarP(&a.dir, "dir", "d", os.Getenv("STRATA_DIR"), "the Strata directory (default $STRATA_DIR)")
+	pf.Lookup("dir").DefValue = "" // the help says $STRATA_DIR, not its value
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if a.output != "table" && a.output != "json" {

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
 	"log/slog"
+	"os"
 
 	"github.com/stratalog/strata"
 )
@@ -13,7 +16,23 @@ func (a *app) openRead() (*strata.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
 	return strata.Open(dir, a.storeOptions(true))
+}
+
+// checkDir fails with a usage error (exit status 2) when dir, which a
+// command only reads, is not there or is not a directory.
+func checkDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return usagef("%s: no such directory", dir)
+	case err == nil && !fi.IsDir():
+		return usagef("%s is a file, not a directory", dir)
+	}
+	return nil
 }
 
 // openWrite opens the directory for a command that writes: it fails with

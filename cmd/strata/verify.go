@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -95,8 +94,8 @@ Exit status: 0 nothing damaged, 4 damage found (after --repair: damage left).`,
 
 // verify runs the check, with a progress bar on a terminal.
 func (a *app) verify(dir, topic string) (*strata.VerifyReport, error) {
-	if _, err := os.Stat(dir); err != nil {
-		return nil, usagef("%s: no such directory", dir)
+	if err := checkDir(dir); err != nil {
+		return nil, err
 	}
 	p := a.newProgress("verify", 0, "bytes")
 	rep, err := strata.Verify(dir, &strata.VerifyOptions{Topic: topic, Progress: func(done, total int64) {
