@@ -126,7 +126,7 @@ func (v *verifier) checkSegment(s segCheck, prevNext int64) (int64, error) {
 	for pos < size {
 		e, err := r.entry(pos, size, next, s.base)
 		if err == nil && e.bad() && s.last && v.rep.Live {
-			e, size, err = r.settle(pos, size, next, s.base)
+			e, size, err = r.settle(e, pos, size, next, s.base)
 		}
 		if err != nil {
 			return 0, fmt.Errorf("strata: verifying %s: %w", path, err)
@@ -220,11 +220,6 @@ func (r *logReader) dropped(pos, size int64) string {
 	return fmt.Sprintf(" (%d batches, offsets %d to %d)", n, first, last)
 }
 
-// liveWait bounds how long a batch at the end of a live directory's
-// active segment that does not check is read again: one the writer is
-// still copying in checks at a later read.
-const liveWait = time.Second
-
 // logReader reads the entries of a .log file one at a time.
 type logReader struct {
 	f   vfs.File
@@ -284,12 +279,20 @@ func (r *logReader) entry(pos, size, next, base int64) (logEntry, error) {
 	return e, nil
 }
 
-// settle reads the bad entry at pos of a live directory's active segment
-// again, at the file's new size, until it checks or liveWait has passed:
-// the writer may be copying it into the file. It returns the last read
-// and the file's size then.
-func (r *logReader) settle(pos, size, next, base int64) (logEntry, int64, error) {
-	deadline := time.Now().Add(liveWait)
+// settle reads the bad entry e at pos of a live directory's active
+// segment again, at the file's new size, until it checks or
+// segment.SettleWait has passed: the writer may be copying it into the
+// file. A valid batch after it makes it damage at once, as for a
+// read-only store (see segment.ValidAfter). It returns the last read and
+// the file's size then.
+func (r *logReader) settle(e logEntry, pos, size, next, base int64) (logEntry, int64, error) {
+	if n := int64(e.h.Size()); e.err != nil && n > 0 {
+		var after bool
+		if after, r.buf = segment.ValidAfter(r.f, pos+n, size, r.buf); after {
+			return e, size, nil
+		}
+	}
+	deadline := time.Now().Add(segment.SettleWait)
 	for try := 0; time.Now().Before(deadline); try++ {
 		if try < 100 {
 			runtime.Gosched()

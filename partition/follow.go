@@ -266,6 +266,9 @@ func (p *Partition) rescanMuLocked() error {
 		}
 		return errChanged // between a removal and a creation: keep what was there
 	}
+	for _, r := range segs[:len(segs)-1] {
+		r.seg.SetFinal() // the owner writes no more to a segment a later one follows
+	}
 	active := segs[len(segs)-1]
 	p.state.Store(&state{segs: segs})
 	p.mu.active = active
@@ -314,6 +317,19 @@ func (p *Partition) closeFollow() error {
 	p.appended.broadcast()
 	for _, r := range p.state.Load().segs {
 		_ = r.release()
+	}
+	return nil
+}
+
+// followDamage is the damage a read-only partition's refresh found after
+// the last valid batch of the segment st.segs[i] (segment.TailDamage), for
+// a read at offset that reached it; nil if none.
+func (p *Partition) followDamage(st *state, i int, offset int64) error {
+	if i < 0 || i >= len(st.segs) {
+		return nil
+	}
+	if err := st.segs[i].seg.TailDamage(); err != nil {
+		return fmt.Errorf("partition: reading %s at %d: %w", p.name, offset, err)
 	}
 	return nil
 }

@@ -106,6 +106,9 @@ func (p *Partition) fromSegment(offset int64, try func(st *state, i int, r *segR
 			// At the high watermark, or past it but not past the end
 			// offset (an fsync in flight under SyncAlways): nothing to
 			// read yet, as Kafka answers a fetch between the two.
+			if p.cfg.ReadOnly {
+				return false, p.followDamage(st, len(st.segs)-1, offset)
+			}
 			return false, nil
 		}
 		i := sort.Search(len(st.segs), func(i int) bool { return st.segs[i].seg.Base() > offset }) - 1
@@ -125,6 +128,11 @@ func (p *Partition) fromSegment(offset int64, try func(st *state, i int, r *segR
 				return true, nil
 			}
 			_ = r.release()
+			if p.cfg.ReadOnly && offset >= r.seg.NextOffset() {
+				if err := p.followDamage(st, i, offset); err != nil {
+					return false, err
+				}
+			}
 		}
 		if !retry && p.state.Load() == st {
 			return false, nil
@@ -152,6 +160,11 @@ func (p *Partition) WaitIsolation(ctx context.Context, offset int64, iso Isolati
 		}
 		if p.cfg.ReadOnly {
 			// Nothing in this process appends: look again later.
+			if st := p.state.Load(); len(st.segs) > 0 {
+				if err := p.followDamage(st, len(st.segs)-1, offset); err != nil {
+					return err
+				}
+			}
 			if err := p.pollWait(ctx, ch); err != nil {
 				return err
 			}

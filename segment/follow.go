@@ -1,10 +1,12 @@
 package segment
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/stratalog/strata/index"
 	"github.com/stratalog/strata/log"
@@ -196,6 +198,9 @@ func (s *Segment) Extend() (grew bool, err error) {
 	}
 	pos, next := s.size.Load(), s.next.Load()
 	hdr := s.hdr[:]
+	var bad error // why the bytes at pos are not the next batch, if they are there and not zeros
+	var badBytes []byte
+	var badSpan, badEnd int64 = 0, -1
 	for {
 		if pos+log.PrefixSize > int64(len(s.data)) {
 			s.full = true
@@ -210,6 +215,13 @@ func (s *Segment) Extend() (grew bool, err error) {
 		}
 		h, err := log.ReadHeader(hdr[:n])
 		if err != nil {
+			bad, badBytes, badSpan = err, hdr[:n], int64(n)
+			if errors.Is(err, log.ErrIncomplete) {
+				badBytes = nil // a header the file ends in: torn
+			}
+			if l := int64(int32(binary.BigEndian.Uint32(hdr[8:12]))); l > 0 {
+				badEnd = pos + 12 + l // (base offset, length, then length bytes) where the length, if it is right, says the next batch is
+			}
 			break
 		}
 		size := int64(h.Size())
@@ -226,12 +238,22 @@ func (s *Segment) Extend() (grew bool, err error) {
 			if err != nil && !errors.Is(err, io.EOF) {
 				return grew, fmt.Errorf("segment: reading %s at %d: %w", s.path, pos, err)
 			}
+			// Torn (no bytes make it otherwise): the rest of a batch
+			// being written, or of one a crashed owner left, which its
+			// next Open cuts.
+			bad, badBytes = fmt.Errorf("batch of %d bytes, %d in the file: %w", len(b), k, log.ErrIncomplete), nil
 			break
 		}
 		if _, err := log.CheckBatch(b); err != nil {
+			bad, badBytes, badSpan, badEnd = err, b, size, end
 			break
 		}
-		if s.follows(h.BaseOffset, next) != nil || !s.CanAppendOffset(h.LastOffset()) {
+		if err := s.follows(h.BaseOffset, next); err != nil {
+			bad, badBytes, badSpan, badEnd = err, b, size, end
+			break
+		}
+		if !s.CanAppendOffset(h.LastOffset()) {
+			bad, badBytes, badSpan, badEnd = fmt.Errorf("last offset %d too far from the base offset", h.LastOffset()), b, size, end
 			break
 		}
 		if s.offsets.Full() || s.times.Full() {
@@ -249,10 +271,66 @@ func (s *Segment) Extend() (grew bool, err error) {
 		s.next.Store(next)
 		grew = true
 	}
+	s.judgeTail(pos, bad, badBytes, badSpan, badEnd)
 	if cap(s.scratch) > 1<<20 {
 		s.scratch = nil // a large batch's buffer is not kept
 	}
 	return grew, nil
+}
+
+// judgeTail decides whether the bad bytes Extend stopped at, at pos, are
+// damage (see Unsettled and ValidAfter; a final segment's are at once),
+// and records the answer for TailDamage. bad is nil when Extend stopped
+// at zeros, the end of the file or a full segment; b is the bad bytes
+// (nil for a batch that reaches past the end of the file, torn), span how
+// far they reach, end where the bad batch ends by its header (-1 if that
+// is not known).
+func (s *Segment) judgeTail(pos int64, bad error, b []byte, span, end int64) {
+	if bad == nil {
+		s.settle.Reset()
+		s.tailErr.Store(nil)
+		return
+	}
+	torn := Torn(b)
+	damage := s.final.Load()
+	if torn {
+		s.settle.Reset()
+	} else if s.settle.Settled(pos, b, span, time.Now()) {
+		damage = true
+	}
+	if !damage && end > pos {
+		if size, err := s.log.Size(); err == nil {
+			damage, s.scratch = ValidAfter(s.log, end, size, s.scratch) // b is not used after
+		}
+	}
+	if !damage {
+		s.tailErr.Store(nil)
+		return
+	}
+	err := corruptAt(s.path, pos, bad)
+	s.tailErr.Store(&err)
+}
+
+// TailDamage returns the damage an untrusted follower segment's last look
+// (Extend) found after its last valid batch: an error matching ErrCorrupt
+// with the file and position, nil if none is known. Bad bytes there are
+// damage once a valid batch follows them, once they read the same for
+// SettleWait, or at once in a segment SetFinal marked (see Unsettled); they
+// stop being so when they change (the next owner's recovery cut them).
+func (s *Segment) TailDamage() error {
+	if e := s.tailErr.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// SetFinal tells an untrusted follower segment that a later segment
+// exists: its owner writes no more to it, so bad bytes after its last
+// valid batch are damage at once. Extend judges them again.
+func (s *Segment) SetFinal() {
+	if s.untrusted && !s.final.Swap(true) && !s.closed {
+		_, _ = s.Extend()
+	}
 }
 
 // Full reports whether an untrusted follower segment has no room to grow

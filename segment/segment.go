@@ -139,6 +139,9 @@ type Segment struct {
 	full      bool                      // Extend found no room for more
 	scratch   []byte                    // Extend's buffer
 	hdr       [log.BatchHeaderSize]byte // Extend's header buffer (a local one would escape)
+	settle    Unsettled                 // Extend's bad bytes after the last batch, from one look to the next
+	tailErr   atomic.Pointer[error]     // the damage Extend's last look found there (TailDamage)
+	final     atomic.Bool               // a later segment exists (SetFinal)
 	holes     []hole                    // damaged stretches load stepped over; set by Open only
 }
 
