@@ -8,7 +8,9 @@ import (
 
 	"github.com/stratalog/strata"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Two mirrors with the same transactional id do not take turns: one of
@@ -155,4 +157,52 @@ func TestOptionsChecked(t *testing.T) {
 	m, err := New(s, Options{Brokers: c.ListenAddrs(), Topics: []string{"nope"}})
 	require.NoError(t, err)
 	require.ErrorIs(t, m.Once(testCtx(t, 30*time.Second)), strata.ErrUnknownTopic)
+}
+
+// A mirror stopped in the middle of a transaction aborts it on its way
+// out: the target's last stable offset is not held back until the
+// transaction times out.
+func TestStopAbortsOpenTransaction(t *testing.T) {
+	ctx := testCtx(t, 60*time.Second)
+	c := newTarget(t)
+	s := newSource(t)
+	require.NoError(t, s.CreateTopic("events", strata.TopicConfig{Partitions: 2}))
+	appendKeyed(t, s, "events", 0, 100, 10)
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	produced := 0
+	c.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		// A transaction's records, then its syncs: the third produce
+		// writes the second transaction's records.
+		if produced++; produced == 2 {
+			cancel()
+		}
+		return nil, nil, false
+	})
+	m, err := New(s, Options{Brokers: c.ListenAddrs(), Topics: []string{"events"}, BatchRecords: 10, Logger: testLogger(t)})
+	require.NoError(t, err)
+	require.NoError(t, m.Run(rctx))
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	require.NoError(t, err)
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ends, err := adm.ListEndOffsets(ctx, "events")
+	require.NoError(t, err)
+	stable, err := adm.ListCommittedOffsets(ctx, "events")
+	require.NoError(t, err)
+	written := int64(0)
+	ends.Each(func(o kadm.ListedOffset) {
+		s, _ := stable.Lookup(o.Topic, o.Partition)
+		require.Equal(t, o.Offset, s.Offset, "partition %d: last stable offset behind the end: a transaction left open", o.Partition)
+		written += o.Offset
+	})
+	require.NotZero(t, written, "the stop came after records were written")
+
+	// The next mirror finishes, each record once.
+	m, err = New(s, Options{Brokers: c.ListenAddrs(), Topics: []string{"events"}, Logger: testLogger(t)})
+	require.NoError(t, err)
+	require.NoError(t, m.Once(ctx))
+	requireSameRecords(t, s, c.ListenAddrs(), "events", "events")
 }

@@ -360,12 +360,28 @@ func (m *Mirror) connect(ctx context.Context) error {
 	return m.refreshTopicsWith(ctx, loaded)
 }
 
+// disconnect aborts an open transaction, so that the target's
+// read_committed consumers are not held up to the transaction's timeout
+// behind it, and closes the client.
 func (m *Mirror) disconnect() {
-	if m.cl != nil {
-		m.cl.Close()
-		m.cl, m.adm = nil, nil
+	if m.cl == nil {
+		return
 	}
+	if !m.opts.NoTransactions {
+		ctx, cancel := context.WithTimeout(context.Background(), abortTimeout)
+		if err := m.cl.AbortBufferedRecords(ctx); err == nil {
+			_ = m.cl.EndTransaction(ctx, kgo.TryAbort)
+		}
+		cancel()
+	}
+	m.cl.Close()
+	m.cl, m.adm = nil, nil
 }
+
+// abortTimeout bounds the abort of an open transaction when the mirror
+// stops or reconnects; a transaction left open is aborted by the next
+// mirror to start, or by the cluster at its timeout.
+const abortTimeout = 5 * time.Second
 
 // checkOwnLocked checks, as the Mirror connects again, that the target's
 // progress of p is the one it left there: its own last commit, or the batch
