@@ -64,7 +64,8 @@ type VerifyFinding struct {
 	// Problem says what is wrong.
 	Problem string
 	// Recovery says what Open does about it (what strata verify --repair
-	// does): "torn tail: 120 bytes after position 4096 would be cut".
+	// does): "torn tail: 120 bytes after position 4096 would be cut (a torn
+	// batch, offsets 310 to 314)".
 	Recovery string
 }
 

@@ -181,7 +181,7 @@ func (v *verifier) badTail(path string, s segCheck, pos, size int64, err error, 
 			"none while the writer runs; after a crash Open would cut them")
 	case errors.Is(err, log.ErrIncomplete):
 		v.add(path, pos, true, fmt.Sprintf("torn tail: %s", reason),
-			fmt.Sprintf("torn tail: %d bytes after position %d would be cut", cut, pos))
+			fmt.Sprintf("torn tail: %d bytes after position %d would be cut%s", cut, pos, dropped))
 	default:
 		v.add(path, pos, true, fmt.Sprintf("corrupt batch: %s", reason),
 			fmt.Sprintf("recovery cuts the segment at position %d: %d bytes would be dropped%s", pos, cut, dropped))
@@ -190,7 +190,9 @@ func (v *verifier) badTail(path string, s segCheck, pos, size int64, err error, 
 
 // dropped describes the batches from pos on that a cut there would drop,
 // as far as their headers read (their CRCs unchecked): " (3 batches,
-// offsets 10 to 14)", or "" if none reads.
+// offsets 10 to 14)", " (a torn batch, offsets 10 to 14)" for a batch at
+// pos whose header reads but whose end is past the file's, or "" if none
+// reads.
 func (r *logReader) dropped(pos, size int64) string {
 	var n, first, last int64
 	hdr := make([]byte, log.BatchHeaderSize)
@@ -200,7 +202,13 @@ func (r *logReader) dropped(pos, size int64) string {
 			break
 		}
 		h, err := log.ReadHeader(hdr[:k])
-		if err != nil || int64(h.Size()) > size-pos {
+		if err != nil {
+			break
+		}
+		if int64(h.Size()) > size-pos {
+			if n == 0 && k == len(hdr) {
+				return torn(h)
+			}
 			break
 		}
 		if n == 0 {
@@ -218,6 +226,14 @@ func (r *logReader) dropped(pos, size int64) string {
 		return fmt.Sprintf(" (1 batch, offsets %d to %d)", first, last)
 	}
 	return fmt.Sprintf(" (%d batches, offsets %d to %d)", n, first, last)
+}
+
+// torn describes the torn batch h: its header was written, its end not.
+func torn(h log.BatchHeader) string {
+	if h.BaseOffset == h.LastOffset() {
+		return fmt.Sprintf(" (a torn batch, offset %d)", h.BaseOffset)
+	}
+	return fmt.Sprintf(" (a torn batch, offsets %d to %d)", h.BaseOffset, h.LastOffset())
 }
 
 // logReader reads the entries of a .log file one at a time.

@@ -101,6 +101,12 @@ func TestVerifyDamage(t *testing.T) {
 			truncate(t, f, pos+30)
 			return f, pos, "torn tail"
 		}, "torn tail: 30 bytes after position"},
+		{"torn batch", func(t *testing.T, dir string, b []int64) (string, int64, string) {
+			f := segFile(dir, b[len(b)-1], ".log")
+			pos := batchStart(t, f, 1)
+			truncate(t, f, pos+70)
+			return f, pos, "torn tail"
+		}, "torn tail: 70 bytes after position 84 would be cut (a torn batch, offset 292)"},
 		{"offset below the next", func(t *testing.T, dir string, b []int64) (string, int64, string) {
 			f := segFile(dir, b[1], ".log")
 			pos := batchStart(t, f, 2)
