@@ -56,12 +56,19 @@ func jsonTime(t time.Time) *string {
 // topicConfigs lists c's Kafka configs, sorted by name, each marked default
 // when it is the value a topic created without configs has. The store
 // keeps the configs with their defaults filled in, so a config set to its
-// default value shows as default.
+// default value shows as default. A default that follows segment.bytes
+// (max.message.bytes, at most the segment size) is the one the topic's
+// segment.bytes gives.
 func topicConfigs(c strata.TopicConfig) []configJSON {
 	def, err := strata.TopicConfig{Partitions: c.Partitions}.WithDefaults()
 	if err != nil {
 		def = c
 	}
+	bySegment, err := strata.TopicConfig{Partitions: c.Partitions, SegmentBytes: c.SegmentBytes}.WithDefaults()
+	if err != nil {
+		bySegment = def
+	}
+	def.MaxBatchBytes = bySegment.MaxBatchBytes
 	values, defaults := topic.KafkaConfigs(c), topic.KafkaConfigs(def)
 	out := []configJSON{}
 	for _, name := range slices.Sorted(maps.Keys(values)) {
