@@ -157,6 +157,14 @@ func TestOptionsChecked(t *testing.T) {
 	m, err := New(s, Options{Brokers: c.ListenAddrs(), Topics: []string{"nope"}})
 	require.NoError(t, err)
 	require.ErrorIs(t, m.Once(testCtx(t, 30*time.Second)), strata.ErrUnknownTopic)
+
+	// Once does not wait for a cluster it never reached.
+	require.NoError(t, s.CreateTopic("a", strata.TopicConfig{}))
+	m, err = New(s, Options{Brokers: []string{"127.0.0.1:1"}, Topics: []string{"a"}})
+	require.NoError(t, err)
+	err = m.Once(testCtx(t, 60*time.Second))
+	require.Error(t, err)
+	require.NotErrorIs(t, err, context.DeadlineExceeded)
 }
 
 // A mirror stopped in the middle of a transaction aborts it on its way

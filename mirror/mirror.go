@@ -117,7 +117,8 @@ func (m *Mirror) Run(ctx context.Context) error {
 
 // Once copies every selected topic up to the source's end when it starts
 // (the last stable offset of each partition), commits group offsets once,
-// and returns; it retries as Run does. A Mirror runs one Run or Once at a
+// and returns; it retries as Run does, except that a first connection
+// that fails is its error. A Mirror runs one Run or Once at a
 // time; Once after Once resumes from the target's progress.
 func (m *Mirror) Once(ctx context.Context) error {
 	return m.run(ctx, true)
@@ -133,14 +134,22 @@ func (m *Mirror) run(ctx context.Context, once bool) error {
 
 	var targets map[*part]int64
 	var lastTopics, lastGroups time.Time
+	connected := false
 	for {
 		if m.cl == nil {
 			if err := m.connect(ctx); err != nil {
+				if once && !connected && ctx.Err() == nil {
+					// Once does not wait for a cluster it never
+					// reached: the address, TLS or SASL is wrong.
+					m.disconnect()
+					return err
+				}
 				if stop, err := m.failed(ctx, err); stop {
 					return err
 				}
 				continue
 			}
+			connected = true
 			lastTopics = time.Now()
 			if once && targets == nil {
 				targets = m.ends()
@@ -226,7 +235,8 @@ func permanent(err error) bool {
 		errors.Is(err, strata.ErrClosed), errors.Is(err, errBadSync),
 		errors.Is(err, errTopicMismatch):
 		return true
-	case errors.Is(err, kerr.TransactionalIDAuthorizationFailed),
+	case errors.Is(err, kerr.SaslAuthenticationFailed),
+		errors.Is(err, kerr.TransactionalIDAuthorizationFailed),
 		errors.Is(err, kerr.TopicAuthorizationFailed),
 		errors.Is(err, kerr.GroupAuthorizationFailed),
 		errors.Is(err, kerr.ClusterAuthorizationFailed):

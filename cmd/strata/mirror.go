@@ -30,6 +30,7 @@ type mirrorFlags struct {
 	once           bool
 	every          time.Duration
 	groupInterval  time.Duration
+	security       clientSecurity
 }
 
 func newMirrorCmd(a *app) *cobra.Command {
@@ -62,6 +63,10 @@ repeat it for more. --once copies up to the current end, commits the groups
 once and exits; otherwise mirror follows until interrupted, printing the lag
 table every --status-interval.
 
+TLS and SASL: --tls (or --tls-ca, and --tls-cert/--tls-key for a client
+certificate), --sasl-mechanism PLAIN|SCRAM-SHA-256|SCRAM-SHA-512 with
+--sasl-user user:password (or user, and $STRATA_SASL_PASSWORD).
+
 --from copies the other way, from a Kafka cluster into the directory (for
 local development, a test fixture, a replay): --topic names the cluster's
 topics, each created in the directory with its partition count and the
@@ -74,7 +79,8 @@ status 3.`,
   strata mirror --to kafka:9092 --topic 'orders\..*' --groups '.*'
   strata mirror --to kafka:9092 --topic orders --rename-prefix strata. -o json --once
   strata mirror --to kafka:9092 --topic orders --no-transactions --compression zstd
-  strata mirror --from kafka:9092 --topic orders --once`,
+  strata mirror --from kafka:9092 --topic orders --once
+  STRATA_SASL_PASSWORD=... strata mirror --to kafka:9093 --tls --sasl-mechanism SCRAM-SHA-512 --sasl-user mirror --topic orders`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.from != "" {
@@ -100,6 +106,7 @@ status 3.`,
 	fl.BoolVar(&f.once, "once", false, "copy up to the current end, then exit")
 	fl.DurationVar(&f.every, "status-interval", 30*time.Second, "while following, print the lag table this often (0: only at exit)")
 	fl.DurationVar(&f.groupInterval, "group-interval", mirror.DefaultGroupInterval, "while following, commit group offsets this often")
+	f.security.flags(cmd)
 	return cmd
 }
 
@@ -166,6 +173,9 @@ func (f mirrorFlags) options(a *app) (mirror.Options, error) {
 		return o, usagef("--group-interval %v: want more than 0", f.groupInterval)
 	}
 	o.GroupInterval = f.groupInterval
+	if o.ClientOptions, err = f.security.options(); err != nil {
+		return o, err
+	}
 	o.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	return o, nil
 }
@@ -353,6 +363,9 @@ func (a *app) pull(cmd *cobra.Command, f mirrorFlags) error {
 	}
 	opts := mirror.PullOptions{Brokers: brokers, Topics: f.topics, Follow: !f.once,
 		Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	if opts.ClientOptions, err = f.security.options(); err != nil {
+		return err
+	}
 	if p := f.renamePrefix; p != "" {
 		if err := topic.ValidateName(p + "x"); err != nil {
 			return usagef("--rename-prefix %q: topic names hold only [a-zA-Z0-9._-]", p)
