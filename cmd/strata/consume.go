@@ -327,20 +327,36 @@ func (c *consumer) write(p int, r *strata.Record) (bool, error) {
 // to the end it had when the command started.
 func (c *consumer) scan(parts []int, starts, ends []int64) error {
 	for i, p := range parts {
-		for r, err := range c.view.Scan(c.topic, p, starts[i]) {
+		for at := starts[i]; at < ends[i]; {
+			legacy := false
+			for r, err := range c.view.Scan(c.topic, p, at) {
+				if errors.Is(err, strata.ErrUnsupportedFormat) {
+					legacy = true
+					break
+				}
+				if err != nil {
+					return err
+				}
+				if r.Offset >= ends[i] {
+					break
+				}
+				if c.a.ctx.Err() != nil {
+					return nil // interrupted: what was written stays
+				}
+				more, err := c.write(p, &r)
+				if err != nil || !more {
+					return err
+				}
+				at = r.Offset + 1
+			}
+			if !legacy {
+				break
+			}
+			next, err := c.skipLegacy(p, at, ends[i])
 			if err != nil {
 				return err
 			}
-			if r.Offset >= ends[i] {
-				break
-			}
-			if c.a.ctx.Err() != nil {
-				return nil // interrupted: what was written stays
-			}
-			more, err := c.write(p, &r)
-			if err != nil || !more {
-				return err
-			}
+			at = next
 		}
 		// A damaged batch where the partition's records end ends them
 		// in a read-only view: a read there tells it from the end.
@@ -352,6 +368,30 @@ func (c *consumer) scan(parts []int, starts, ends []int64) error {
 		}
 	}
 	return nil
+}
+
+// skipLegacy steps over the legacy messages (magic 0 and 1, before Kafka
+// 0.11) of partition p from offset at, which the store keeps but does not
+// read, saying so on stderr: it returns the offset of the first record
+// after them that reads, or end.
+func (c *consumer) skipLegacy(p int, at, end int64) (int64, error) {
+	next := end
+	for o := at + 1; o < end; o++ {
+		recs, err := c.view.Read(c.a.ctx, c.topic, p, o, 1)
+		if errors.Is(err, strata.ErrUnsupportedFormat) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if len(recs) > 0 {
+			next = min(recs[0].Offset, end)
+		}
+		break
+	}
+	fmt.Fprintf(c.a.stderr, "strata: warning: %s-%d: offsets %d to %d are legacy messages (magic 0 or 1, before Kafka 0.11), which strata does not read: skipped\n",
+		c.topic, p, at, next-1)
+	return next, nil
 }
 
 // fetched is a record a follower read, or its error.

@@ -65,7 +65,7 @@ func (a *app) repair(dir, topic string) ([]repairEntry, error) {
 	if _, err := os.Stat(filepath.Join(dir, "topics.json")); errors.Is(err, os.ErrNotExist) {
 		// Open would leave the partitions alone (they are no topic of
 		// its), and write its own files beside them.
-		return nil, usagef("%s has no topics.json: not a Strata store (a Kafka log directory?), which --repair does not touch; strata.RebuildRegistry(%q) makes it one", dir, dir)
+		return nil, usagef("%s has no topics.json: not a Strata store (a Kafka log directory?), which --repair does not touch; strata rebuild-registry makes it one", dir)
 	}
 	var entries []repairEntry
 	pass := 1
