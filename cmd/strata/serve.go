@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -110,9 +111,12 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	if f.retentionCheck < 0 || f.cleanerTick < 0 {
 		return usagef("--retention-check-interval and --cleaner-interval are durations of 0 (never) or more")
 	}
+	if f.shutdownTimeout < 0 {
+		return usagef("--shutdown-timeout %s: a duration of 0 or more", f.shutdownTimeout)
+	}
 	if f.metricsAddr != "" {
-		if _, _, err := net.SplitHostPort(f.metricsAddr); err != nil {
-			return usagef("--metrics %q: want host:port, e.g. 127.0.0.1:9644", f.metricsAddr)
+		if _, ok := splitAddr(f.metricsAddr); !ok {
+			return usagef("--metrics %q: want host:port, the port 0 to 65535, e.g. 127.0.0.1:9644", f.metricsAddr)
 		}
 	}
 	dir, err := a.needDir()
@@ -224,12 +228,23 @@ func wrapBrokerErr(err error) error {
 	return err
 }
 
+// splitAddr splits a host:port flag value, and says whether it is one:
+// the port a number from 0 to 65535.
+func splitAddr(addr string) (host string, ok bool) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", false
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	return host, err == nil && n <= 65535
+}
+
 // brokerOptions builds the broker's options from the flags, checking
 // them: every bad value is a usage error, found before the directory is
 // opened.
 func (f serveFlags) brokerOptions(a *app) (*broker.Options, error) {
-	if _, _, err := net.SplitHostPort(f.listen); err != nil {
-		return nil, usagef("--listen %q: want host:port, e.g. 127.0.0.1:9092 or :9092", f.listen)
+	if _, ok := splitAddr(f.listen); !ok {
+		return nil, usagef("--listen %q: want host:port, the port 0 to 65535, e.g. 127.0.0.1:9092 or :9092", f.listen)
 	}
 	o := &broker.Options{
 		Addr:             f.listen,
@@ -238,8 +253,8 @@ func (f serveFlags) brokerOptions(a *app) (*broker.Options, error) {
 		ErrorLog:         stdlog.New(a.stderr, "strata: ", 0),
 	}
 	if f.advertised != "" {
-		if host, _, err := net.SplitHostPort(f.advertised); err != nil || host == "" {
-			return nil, usagef("--advertised-address %q: want host:port, e.g. broker.example.com:9092", f.advertised)
+		if host, ok := splitAddr(f.advertised); !ok || host == "" {
+			return nil, usagef("--advertised-address %q: want host:port, the port 0 to 65535, e.g. broker.example.com:9092", f.advertised)
 		}
 	}
 	var err error
