@@ -256,7 +256,11 @@ func (a *app) consume(topicName string, f consumeFlags) error {
 		c.bar.finish()
 	}
 	if f.outputFile != "" {
-		fmt.Fprintf(a.stderr, "consumed %d records of %s to %s\n", c.n, topicName, f.outputFile)
+		word := "records"
+		if c.n == 1 {
+			word = "record"
+		}
+		fmt.Fprintf(a.stderr, "consumed %d %s of %s to %s\n", c.n, word, topicName, f.outputFile)
 	}
 	if err != nil {
 		return err
