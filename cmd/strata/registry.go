@@ -67,7 +67,11 @@ with strata topics alter. A topics.json that reads fine is left alone
 			if err := tb.flush(); err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(a.stdout, "rebuilt topics.json with %d topic(s); retention is off (retention.ms -1): set the configs with strata topics alter\n", len(out))
+			word := "topics"
+			if len(out) == 1 {
+				word = "topic"
+			}
+			_, err = fmt.Fprintf(a.stdout, "rebuilt topics.json with %d %s; retention is off (retention.ms -1): set the configs with strata topics alter\n", len(out), word)
 			return err
 		},
 	}
