@@ -29,8 +29,8 @@ position, and what recovery would do about it. On a live directory the tail
 of a partition's last segment may be being written: that is a note, not
 damage.
 
---repair opens the directory as a store (which refuses a directory another
-process holds) as any Open does, then again with the clean-shutdown marker
+--repair, when there is damage, opens the directory as a store (which
+refuses a directory another process holds) as any Open does, then again with the clean-shutdown marker
 and the recovery points removed, so that every segment is recovered as after
 a crash (torn and damaged tails cut, later segments kept, indexes rebuilt);
 it prints what the store reported doing in each pass, and verifies again.
@@ -71,6 +71,8 @@ Exit status: 0 nothing damaged, 4 damage found (after --repair: damage left).`,
 					}
 				}
 				rep = after
+			} else if repair {
+				fmt.Fprintln(a.stderr, "strata: no damage: --repair changed nothing")
 			}
 			if a.json() {
 				if err := a.writeJSON(out); err != nil {
