@@ -30,10 +30,11 @@ of a partition's last segment may be being written: that is a note, not
 damage.
 
 --repair, when there is damage, opens the directory as a store (which
-refuses a directory another process holds) as any Open does, then again with the clean-shutdown marker
-and the recovery points removed, so that every segment is recovered as after
-a crash (torn and damaged tails cut, later segments kept, indexes rebuilt);
-it prints what the store reported doing in each pass, and verifies again.
+refuses a directory another process holds) as any Open does, then again
+with the clean-shutdown marker and the recovery points removed, so that
+every segment is recovered as after a crash (torn and damaged tails cut,
+later segments kept, indexes rebuilt); it prints what the store reported
+doing in each pass, and verifies again.
 
 Exit status: 0 nothing damaged, 4 damage found (after --repair: damage left).`,
 		Example: `  strata verify
