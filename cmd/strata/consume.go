@@ -47,9 +47,18 @@ until interrupted (Ctrl-C), in the partitions the topic gains too. Without
 records come.
 
 The output is each record's value on a line of its own, or as --format says
-(kcat's -f: ` + formatVerbs + `), or, with -o json, one JSON object a line:
-topic, partition, offset, timestamp, key, value and headers (a key or value
-that is not UTF-8 in base64, marked by key_encoding or value_encoding).
+(kcat's -f), or, with -o json, one JSON object a line: topic, partition,
+offset, timestamp, key, value and headers (a key or value that is not UTF-8
+in base64, marked by key_encoding or value_encoding). --format's verbs:
+
+  %t topic       %p partition   %o offset      %T timestamp (ms)
+  %k key         %s value       %K key length  %S value length (-1: null)
+  %h headers (k=v,k=v)          %% a percent sign
+  escapes: \n \r \t \\ \xHH
+
+A damaged batch where a partition's readable records end fails the command
+with its file and position; legacy messages (magic 0 and 1, before Kafka
+0.11), which strata keeps but does not read, are skipped with a warning.
 
 consume only reads, so it works on a directory a running process holds,
 following what that process appends; with --group and --commit it commits
