@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/stratalog/strata/group"
+	"github.com/stratalog/strata/partition"
+	"github.com/stratalog/strata/topic"
 )
 
 // GroupMetadata is a consumer group's membership as of its last
@@ -27,18 +29,30 @@ const (
 // AppendMetadata appends a group's metadata record (a tombstone for nil
 // md) to the offsets topic, one batch; a read-only store writes nothing.
 // A failure is logged: membership is a description, and the next
-// rebalance writes it again.
+// rebalance writes it again. While the store closes it appends to the
+// topic as long as the topic is open (Close's LeaveAll) and creates none;
+// what a closing store cannot write is not logged: the next Open records
+// the group without its members (endStaleMembership).
 func (l offsetLog) AppendMetadata(groupName string, md *GroupMetadata) {
 	if l.s.readOnly != nil {
 		return // the owner's record is the group's; this store only reads
 	}
-	p, err := l.s.offsetsPartition()
+	var p *partition.Partition
+	var err error
+	if l.s.closed.Load() {
+		var t *topic.Topic
+		if t, err = l.s.lookupTopic(ConsumerOffsetsTopic); err == nil {
+			p, err = t.Partition(0)
+		}
+	} else {
+		p, err = l.s.offsetsPartition()
+	}
 	if err == nil {
 		var r Record
 		r.Key, r.Value = group.EncodeGroupMetadata(groupName, md)
 		_, err = p.Append([]Record{r})
 	}
-	if err != nil {
+	if err != nil && !l.s.closed.Load() {
 		l.s.opts.Logger.Warn("strata: could not record the membership of a consumer group", "group", groupName, "err", err)
 	}
 }

@@ -3,6 +3,7 @@ package strata_test
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,4 +223,42 @@ func TestPublishGroup(t *testing.T) {
 	require.ErrorIs(t, s.PublishGroup("local", md), strata.ErrGroupActive)
 	require.ErrorIs(t, s.PublishGroup("", md), strata.ErrInvalidGroup)
 	require.ErrorIs(t, s.PublishGroup("x", nil), strata.ErrInvalidConfig)
+}
+
+// TestGroupMembershipEndsAtClose: a store closed while its consumers are
+// members records the group without them before its topics close, so a
+// Consumer's Close after it logs nothing and writes nothing, and the
+// next Open finds no membership to end.
+func TestGroupMembershipEndsAtClose(t *testing.T) {
+	ctx := context.Background()
+	fs := vfs.NewMem()
+	var logs strings.Builder
+	opts := &strata.Options{FS: fs, RetentionCheckInterval: -1, CleanerInterval: -1,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	s, err := strata.Open("/d", opts)
+	require.NoError(t, err)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 2}))
+	c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{})
+	require.NoError(t, err)
+	pctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_, err = c.Poll(pctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NoError(t, s.Close())
+	require.Empty(t, logs.String())
+	require.NoError(t, c.Close())
+	require.Empty(t, logs.String())
+
+	s, err = strata.Open("/d", opts)
+	require.NoError(t, err)
+	defer s.Close()
+	mr := metadataRecords(t, s)
+	require.Empty(t, logs.String(), "no membership left to end")
+	require.Len(t, mr, 2)
+	require.Len(t, mr[0].md.Members, 1)
+	require.Empty(t, mr[1].md.Members)
+	require.EqualValues(t, 2, mr[1].md.Generation)
+	d, err := s.DescribeGroup(ctx, "g")
+	require.NoError(t, err)
+	require.Equal(t, strata.GroupEmpty, d.State)
 }

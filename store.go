@@ -267,6 +267,8 @@ func (s *Store) removeDeleted() error {
 func (s *Store) Dir() string { return s.dir }
 
 // Close aborts the transactions still open (their calls return ErrClosed),
+// ends the group membership of the store's consumers (recorded in
+// __consumer_offsets; a Consumer's Close after it writes nothing),
 // flushes and closes every partition (fsyncing what is unsynced), writes
 // the clean-shutdown marker so the next Open trusts the files, stops the
 // background work and releases the directory lock. Calls after Close
@@ -284,10 +286,19 @@ func (s *Store) Close() (err error) {
 		txnErr = s.txns.shutdown()
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed.Swap(true) {
+		s.mu.Unlock()
 		return nil
 	}
+	s.mu.Unlock()
+	// Then, with no call starting any more but the topics open: the
+	// membership of the store's consumers ends with it, recorded in
+	// __consumer_offsets, not by a Consumer's Close after the topic is
+	// closed. Not under mu either: a rebalance under way holds its group's
+	// lock and may take mu (to create __consumer_offsets).
+	s.groups.LeaveAll()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.stop != nil {
 		close(s.stop)
 		<-s.done

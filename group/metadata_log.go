@@ -155,3 +155,26 @@ func (c *Coordinator) EndStaleMembership() int {
 	}
 	return n
 }
+
+// LeaveAll removes every member of every group, as if each had left, and
+// rebalances each group that had any: a MetadataLog records it without
+// members, at the next generation. A store calls it as it closes, while
+// its log still takes appends, so that the membership its consumers end
+// with is recorded by the process that ran them; their later calls (a
+// Leave from a Consumer's Close) get [ErrFenced] and write nothing. It
+// returns how many groups it ended.
+func (c *Coordinator) LeaveAll() int {
+	n := 0
+	for _, g := range c.all() {
+		g.mu.Lock()
+		if len(g.members) > 0 {
+			for _, m := range g.members {
+				g.removeLocked(m)
+			}
+			c.rebalanceGroupLocked(g)
+			n++
+		}
+		g.mu.Unlock()
+	}
+	return n
+}
