@@ -122,7 +122,8 @@ func TestKadmGroups(t *testing.T) {
 // TestKadmInProcessGroup checks what kadm sees of a group of consumers in
 // the process: a Stable consumer group whose members carry their
 // subscription and owned partitions in Kafka's consumer protocol
-// encoding, which DeleteGroups refuses (NON_EMPTY_GROUP).
+// encoding and the protocol the store records (the assignor), which
+// DeleteGroups refuses (NON_EMPTY_GROUP).
 func TestKadmInProcessGroup(t *testing.T) {
 	s, srv := serve(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -148,6 +149,7 @@ func TestKadmInProcessGroup(t *testing.T) {
 	d := described["local"]
 	require.Equal(t, "Stable", d.State)
 	require.Equal(t, "consumer", d.ProtocolType)
+	require.Equal(t, "range", d.Protocol, "the assignor, as the store records it")
 	require.Len(t, d.Members, 1)
 	require.Equal(t, local.MemberID(), d.Members[0].MemberID)
 	join, ok := d.Members[0].Join.AsConsumer()
