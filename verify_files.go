@@ -51,27 +51,12 @@ func (v *verifier) checkMetadata(dir string, e registryEntry, known bool) {
 	if !ok {
 		return
 	}
-	var id topic.ID
-	version, haveID := false, false
-	for line := range strings.Lines(string(data)) {
-		key, value, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok {
-			continue
-		}
-		switch strings.TrimSpace(key) {
-		case "version":
-			version = strings.TrimSpace(value) == "0"
-		case "topic_id":
-			var err error
-			id, err = topic.ParseID(strings.TrimSpace(value))
-			haveID = err == nil
-		}
-	}
+	id, ok := topic.ParseMetadata(data)
 	const fix = "Open writes it again from topics.json"
 	switch {
 	case len(data) == 0 && v.rep.Live:
 		v.add(path, -1, false, "empty: a partition being created", fix)
-	case !version || !haveID:
+	case !ok:
 		v.add(path, -1, true, fmt.Sprintf("holds %.48q, not \"version: 0\" and a topic id", data), fix)
 	case known && !e.ID.IsZero() && id != e.ID:
 		v.add(path, -1, true, fmt.Sprintf("names topic id %s, topics.json %s", id, e.ID), fix)

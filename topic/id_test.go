@@ -93,3 +93,30 @@ func TestPartitionMetadataFailedWrite(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, id, DirID(m, "t-0"))
 }
+
+func TestParseMetadata(t *testing.T) {
+	id := NewID()
+	for _, tc := range []struct {
+		name string
+		data string
+		ok   bool
+	}{
+		{"kafka's", "version: 0\ntopic_id: " + id.String() + "\n", true},
+		{"spaced", "  version : 0 \n topic_id:" + id.String(), true},
+		{"empty", "", false},
+		{"no version", "topic_id: " + id.String() + "\n", false},
+		{"version 1", "version: 1\ntopic_id: " + id.String() + "\n", false},
+		{"no id", "version: 0\n", false},
+		{"bad id", "version: 0\ntopic_id: !!\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := ParseMetadata([]byte(tc.data))
+			require.Equal(t, tc.ok, ok)
+			if tc.ok {
+				require.Equal(t, id, got)
+			} else {
+				require.True(t, got.IsZero())
+			}
+		})
+	}
+}

@@ -22,24 +22,34 @@ func readMetadata(fsys vfs.FS, dir string) ID {
 	if err != nil {
 		return ID{}
 	}
-	var id ID
-	version := false
+	id, _ := ParseMetadata(data)
+	return id
+}
+
+// ParseMetadata parses the contents of a partition.metadata file, in
+// Kafka's format (PartitionMetadataFile.scala: a "version: 0" line and a
+// "topic_id: <base64>" line), and returns the topic id it names; ok is
+// false, with the zero id, unless it has both lines and a valid id.
+func ParseMetadata(data []byte) (id ID, ok bool) {
+	version, haveID := false, false
 	for line := range strings.Lines(string(data)) {
-		key, value, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok {
+		key, value, found := strings.Cut(strings.TrimSpace(line), ":")
+		if !found {
 			continue
 		}
 		switch strings.TrimSpace(key) {
 		case "version":
 			version = strings.TrimSpace(value) == "0"
 		case "topic_id":
-			id, _ = ParseID(strings.TrimSpace(value))
+			var err error
+			id, err = ParseID(strings.TrimSpace(value))
+			haveID = err == nil
 		}
 	}
-	if !version {
-		return ID{}
+	if !version || !haveID {
+		return ID{}, false
 	}
-	return id
+	return id, true
 }
 
 // ensureMetadata makes dir's partition.metadata name id, writing the file
