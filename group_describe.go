@@ -165,20 +165,16 @@ func (s *Store) DescribeGroup(ctx context.Context, groupName string) (_ GroupDes
 		if err != nil {
 			continue // a topic deleted (or shrunk) since: not the group's any more
 		}
-		gp := GroupPartition{Topic: tp.Topic, Partition: tp.Partition, Committed: -1, EndOffset: readEnd(p, iso), MemberID: owner[tp]}
-		from := p.StartOffset()
+		committed := int64(-1)
 		if om, ok := offsets[tp]; ok {
-			gp.Committed = om.Offset
-			from = max(from, om.Offset)
+			committed = om.Offset
 		}
-		gp.Lag = group.Lag(from, gp.EndOffset)
-		if gp.Lag > 0 {
-			if err := ctx.Err(); err != nil {
-				return GroupDescription{}, err
-			}
-			gp.OldestUnconsumed = oldestFrom(p, iso, from, gp.EndOffset)
+		pl, err := partitionLag(ctx, p, iso, tp.Partition, committed)
+		if err != nil {
+			return GroupDescription{}, err
 		}
-		d.Partitions = append(d.Partitions, gp)
+		d.Partitions = append(d.Partitions, GroupPartition{Topic: tp.Topic, Partition: tp.Partition, Committed: pl.Committed,
+			EndOffset: pl.EndOffset, Lag: pl.Lag, OldestUnconsumed: pl.OldestUnconsumed, MemberID: owner[tp]})
 	}
 	return d, nil
 }

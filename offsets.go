@@ -291,22 +291,35 @@ func (s *Store) lag(ctx context.Context, iso Isolation, groupName, topicName str
 	}
 	out := make([]PartitionLag, 0, t.NumPartitions())
 	for i, p := range t.Partitions() {
-		pl := PartitionLag{Partition: i, EndOffset: readEnd(p, iso), Committed: -1}
-		from := p.StartOffset()
+		committed := int64(-1)
 		if om, ok := s.groups.Committed(groupName, topicName, i); ok {
-			pl.Committed = om.Offset
-			from = max(from, om.Offset)
+			committed = om.Offset
 		}
-		pl.Lag = group.Lag(from, pl.EndOffset)
-		if pl.Lag > 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			pl.OldestUnconsumed = oldestFrom(p, iso, from, pl.EndOffset)
+		pl, err := partitionLag(ctx, p, iso, i, committed)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, pl)
 	}
 	return out, nil
+}
+
+// partitionLag is the lag in partition i, p, of a group that committed
+// offset committed there (-1 if it did not): from the committed offset, or
+// the start of p if that is later, to the end a read at iso sees. It
+// reads the oldest unconsumed record only when there is one, after
+// checking ctx.
+func partitionLag(ctx context.Context, p *partition.Partition, iso Isolation, i int, committed int64) (PartitionLag, error) {
+	pl := PartitionLag{Partition: i, EndOffset: readEnd(p, iso), Committed: committed}
+	from := max(p.StartOffset(), committed)
+	pl.Lag = group.Lag(from, pl.EndOffset)
+	if pl.Lag > 0 {
+		if err := ctx.Err(); err != nil {
+			return PartitionLag{}, err
+		}
+		pl.OldestUnconsumed = oldestFrom(p, iso, from, pl.EndOffset)
+	}
+	return pl, nil
 }
 
 // oldestFrom returns the timestamp of the first record of p at or after
