@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -116,15 +117,15 @@ func (a *app) needDir() (string, error) {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return usageError{err}
+			return usageError{fmt.Errorf("%w (usage: %s)", err, cmd.UseLine())}
 		}
 		return nil
 	}
 }
 
 func noArgs(cmd *cobra.Command, args []string) error {
-	if err := cobra.NoArgs(cmd, args); err != nil {
-		return usageError{err}
+	if len(args) > 0 {
+		return usagef("%s takes no arguments, got %q (usage: %s)", cmd.CommandPath(), args[0], cmd.UseLine())
 	}
 	return nil
 }
