@@ -66,6 +66,11 @@ progress bar too, on a terminal, for a --file.`,
 			if !cmd.Flags().Changed("partition") {
 				f.partition = -1
 			}
+			sep, err := unescapeSep(f.keySep)
+			if err != nil {
+				return err
+			}
+			f.keySep = sep
 			if err := f.applyProperties(); err != nil {
 				return err
 			}
@@ -74,7 +79,7 @@ progress bar too, on a terminal, for a --file.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.file, "file", "f", "", "read the records from this file, not stdin")
-	fl.StringVarP(&f.keySep, "key-separator", "K", "", "split each line into key and value at the first SEP (default: no key)")
+	fl.StringVarP(&f.keySep, "key-separator", "K", "", "split each line into key and value at the first SEP, with kcat's escapes \\t \\n \\r \\\\ \\xHH (default: no key)")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "a header for every record, key=value (repeatable)")
 	fl.BoolVar(&f.parseHdrs, "parse-headers", false, "each line starts with its headers, k1:v1,k2:v2, and a tab (kafka-console-producer's parse.headers)")
 	fl.IntVarP(&f.partition, "partition", "p", -1, "append every record to this partition (default: Kafka's partitioner)")
@@ -84,6 +89,47 @@ progress bar too, on a terminal, for a --file.`,
 	fl.IntVar(&f.batch, "batch-size", 1000, "the most records in one batch")
 	fl.StringArrayVar(&f.properties, "property", nil, "kafka-console-producer's reader properties: parse.key, key.separator, parse.headers, null.marker (repeatable)")
 	return cmd
+}
+
+// unescapeSep reads --key-separator's escapes, as kcat reads -K's: \t, \n,
+// \r, \\ and \xHH; any other backslash is itself.
+func unescapeSep(sep string) (string, error) {
+	if !strings.Contains(sep, `\`) {
+		return sep, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(sep); i++ {
+		c := sep[i]
+		if c != '\\' || i+1 == len(sep) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch sep[i] {
+		case 't':
+			b.WriteByte('\t')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case '\\':
+			b.WriteByte('\\')
+		case 'x':
+			if i+2 >= len(sep) {
+				return "", usagef("--key-separator %q: \\x wants two hex digits", sep)
+			}
+			n, err := strconv.ParseUint(sep[i+1:i+3], 16, 8)
+			if err != nil {
+				return "", usagef("--key-separator %q: \\x%s is not two hex digits", sep, sep[i+1:i+3])
+			}
+			b.WriteByte(byte(n))
+			i += 2
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(sep[i])
+		}
+	}
+	return b.String(), nil
 }
 
 // applyProperties takes kafka-console-producer's --property settings of
