@@ -125,11 +125,11 @@ func (m *Mirror) Once(ctx context.Context) error {
 }
 
 func (m *Mirror) run(ctx context.Context, once bool) error {
-	m.once = once
 	if !m.running.TryLock() {
 		return errors.New("mirror: already running")
 	}
 	defer m.running.Unlock()
+	m.once = once
 	defer m.disconnect()
 
 	var targets map[*part]int64
