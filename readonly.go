@@ -19,10 +19,10 @@ const DefaultRefreshInterval = partition.DefaultRefreshInterval
 
 // readOnlyState is what a ReadOnly store keeps to follow the directory.
 type readOnlyState struct {
-	mu       sync.Mutex // one refresh of the topics at a time
-	registry []byte     // topics.json as last read
-	checked  time.Time  // when it was last read
-	retired  []*topic.Topic
+	mu       sync.Mutex     // one refresh of the topics at a time
+	registry []byte         // topics.json as last read
+	checked  time.Time      // when it was last read
+	retired  []*topic.Topic // the topics the last change removed or replaced
 }
 
 // openReadOnly is Open with Options.ReadOnly: see there.
@@ -154,12 +154,20 @@ func (s *Store) refreshTopics(first bool) error {
 		}
 		next[name] = t
 	}
+	var retired []*topic.Topic
 	for name, t := range old {
 		if next[name] != t {
-			// Readers may still hold its partitions: it closes with the
-			// store.
-			ro.retired = append(ro.retired, t)
+			retired = append(retired, t)
 		}
+	}
+	if len(retired) > 0 {
+		// Readers may still be reading a topic that went: it is closed
+		// at the next change of the topics (or with the store), so that
+		// a reader left open holds the files of one generation at most.
+		for _, t := range ro.retired {
+			_ = t.Close()
+		}
+		ro.retired = retired
 	}
 	if complete {
 		ro.registry = data

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/stratalog/strata/segment"
@@ -66,7 +67,27 @@ func openFollow(fsys vfs.FS, dir string, cfg Config) (*Partition, error) {
 		return nil, last
 	}
 	p.follow.scanned = time.Now()
+	p.follow.topicID = dirTopicID(fsys, dir)
 	return p, nil
+}
+
+// metadataFile names the topic id in a partition's directory (package
+// topic writes it, in Kafka's format).
+const metadataFile = "partition.metadata"
+
+// dirTopicID returns the topic id dir's partition.metadata names, "" if
+// it names none readably.
+func dirTopicID(fsys vfs.FS, dir string) string {
+	data, err := vfs.ReadFile(fsys, filepath.Join(dir, metadataFile))
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(data)) {
+		if key, value, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(key) == "topic_id" {
+			return strings.TrimSpace(value)
+		}
+	}
+	return ""
 }
 
 // errChanged means the directory changed while a refresh read it.
@@ -174,11 +195,19 @@ type followState struct {
 	// log up to.
 	txns        bool
 	producersAt int64
+	// topicID is the topic id the directory named at the open, "" if
+	// none; gone is set once it names another: the topic was deleted and
+	// one of the name made since, whose segments are not this one's.
+	topicID string
+	gone    bool
 }
 
 // rescanMuLocked lists the directory and, if it changed, opens the
 // segment list again. The caller holds mu.
 func (p *Partition) rescanMuLocked() error {
+	if p.follow.gone {
+		return nil // what was read stays readable, as for a deleted topic
+	}
 	names, err := p.fsys.ReadDir(p.dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil // the topic was deleted: what was read stays readable
@@ -197,6 +226,12 @@ func (p *Partition) rescanMuLocked() error {
 			p.start.Store(max(start, old.segs[0].seg.Base()))
 		}
 		return nil
+	}
+	if p.follow.topicID != "" {
+		if id := dirTopicID(p.fsys, p.dir); id != "" && id != p.follow.topicID {
+			p.follow.gone = true
+			return nil
+		}
 	}
 	rp, err := readCheckpoint(p.fsys, p.dir, recoveryPointFile, -1)
 	if err != nil {
