@@ -171,7 +171,11 @@ func (a *app) printDescriptions(descs []strata.GroupDescription, f describeFlags
 			fmt.Fprintln(a.stdout)
 		}
 		if !f.state && len(d.Members) == 0 {
-			fmt.Fprintf(a.stdout, "Consumer group '%s' has no active members.\n\n", d.Group)
+			fmt.Fprintf(a.stdout, "Consumer group '%s' has no active members.\n", d.Group)
+			if f.members || len(d.Partitions) == 0 {
+				continue // no rows: no table, as kafka-consumer-groups
+			}
+			fmt.Fprintln(a.stdout)
 		}
 		var err error
 		switch {
