@@ -3,11 +3,11 @@ package strata
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/segment"
 	"github.com/stratalog/strata/topic"
 )
@@ -91,29 +91,15 @@ func (v *verifier) checkTxnIndex(path string, base int64) {
 	}
 }
 
-// Producer-state snapshots, as Kafka's ProducerStateManager writes them:
-// version int16 (1), CRC-32C of the rest, a count and 46-byte entries.
-const (
-	snapshotHeader = 10
-	snapshotEntry  = 46
-)
-
-// checkSnapshot checks a producer-state .snapshot file.
+// checkSnapshot checks a producer-state .snapshot file as Open does
+// (partition.CheckSnapshot).
 func (v *verifier) checkSnapshot(path string) {
 	data, ok := v.readSmall(path)
 	if !ok {
 		return
 	}
-	const fix = "Open ignores it and rebuilds the producer state from an earlier snapshot or the log"
-	be := binary.BigEndian
-	switch {
-	case len(data) < snapshotHeader:
-		v.add(path, -1, true, fmt.Sprintf("%d bytes, shorter than the %d-byte header", len(data), snapshotHeader), fix)
-	case be.Uint16(data) != 1:
-		v.add(path, 0, true, fmt.Sprintf("version %d, want 1", be.Uint16(data)), fix)
-	case (len(data)-snapshotHeader)%snapshotEntry != 0 || int64(be.Uint32(data[6:])) != int64((len(data)-snapshotHeader)/snapshotEntry):
-		v.add(path, 6, true, fmt.Sprintf("%d bytes do not hold the %d entries it counts", len(data), be.Uint32(data[6:])), fix)
-	case crc32.Checksum(data[6:], castagnoli) != be.Uint32(data[2:]):
-		v.add(path, 2, true, fmt.Sprintf("crc %#08x, computed %#08x", be.Uint32(data[2:]), crc32.Checksum(data[6:], castagnoli)), fix)
+	if pos, err := partition.CheckSnapshot(data); err != nil {
+		msg := strings.TrimSuffix(err.Error(), ": "+partition.ErrCorruptSnapshot.Error())
+		v.add(path, pos, true, msg, "Open ignores it and rebuilds the producer state from an earlier snapshot or the log")
 	}
 }

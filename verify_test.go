@@ -164,6 +164,12 @@ func TestVerifyDamage(t *testing.T) {
 			require.NoError(t, os.WriteFile(f, snap, 0o644))
 			return f, 2, "crc"
 		}, "rebuilds the producer state"},
+		{"snapshot entry Open refuses", func(t *testing.T, dir string, b []int64) (string, int64, string) {
+			f := filepath.Join(dir, "events-0", fmt.Sprintf("%020d.snapshot", 77))
+			snap := kafkadir.Snapshot([]kafkadir.ProducerEntry{{ProducerID: 1, LastOffset: 5}, {ProducerID: -2, LastOffset: 6}})
+			require.NoError(t, os.WriteFile(f, snap, 0o644))
+			return f, 10 + 46, "entry of producer -2"
+		}, "rebuilds the producer state"},
 		{"bad partition.metadata", func(t *testing.T, dir string, b []int64) (string, int64, string) {
 			f := filepath.Join(dir, "events-0", "partition.metadata")
 			require.NoError(t, os.WriteFile(f, []byte("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ"), 0o644))

@@ -108,22 +108,42 @@ func seqSub(seq, delta int32) int32 {
 	return seq - delta
 }
 
-// decodeSnapshot reads a snapshot into a producer state.
-func decodeSnapshot(b []byte) (producerState, error) {
+// CheckSnapshot checks b, the contents of a producer-state .snapshot
+// file, as Open does before it loads one: the version, the CRC, the count
+// of entries and each entry's producer id and offset delta. It returns nil,
+// or an error wrapping ErrCorruptSnapshot with the position in b of the
+// field at fault (-1 for a file too short for its header).
+func CheckSnapshot(b []byte) (pos int64, err error) {
 	be := binary.BigEndian
 	if len(b) < snapshotHeaderSize {
-		return producerState{}, fmt.Errorf("%d bytes, shorter than a header: %w", len(b), ErrCorruptSnapshot)
+		return -1, fmt.Errorf("%d bytes, shorter than the %d-byte header: %w", len(b), snapshotHeaderSize, ErrCorruptSnapshot)
 	}
 	if v := int16(be.Uint16(b)); v != snapshotVersion {
-		return producerState{}, fmt.Errorf("version %d, want %d: %w", v, snapshotVersion, ErrCorruptSnapshot)
+		return 0, fmt.Errorf("version %d, want %d: %w", v, snapshotVersion, ErrCorruptSnapshot)
 	}
 	if crc, want := crc32.Checksum(b[snapshotEntriesFrom:], castagnoli), be.Uint32(b[2:]); crc != want {
-		return producerState{}, fmt.Errorf("crc %#08x, computed %#08x: %w", want, crc, ErrCorruptSnapshot)
+		return 2, fmt.Errorf("crc %#08x, computed %#08x: %w", want, crc, ErrCorruptSnapshot)
 	}
 	n := int64(int32(be.Uint32(b[snapshotEntriesFrom:])))
 	if n < 0 || int64(len(b)-snapshotHeaderSize) != n*snapshotEntrySize {
-		return producerState{}, fmt.Errorf("%d entries in %d bytes: %w", n, len(b), ErrCorruptSnapshot)
+		return snapshotEntriesFrom, fmt.Errorf("%d bytes do not hold the %d entries it counts: %w", len(b), n, ErrCorruptSnapshot)
 	}
+	for p := snapshotHeaderSize; p < len(b); p += snapshotEntrySize {
+		if id, delta := int64(be.Uint64(b[p:])), int32(be.Uint32(b[p+22:])); id < 0 || delta < 0 {
+			return int64(p), fmt.Errorf("an entry of producer %d with offset delta %d: %w", id, delta, ErrCorruptSnapshot)
+		}
+	}
+	return -1, nil
+}
+
+// decodeSnapshot reads a snapshot into a producer state, once CheckSnapshot
+// has passed it.
+func decodeSnapshot(b []byte) (producerState, error) {
+	if _, err := CheckSnapshot(b); err != nil {
+		return producerState{}, err
+	}
+	be := binary.BigEndian
+	n := len(b[snapshotHeaderSize:]) / snapshotEntrySize
 	// The entries in one allocation: a snapshot of many producers loads
 	// at Open, which a clean shutdown makes fast.
 	ps := producerState{entries: make(map[int64]*producerEntry, n)}
@@ -138,9 +158,6 @@ func decodeSnapshot(b []byte) (producerState, error) {
 		ts := int64(be.Uint64(x[26:]))
 		coordinatorEpoch := int32(be.Uint32(x[34:]))
 		txnFirst := int64(be.Uint64(x[38:]))
-		if id < 0 || delta < 0 {
-			return producerState{}, fmt.Errorf("an entry of producer %d with offset delta %d: %w", id, delta, ErrCorruptSnapshot)
-		}
 		e := ps.entries[id]
 		if e == nil {
 			block = append(block, *newProducerEntry(id))
