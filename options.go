@@ -80,7 +80,10 @@ type Options struct {
 	// it: new records and segments, retention, compaction, new and deleted
 	// topics, config changes and the offsets committed to
 	// __consumer_offsets (see RefreshInterval, and "Reading a live
-	// directory" in the README for what is guaranteed). Every call that
+	// directory" in the README for what is guaranteed). A read stops
+	// quietly at a batch being written or a torn tail, and fails with
+	// ErrCorrupt (file and position) at damage: bad bytes that a valid
+	// batch follows, or that read the same for a second. Every call that
 	// writes fails with ErrReadOnly and changes nothing. ReadCommitted
 	// reads follow the owner's transactions: the first one of a partition
 	// rebuilds its producer state (from the owner's latest producer

@@ -25,8 +25,16 @@ import (
 //   - reads the .log through a read-only mapping (or, where the file system
 //     cannot map so, a copy in memory) but touches only the bytes of batches
 //     it has checked, found with pread: recovery never cuts below a batch
-//     that passes its checks (the checks are recovery's), and a seal trims
-//     only what follows the last batch;
+//     that passes its checks (the checks are recovery's), a seal trims
+//     only what follows the last batch, and the cleanup of a failed append
+//     cuts only that append's bytes, a partial batch (the partition
+//     appends one batch per write); retention, compaction, truncation and
+//     topic deletion remove or replace files, which stay whole under a
+//     mapping. The one cut that can reach checked bytes is the repair of
+//     damage that an owner's Open finds in a segment it trusts, which a
+//     trusted follower maps as it was;
+//   - tells a batch being copied in, or a torn tail, from damage after its
+//     last valid batch (see Unsettled and TailDamage);
 //   - trusts no index file of a segment that may still be written
 //     (untrusted): it scans the log instead, as recovery does, stopping at
 //     the first torn or damaged batch without cutting anything, and builds
