@@ -273,6 +273,11 @@ func (c *Consumer) sync(ctx context.Context) error {
 		c.pos, c.ids, c.order = map[TopicPartition]int64{}, map[TopicPartition]TopicID{}, nil
 		c.pending = map[TopicPartition]bool{}
 		c.mu.Unlock()
+		if c.s.closed.Load() {
+			// Fenced by Close, which ended every membership: joining
+			// again would leave one that no one records the end of.
+			return ErrClosed
+		}
 		ref, jerr := c.s.groups.Join(c.group, c.topics)
 		if jerr != nil {
 			return fmt.Errorf("strata: rejoining group %q: %w", c.group, jerr)

@@ -2,8 +2,10 @@ package strata_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -261,4 +263,57 @@ func TestGroupMembershipEndsAtClose(t *testing.T) {
 	d, err := s.DescribeGroup(ctx, "g")
 	require.NoError(t, err)
 	require.Equal(t, strata.GroupEmpty, d.State)
+}
+
+// TestGroupMembershipEndsAtCloseRace: consumers that poll while the store
+// closes end their membership with it: nothing is logged, and every group
+// is recorded empty, none rejoined after Close fenced it.
+func TestGroupMembershipEndsAtCloseRace(t *testing.T) {
+	ctx := context.Background()
+	for range 20 {
+		fs := vfs.NewMem()
+		var logs syncBuffer
+		opts := &strata.Options{FS: fs, RetentionCheckInterval: -1, CleanerInterval: -1,
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+		s, err := strata.Open("/d", opts)
+		require.NoError(t, err)
+		require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 2}))
+		var ready, done sync.WaitGroup
+		groups := []string{"a", "b", "c", "d"}
+		for _, g := range groups {
+			c, err := s.Consumer(g, []string{"t"}, strata.ConsumerOptions{PollWait: time.Millisecond})
+			require.NoError(t, err)
+			ready.Add(1)
+			done.Go(func() {
+				first := true
+				for {
+					pctx, cancel := context.WithTimeout(ctx, 2*time.Millisecond)
+					_, err := c.Poll(pctx)
+					cancel()
+					if first {
+						first = false
+						ready.Done()
+					}
+					if errors.Is(err, strata.ErrClosed) {
+						break
+					}
+				}
+				require.NoError(t, c.Close())
+			})
+		}
+		ready.Wait()
+		require.NoError(t, s.Close())
+		done.Wait()
+		require.Empty(t, logs.String())
+
+		s, err = strata.Open("/d", opts)
+		require.NoError(t, err)
+		require.Empty(t, logs.String(), "no membership left to end")
+		for _, g := range groups {
+			d, err := s.DescribeGroup(ctx, g)
+			require.NoError(t, err)
+			require.Equal(t, strata.GroupEmpty, d.State, g)
+		}
+		require.NoError(t, s.Close())
+	}
 }
