@@ -225,11 +225,13 @@
 // than the Java client. Rack awareness is not modelled.
 //
 // The Coordinator runs membership in memory: its [MetadataLog] records it
-// as a description, and after a restart every consumer joins again (the
-// members a replayed record lists are gone: [Coordinator.EndStaleMembership]). It has
-// no static membership (group.instance.id) and no offset expiry
-// (offsets.retention.minutes). Metadata is
-// limited in bytes, where Kafka counts UTF-16 units. The Coordinator
+// as a description, and after a restart every consumer joins again. A
+// store that closes ends its members' membership first
+// ([Coordinator.LeaveAll]); after a crash, the members a replayed record
+// lists are gone ([Coordinator.EndStaleMembership]). It has no static
+// membership (group.instance.id) and no offset expiry
+// (offsets.retention.minutes). Metadata is limited in bytes, where Kafka
+// counts UTF-16 units. The Coordinator
 // starts no goroutines: it checks session and rebalance deadlines against
 // Options.Now whenever it is called, so a group's dead members are evicted
 // at the next call on that group (or at [Coordinator.Expire]).
