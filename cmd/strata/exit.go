@@ -90,6 +90,9 @@ func report(w io.Writer, err error) {
 		msg = strings.TrimPrefix(msg, "strata: ")
 	}
 	fmt.Fprintf(w, "strata: %s\n", msg)
+	if strings.Contains(msg, "strata.RebuildRegistry(") {
+		fmt.Fprintln(w, "strata: from the command line: strata rebuild-registry")
+	}
 	if errors.Is(err, strata.ErrLocked) {
 		fmt.Fprintln(w, "strata: another process has the directory open for writing: stop it first, or, if it is strata serve, write through its Kafka listener (kcat -P, kafka-console-producer); commands that only read work on it as it is")
 	}
