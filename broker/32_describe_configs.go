@@ -74,7 +74,7 @@ func (srv *Server) topicConfigEntries(c strata.TopicConfig, only []string, synon
 			def = "0"
 		}
 		e.Value = &v
-		e.ReadOnly = !isLive(name)
+		e.ReadOnly = !topic.IsLiveKafkaConfig(name)
 		e.IsDefault = v == def
 		e.Source = kmsg.ConfigSourceDynamicTopicConfig
 		if e.IsDefault {

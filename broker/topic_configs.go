@@ -56,14 +56,6 @@ var configInfos = map[string]configInfo{
 	"compression.zstd.level":    {kmsg.ConfigTypeInt, "compression.zstd.level"},
 }
 
-// liveConfigs are the topic configs that may change on an existing topic
-// (Store.AlterTopicConfig): those retention and the cleaner read. The
-// others are the partitions' own, fixed when the topic is created.
-var liveConfigs = []string{"retention.ms", "retention.bytes", "delete.retention.ms", "min.compaction.lag.ms", "max.compaction.lag.ms", "min.cleanable.dirty.ratio"}
-
-// isLive reports whether a topic config may change on an existing topic.
-func isLive(name string) bool { return slices.Contains(liveConfigs, name) }
-
 // topicDefaults is the config a topic created without configs gets:
 // Options.AutoCreateConfig with the store's defaults filled in (the
 // broker's defaults, in Kafka's terms).
@@ -153,7 +145,7 @@ func (srv *Server) changedConfig(old strata.TopicConfig, ops []configOp, replace
 	defValues := topic.KafkaConfigs(def)
 	cfg := old
 	if replace {
-		for _, name := range liveConfigs {
+		for _, name := range topic.LiveKafkaConfigNames() {
 			if err := topic.SetKafkaConfig(&cfg, name, defValues[name]); err != nil {
 				return old, err
 			}
@@ -200,9 +192,9 @@ func (srv *Server) changedConfig(old strata.TopicConfig, ops []configOp, replace
 	}
 	was, now := topic.KafkaConfigs(old), topic.KafkaConfigs(cfg)
 	for _, name := range slices.Sorted(maps.Keys(now)) {
-		if now[name] != was[name] && !isLive(name) {
+		if now[name] != was[name] && !topic.IsLiveKafkaConfig(name) {
 			return old, fmt.Errorf("broker: topic config %s cannot change on an existing topic (%s to %s): Strata fixes it when the topic is created; these can change: %s",
-				name, was[name], now[name], strings.Join(liveConfigs, ", "))
+				name, was[name], now[name], strings.Join(topic.LiveKafkaConfigNames(), ", "))
 		}
 	}
 	return cfg, nil

@@ -296,3 +296,16 @@ func IsKafkaLevelConfig(name string) (CompressionType, bool) {
 	codec, ok := levelConfigs[name]
 	return codec, ok
 }
+
+// liveKafkaConfigs are the Kafka names of the fields CheckChange lets an
+// open topic change: those retention and the cleaner read.
+var liveKafkaConfigs = []string{"delete.retention.ms", "max.compaction.lag.ms", "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "retention.bytes", "retention.ms"}
+
+// LiveKafkaConfigNames returns, sorted, the names of Kafka's topic configs
+// that may change on an existing topic (CheckChange): Kafka's dynamic
+// topic configs that Strata applies to a topic it has opened. The others
+// are fixed when the topic is created.
+func LiveKafkaConfigNames() []string { return slices.Clone(liveKafkaConfigs) }
+
+// IsLiveKafkaConfig reports whether name is one of LiveKafkaConfigNames.
+func IsLiveKafkaConfig(name string) bool { return slices.Contains(liveKafkaConfigs, name) }

@@ -1,6 +1,7 @@
 package topic_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -83,4 +84,38 @@ func TestKafkaConfigNames(t *testing.T) {
 		require.True(t, topic.IsKafkaConfig(name))
 	}
 	require.False(t, topic.IsKafkaConfig("retention.hours"))
+}
+
+// TestLiveKafkaConfigs: the configs LiveKafkaConfigNames names are those
+// whose change CheckChange lets an open topic take, and only those.
+func TestLiveKafkaConfigs(t *testing.T) {
+	from, err := topic.Config{Partitions: 1}.WithDefaults()
+	require.NoError(t, err)
+	values := map[string]string{
+		"cleanup.policy": "compact", "retention.ms": "1000", "segment.ms": "1000", "delete.retention.ms": "1000",
+		"min.compaction.lag.ms": "1000", "max.compaction.lag.ms": "1000", "retention.bytes": "4096",
+		"segment.bytes": "4096", "max.message.bytes": "4000", "index.interval.bytes": "100", "segment.index.bytes": "4096",
+		"message.timestamp.type": "LogAppendTime", "compression.type": "gzip", "min.cleanable.dirty.ratio": "0.1",
+		"preallocate": "true",
+	}
+	for _, name := range topic.KafkaConfigNames() {
+		if _, level := topic.IsKafkaLevelConfig(name); level {
+			require.False(t, topic.IsLiveKafkaConfig(name), name)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			v, ok := values[name]
+			require.True(t, ok, "a value to change %s to", name)
+			to := from
+			require.NoError(t, topic.SetKafkaConfig(&to, name, v))
+			require.NotEqual(t, from, to)
+			_, err := topic.CheckChange(from, to)
+			if topic.IsLiveKafkaConfig(name) {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, topic.ErrInvalidConfig)
+			}
+		})
+	}
+	require.True(t, slices.IsSorted(topic.LiveKafkaConfigNames()))
 }
