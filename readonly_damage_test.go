@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/segment"
 )
 
 // damageBatch flips the last byte of the k-th batch of the newest .log
@@ -97,4 +100,33 @@ func TestReadOnlyDamageInTheMiddle(t *testing.T) {
 	if t.Failed() {
 		t.Log(strings.Join([]string{logPath, offPath}, " "))
 	}
+}
+
+// TestVerifyLiveDamageBeforeValidBatches: Verify of a live directory
+// reports a bad batch of an active segment that valid batches follow as
+// damage at once, without reading it again for segment.SettleWait as it
+// does a bad last batch (which the owner may be copying in).
+func TestVerifyLiveDamageBeforeValidBatches(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("a live directory is told by /proc/locks")
+	}
+	dir := t.TempDir()
+	w, err := strata.Open(dir, &strata.Options{Sync: strata.SyncNever})
+	require.NoError(t, err)
+	defer w.Close()
+	require.NoError(t, w.CreateTopic("t", strata.TopicConfig{}))
+	appendN(t, w, "t", 0, 20)
+	path, pos := damageBatch(t, filepath.Join(dir, "t-0"), 10)
+	start := time.Now()
+	rep, err := strata.Verify(dir, &strata.VerifyOptions{Topic: "t"})
+	took := time.Since(start)
+	require.NoError(t, err)
+	require.True(t, rep.Live)
+	require.True(t, rep.Damaged(), "%+v", rep.Findings)
+	found := false
+	for _, f := range rep.Findings {
+		found = found || f.Damage && f.File == path && f.Position == pos
+	}
+	require.True(t, found, "the damage at %s:%d in %+v", path, pos, rep.Findings)
+	require.Less(t, took, segment.SettleWait/2, "Verify waited for bytes a valid batch follows")
 }
