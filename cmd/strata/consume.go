@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -165,6 +166,12 @@ type consumer struct {
 }
 
 func (a *app) consume(topicName string, f consumeFlags) error {
+	switch topicName {
+	case strata.ConsumerOffsetsTopic:
+		return usagef("%s is the store's own topic, which consume does not read: strata dump --offsets-decoder %s-0/*.log decodes it", topicName, filepath.Join(a.dir, topicName))
+	case strata.TransactionStateTopic:
+		return usagef("%s is the store's own topic, which consume does not read: strata dump --transaction-log-decoder %s-0/*.log decodes it", topicName, filepath.Join(a.dir, topicName))
+	}
 	spec, err := parseStart(f)
 	if err != nil {
 		return err
