@@ -54,7 +54,7 @@ func (a *app) openWrite() (*strata.Store, error) {
 func (a *app) storeOptions(readOnly bool) *strata.Options {
 	return &strata.Options{
 		ReadOnly:               readOnly,
-		Logger:                 slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:                 slog.New(newWarnHandler(a.stderr)),
 		RetentionCheckInterval: -1,
 		CleanerInterval:        -1,
 	}
