@@ -578,7 +578,8 @@ func (c *Consumer) poke() {
 // CloseTimeout, not by any context of the application's), what was
 // consumed is committed if auto-commit is on, and the partitions go to the
 // remaining consumers at once. A consumer that finds it was evicted runs
-// OnLost instead. Closing twice is a no-op; every other method then
+// OnLost instead, as does one closed after its Store, whose Close ended
+// the membership of its consumers (nothing can be committed any more). Closing twice is a no-op; every other method then
 // returns ErrClosed.
 func (c *Consumer) Close() (err error) {
 	defer wrapErr(&err)

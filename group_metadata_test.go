@@ -240,7 +240,15 @@ func TestGroupMembershipEndsAtClose(t *testing.T) {
 	s, err := strata.Open("/d", opts)
 	require.NoError(t, err)
 	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 2}))
-	c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{})
+	var revoked, lost []strata.TopicPartition
+	c, err := s.Consumer("g", []string{"t"}, strata.ConsumerOptions{
+		OnRevoked: func(_ context.Context, _ *strata.Consumer, parts []strata.TopicPartition) {
+			revoked = append(revoked, parts...)
+		},
+		OnLost: func(_ context.Context, _ *strata.Consumer, parts []strata.TopicPartition) {
+			lost = append(lost, parts...)
+		},
+	})
 	require.NoError(t, err)
 	pctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
@@ -250,6 +258,8 @@ func TestGroupMembershipEndsAtClose(t *testing.T) {
 	require.Empty(t, logs.String())
 	require.NoError(t, c.Close())
 	require.Empty(t, logs.String())
+	require.Empty(t, revoked, "nothing can be committed: the partitions are lost")
+	require.Len(t, lost, 2)
 
 	s, err = strata.Open("/d", opts)
 	require.NoError(t, err)
