@@ -94,7 +94,8 @@ type Options struct {
 	// partition's directory and reads topics.json for changes, and how
 	// often a read waiting for records (Fetch, Records, a Consumer's Poll)
 	// looks again. A read of the end of a partition always looks for
-	// batches appended to its active segment (one pread). Default
+	// batches appended to its active segment (one pread), unless another
+	// read of the partition is looking at that moment. Default
 	// DefaultRefreshInterval (100 ms). Ignored without ReadOnly.
 	RefreshInterval time.Duration
 }
