@@ -59,7 +59,9 @@ in base64, marked by key_encoding or value_encoding). --format's verbs:
 
 A damaged batch where a partition's readable records end fails the command
 with its file and position; legacy messages (magic 0 and 1, before Kafka
-0.11), which strata keeps but does not read, are skipped with a warning.
+0.11), which strata keeps but does not read, are skipped with a warning, and
+so are records the directory's owner deletes (retention, delete-records)
+before consume reads them: it goes on at the new start.
 
 consume only reads, so it works on a directory a running process holds,
 following what that process appends; with --group and --commit it commits
@@ -348,10 +350,15 @@ func (c *consumer) write(p int, r *strata.Record) (bool, error) {
 func (c *consumer) scan(parts []int, starts, ends []int64) error {
 	for i, p := range parts {
 		for at := starts[i]; at < ends[i]; {
-			legacy := false
+			legacy, removed := false, false
 			for r, err := range c.view.Scan(c.topic, p, at) {
 				if errors.Is(err, strata.ErrUnsupportedFormat) {
 					legacy = true
+					break
+				}
+				if start, ok := c.removedUnder(p, at, err); ok {
+					c.warnRemoved(p, at, start)
+					at, removed = start, true
 					break
 				}
 				if err != nil {
@@ -369,6 +376,9 @@ func (c *consumer) scan(parts []int, starts, ends []int64) error {
 				}
 				at = r.Offset + 1
 			}
+			if removed {
+				continue
+			}
 			if !legacy {
 				break
 			}
@@ -380,7 +390,7 @@ func (c *consumer) scan(parts []int, starts, ends []int64) error {
 		}
 		// A damaged batch where the partition's records end ends them
 		// in a read-only view: a read there tells it from the end.
-		if _, err := c.view.Read(c.a.ctx, c.topic, p, ends[i], 1); err != nil && c.a.ctx.Err() == nil {
+		if _, err := c.view.Read(c.a.ctx, c.topic, p, ends[i], 1); err != nil && !errors.Is(err, strata.ErrOffsetOutOfRange) && c.a.ctx.Err() == nil {
 			return err
 		}
 		if err := c.commitDirty(); err != nil {
@@ -419,6 +429,32 @@ type fetched struct {
 	p   int
 	r   strata.Record
 	err error
+	// gone, when gone[1] > 0, is the offsets [gone[0], gone[1]) that
+	// retention or delete-records removed before they were read.
+	gone [2]int64
+}
+
+// removedUnder reports whether err is the out-of-range error of a read
+// at offset from of partition p whose records the directory's owner
+// removed meanwhile (retention, delete-records): then the reading goes
+// on at the partition's new start, which it returns, as a Kafka consumer
+// with auto.offset.reset=earliest does.
+func (c *consumer) removedUnder(p int, from int64, err error) (int64, bool) {
+	if !errors.Is(err, strata.ErrOffsetOutOfRange) {
+		return 0, false
+	}
+	start, lerr := c.view.ListOffsets(c.topic, p, strata.Earliest)
+	if lerr != nil || start <= from {
+		return 0, false
+	}
+	return start, true
+}
+
+// warnRemoved says on stderr that offsets [from, to) of partition p were
+// removed before consume read them.
+func (c *consumer) warnRemoved(p int, from, to int64) {
+	fmt.Fprintf(c.a.stderr, "strata: warning: %s-%d: offsets %d to %d were deleted (retention, delete-records) before they were read: going on at %d\n",
+		c.topic, p, from, to-1, to)
 }
 
 // follow writes the partitions' records as they come, until interrupted
@@ -430,16 +466,33 @@ func (c *consumer) follow(parts []int, starts []int64) error {
 	ch := make(chan fetched, 1024)
 	follow := func(p int, from int64) {
 		go func() {
-			for r, err := range c.view.Records(ctx, c.topic, p, from) {
-				if err == nil {
-					r = copyRecord(r)
+			for {
+				var gone fetched
+				for r, err := range c.view.Records(ctx, c.topic, p, from) {
+					if start, ok := c.removedUnder(p, from, err); ok {
+						gone = fetched{p: p, gone: [2]int64{from, start}}
+						from = start
+						break
+					}
+					if err == nil {
+						r = copyRecord(r)
+						from = r.Offset + 1
+					}
+					select {
+					case ch <- fetched{p: p, r: r, err: err}:
+					case <-ctx.Done():
+						return
+					}
+					if err != nil {
+						return
+					}
 				}
-				select {
-				case ch <- fetched{p, r, err}:
-				case <-ctx.Done():
+				if gone.gone[1] == 0 {
 					return
 				}
-				if err != nil {
+				select {
+				case ch <- gone:
+				case <-ctx.Done():
 					return
 				}
 			}
@@ -485,6 +538,10 @@ func (c *consumer) follow(parts []int, starts []int64) error {
 			case <-ctx.Done():
 				return nil
 			}
+		}
+		if got.gone[1] > 0 {
+			c.warnRemoved(got.p, got.gone[0], got.gone[1])
+			continue
 		}
 		if got.err != nil {
 			if errors.Is(got.err, context.Canceled) || ctx.Err() != nil {
