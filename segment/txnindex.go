@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"sync"
@@ -115,8 +116,13 @@ func (s *Segment) openTxnIndex(create bool) error {
 		return fmt.Errorf("segment: %s: %w", x.path, err)
 	}
 	buf := make([]byte, size)
-	if _, err := f.ReadAt(buf, 0); err != nil {
-		return fmt.Errorf("segment: reading %s: %w", x.path, err)
+	if k, err := f.ReadAt(buf, 0); err != nil {
+		if !s.follower || !errors.Is(err, io.EOF) {
+			return fmt.Errorf("segment: reading %s: %w", x.path, err)
+		}
+		// The owner's recovery cut the file since its size was read:
+		// what is left.
+		size, buf = int64(k), buf[:k]
 	}
 	var list []AbortedTxn
 	pos := int64(0)
