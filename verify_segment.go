@@ -305,7 +305,10 @@ func (r *logReader) settle(e logEntry, pos, size, next, base int64) (logEntry, i
 	if n := int64(e.h.Size()); e.err != nil && n > 0 {
 		var after bool
 		if after, r.buf = segment.ValidAfter(r.f, pos+n, size, r.buf); after {
-			return e, size, nil
+			// Written before the batch after it: what it reads now is
+			// final (the first read may have caught it being copied in).
+			e, err := r.entry(pos, size, next, base)
+			return e, size, err
 		}
 	}
 	deadline := time.Now().Add(segment.SettleWait)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"time"
@@ -307,8 +308,20 @@ func (s *Segment) judgeTail(pos int64, bad error, b []byte, span, end int64) {
 		damage = true
 	}
 	if !damage && end > pos {
+		sum := crc32.Checksum(b, settleTable) // b may be s.scratch, which ValidAfter reuses
 		if size, err := s.log.Size(); err == nil {
-			damage, s.scratch = ValidAfter(s.log, end, size, s.scratch) // b is not used after
+			damage, s.scratch = ValidAfter(s.log, end, size, s.scratch)
+		}
+		if damage {
+			// The batch after was written after these bytes were read:
+			// they are damage only if they still read the same (the read
+			// may have caught the owner copying them in).
+			if cap(s.scratch) < int(span) {
+				s.scratch = make([]byte, span)
+			}
+			again := s.scratch[:span]
+			k, _ := s.log.ReadAt(again, pos)
+			damage = int64(k) == span && crc32.Checksum(again, settleTable) == sum
 		}
 	}
 	if !damage {

@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata/vfs"
 )
 
 // damagedFollower writes count batches with a writer, flips a byte in the
@@ -102,4 +105,61 @@ func TestFollowDamageSettles(t *testing.T) {
 		f.SetFinal()
 		require.ErrorIs(t, f.TailDamage(), ErrCorrupt, "a torn batch in a segment another follows")
 	})
+}
+
+// tornReadFS's .log files return, at the first read of more than a
+// header at position at, the bytes with the last one changed: what a read
+// sees of a batch being copied over bytes that were not zeros.
+type tornReadFS struct {
+	vfs.FS
+	at   int64
+	done *bool
+}
+
+type tornReadFile struct {
+	vfs.File
+	fs tornReadFS
+}
+
+func (f tornReadFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.File.ReadAt(p, off)
+	if off == f.fs.at && len(p) > 61 && !*f.fs.done {
+		*f.fs.done = true
+		p[n-1] ^= 0xff
+	}
+	return n, err
+}
+
+func (s tornReadFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
+	f, err := s.FS.OpenFile(name, flag, perm)
+	if err == nil && strings.HasSuffix(name, LogSuffix) {
+		return tornReadFile{f, s}, nil
+	}
+	return f, err
+}
+
+// TestFollowTornReadIsNotDamage: a read of a batch that caught it being
+// copied in, with a valid batch after it by the time that one is read,
+// is not damage: the batch reads whole again, and is taken.
+func TestFollowTornReadIsNotDamage(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{MaxBytes: 1 << 20, IndexIntervalBytes: 256}
+	w, err := Create(vfs.OS, dir, 0, cfg)
+	require.NoError(t, err)
+	written := appendRandom(t, w, rand.New(rand.NewPCG(8, 9)), 6, 4, 200)
+	require.NoError(t, w.Close())
+	var pos int64
+	for _, b := range written[:3] {
+		pos += int64(len(b.bytes))
+	}
+	done := false
+	f, err := OpenFollow(tornReadFS{vfs.OS, pos, &done}, dir, 0, cfg, false)
+	require.NoError(t, err)
+	defer f.Close()
+	require.True(t, done, "the torn read happened")
+	require.NoError(t, f.TailDamage())
+	_, err = f.Extend()
+	require.NoError(t, err)
+	require.Equal(t, written[5].recs[len(written[5].recs)-1].Offset+1, f.NextOffset())
+	requireRecords(t, written, 0, readAll(t, f, 0, 1<<20))
 }
