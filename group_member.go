@@ -46,6 +46,10 @@ type GroupAssignment struct {
 	// share that another member still holds is listed once that member
 	// gave it back.
 	Assigned []TopicPartition
+	// Revoking lists the partitions the member holds and is to give
+	// back, sorted; nil if none. Its commits of them count until a
+	// heartbeat no longer lists them in Owned.
+	Revoking []TopicPartition
 }
 
 // HeartbeatGroup joins a consumer group, or heartbeats a member of one,
@@ -106,7 +110,7 @@ func (s *Store) HeartbeatGroup(groupName string, hb GroupHeartbeat) (_ GroupAssi
 			assigned = append(assigned, tp)
 		}
 	}
-	return GroupAssignment{MemberID: id, Generation: res.Generation, Assigned: assigned}, nil
+	return GroupAssignment{MemberID: id, Generation: res.Generation, Assigned: assigned, Revoking: res.Revoke}, nil
 }
 
 // LeaveGroup takes a member that HeartbeatGroup joined out of its group:

@@ -24,7 +24,7 @@ func handleOffsetCommit(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response
 	req := kreq.(*kmsg.OffsetCommitRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	code := errInvalidGroupID
-	coordID, code848, is848 := srv.consumers.memberEpoch(req.Group, req.MemberID, req.Generation)
+	coordID, gen, code848, is848 := srv.consumers.memberEpoch(req.Group, req.MemberID, req.Generation)
 	switch {
 	case req.Group == "":
 	case is848 && req.Version < 9:
@@ -50,7 +50,7 @@ func handleOffsetCommit(srv *Server, _ header, kreq kmsg.Request) (kmsg.Response
 					metadata = *rp.Metadata
 				}
 				if is848 {
-					sp.ErrorCode = memberCommitCode(srv.store.CommitAsMember(req.Group, coordID, int(req.Generation),
+					sp.ErrorCode = memberCommitCode(srv.store.CommitAsMember(req.Group, coordID, gen,
 						map[strata.TopicPartition]strata.OffsetAndMetadata{{Topic: rt.Topic, Partition: int(rp.Partition)}: {Offset: rp.Offset, Metadata: metadata}}))
 				} else {
 					sp.ErrorCode = groupCodeOf(srv.store.Commit(req.Group, rt.Topic, int(rp.Partition), rp.Offset, metadata))

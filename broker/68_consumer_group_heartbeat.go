@@ -233,8 +233,13 @@ func (srv *Server) heartbeatMember(g *consumerGroup, m *consumerMember, req *kms
 		}
 		return heartbeatCode(err), err.Error()
 	}
-	next.coordID = a.MemberID
-	if epoch := int32(a.Generation); epoch != next.epoch {
+	next.coordID, next.gen = a.MemberID, a.Generation
+	// A member that holds partitions to give back keeps its epoch, as
+	// Kafka's CurrentAssignmentBuilder keeps a member in
+	// UNREVOKED_PARTITIONS at its epoch: its commits of them, at that
+	// epoch, still count (a client retries a STALE_MEMBER_EPOCH commit at
+	// a new epoch only for the partitions it keeps).
+	if epoch := int32(a.Generation); epoch != next.epoch && len(a.Revoking) == 0 {
 		next.prevEpoch, next.epoch = next.epoch, epoch
 	}
 	send := req.MemberEpoch == 0 || req.Topics != nil || !next.sent || !slices.Equal(a.Assigned, next.assigned)

@@ -105,16 +105,20 @@ type consumerMember struct {
 	clientID   string // of its join
 	clientHost string // of its join: the client's address, "/127.0.0.1"
 	rackID     string
-	// epoch is the member epoch last sent, the store's generation of the
-	// member's last heartbeat; prevEpoch the one before it, which Kafka
+	// epoch is the member epoch last sent: the store's generation of the
+	// member's last heartbeat, or the epoch it had while it holds
+	// partitions to give back; prevEpoch the one before it, which Kafka
 	// accepts once more from a member that lost a response.
 	epoch, prevEpoch int32
-	names            []string       // SubscribedTopicNames, sorted
-	regex            *regexp.Regexp // SubscribedTopicRegex, nil if none
-	regexSrc         string         // as the member sent it
-	subscribed       []string       // the topics last given to the store
-	assigned         []strata.TopicPartition
-	sent             bool // assigned was sent
+	// gen is the store's generation of the member's last heartbeat, at
+	// which its commits go to the store (Store.CommitAsMember).
+	gen        int
+	names      []string       // SubscribedTopicNames, sorted
+	regex      *regexp.Regexp // SubscribedTopicRegex, nil if none
+	regexSrc   string         // as the member sent it
+	subscribed []string       // the topics last given to the store
+	assigned   []strata.TopicPartition
+	sent       bool // assigned was sent
 }
 
 // lockGroup returns the group named name, locked, creating it if create
@@ -227,20 +231,20 @@ func (cs *consumerGroups) close(store *strata.Store) {
 // memberID at memberEpoch, as Kafka's ConsumerGroup validateMemberEpoch
 // checks it (STALE_MEMBER_EPOCH), and ok; not ok if memberID is not a
 // wire member of a consumer group (the classic rules apply).
-func (cs *consumerGroups) memberEpoch(name, memberID string, memberEpoch int32) (coordID string, code int16, ok bool) {
+func (cs *consumerGroups) memberEpoch(name, memberID string, memberEpoch int32) (coordID string, gen int, code int16, ok bool) {
 	g := cs.lockGroup(name, false)
 	if g == nil {
-		return "", errNone, false
+		return "", 0, errNone, false
 	}
 	defer cs.unlockGroup(g)
 	m := g.members[memberID]
 	switch {
 	case m == nil:
-		return "", errNone, false
+		return "", 0, errNone, false
 	case memberEpoch != m.epoch:
-		return "", errStaleMemberEpoch, true
+		return "", 0, errStaleMemberEpoch, true
 	}
-	return m.coordID, errNone, true
+	return m.coordID, m.gen, errNone, true
 }
 
 // fetchCode is the error code of an OffsetFetch (v9+) of a group by

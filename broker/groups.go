@@ -212,7 +212,7 @@ func (srv *Server) memberCode(group, memberID string, generation int32) int16 {
 // its member epoch (STALE_MEMBER_EPOCH), as Kafka's ConsumerGroup
 // validateOffsetCommit has it.
 func (srv *Server) memberCodeFor(group, memberID, instanceID string, generation int32) int16 {
-	if _, code, ok := srv.consumers.memberEpoch(group, memberID, generation); ok {
+	if _, _, code, ok := srv.consumers.memberEpoch(group, memberID, generation); ok {
 		return code
 	}
 	gs := &srv.groups

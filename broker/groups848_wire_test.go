@@ -121,11 +121,17 @@ func TestConsumerGroupHeartbeatReconcile(t *testing.T) {
 	epochB := b.MemberEpoch
 	require.Greater(t, epochB, epochA)
 
+	// A is to give up partition 1 and keeps its epoch until it has, as
+	// Kafka's CurrentAssignmentBuilder keeps a member in
+	// UNREVOKED_PARTITIONS: its commit of partition 1, at that epoch,
+	// still counts.
 	a = c.cg(cgReq("billing", "A", epochA))
 	require.Equal(t, int16(0), a.ErrorCode)
 	require.Equal(t, []int32{0}, assigned(t, a, id), "A is to give up partition 1")
-	require.Equal(t, epochB, a.MemberEpoch)
-	epochA = a.MemberEpoch
+	require.Equal(t, firstEpochA, a.MemberEpoch, "A's epoch while it holds partition 1")
+	a = c.cg(cgReq("billing", "A", epochA))
+	require.Equal(t, int16(0), a.ErrorCode)
+	require.Equal(t, firstEpochA, a.MemberEpoch, "A's epoch while it holds partition 1")
 
 	b = c.cg(cgReq("billing", "B", epochB))
 	require.Nil(t, b.Assignment, "A has not reported it yet")
@@ -151,8 +157,14 @@ func TestConsumerGroupHeartbeatReconcile(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, int16(113), commit(9, "B", epochB, 1), "B does not own partition 1 yet")
 
+	// A reports partition 1 given back and moves on to the group's
+	// epoch; its commits at the one before are stale.
 	a = c.cg(owning(cgReq("billing", "A", epochA), id, 0))
 	require.Equal(t, []int32{0}, assigned(t, a, id))
+	require.Equal(t, epochB, a.MemberEpoch)
+	epochA = a.MemberEpoch
+	require.Equal(t, int16(113), commit(9, "A", firstEpochA, 0), "STALE_MEMBER_EPOCH")
+	require.Equal(t, int16(0), commit(9, "A", epochA, 0))
 	// A member that lost a response may send its previous epoch, with
 	// partitions of its assignment only (Kafka's
 	// throwIfMemberEpochIsInvalid); else it is fenced.
