@@ -1,11 +1,13 @@
 // Command strata is Kafka's everyday tools for a Strata directory: topics,
 // console produce and consume, consumer groups, log dumps, verification
 // and repair, on-demand retention and compaction, and serve, a
-// Kafka-compatible broker on the directory's files.
+// Kafka-compatible broker on the directory's files, and mirror, which
+// moves topics and group positions to a Kafka cluster.
 //
-// Install it with
+// It is a module of its own, so that users of the library never download
+// its dependencies. From a checkout of the repository, install it with
 //
-//	go install github.com/stratalog/strata/cmd/strata@latest
+//	cd cmd/strata && go install .
 //
 // and run strata --help, or strata <command> --help, for the commands,
 // their flags and examples. Commands that only read (topics list and
@@ -21,7 +23,7 @@
 //	2  bad usage or input: an unknown command or flag, a malformed value,
 //	   an unknown topic, partition or group, an offset or time out of range
 //	3  the directory is locked by another process (a write was refused)
-//	4  verify found damage
+//	4  verify or dump found damage
 //
 // Errors are one line on stderr, prefixed "strata: ", never a stack trace.
 package main

@@ -75,7 +75,8 @@ process holds, and say which.
 
 Exit status: 0 success; 1 the operation failed; 2 bad usage or input (an
 unknown flag, topic or group, a malformed value, an offset out of range);
-3 the directory is locked by another process; 4 verify found damage.`,
+3 the directory is locked by another process; 4 verify or dump found
+damage.`,
 		Example: `  strata --dir /var/lib/orders topics list
   export STRATA_DIR=/var/lib/orders
   strata topics describe orders -o json
