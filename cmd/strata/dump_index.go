@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/segment"
@@ -356,24 +355,12 @@ func (d *dumper) dumpMetadata(name string) error {
 	if err != nil {
 		return err
 	}
-	var version, id string
-	for line := range strings.Lines(string(data)) {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok {
-			continue
-		}
-		switch strings.TrimSpace(k) {
-		case "version":
-			version = strings.TrimSpace(v)
-		case "topic_id":
-			id = strings.TrimSpace(v)
-		}
-	}
-	if _, err := topic.ParseID(id); err != nil || version != "0" {
+	id, ok := topic.ParseMetadata(data)
+	if !ok {
 		d.damage(name, 0, int64(len(data)), fmt.Sprintf("holds %.48q, not \"version: 0\" and a topic id", data))
 		return nil
 	}
-	d.emit("partition_metadata", name, "", field{"version", "version", 0}, field{"topic_id", "topic_id", id})
+	d.emit("partition_metadata", name, "", field{"version", "version", 0}, field{"topic_id", "topic_id", id.String()})
 	return nil
 }
 
