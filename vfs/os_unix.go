@@ -17,30 +17,12 @@ const dirFlag = syscall.O_DIRECTORY
 // of the file, reserving room for it to grow: bytes the file gains later
 // appear in it, and touching a page wholly past the end is SIGBUS.
 func (f osFile) Map(size int) ([]byte, error) {
-	if size < 0 {
-		return nil, &fs.PathError{Op: "mmap", Path: f.Name(), Err: syscall.EINVAL}
+	if size >= 0 {
+		if _, err := f.Size(); err != nil { // fails on a closed file
+			return nil, err
+		}
 	}
-	if _, err := f.Size(); err != nil { // fails on a closed file
-		return nil, err
-	}
-	if size == 0 {
-		return nil, nil
-	}
-	conn, err := f.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	var m []byte
-	var merr error
-	if err := conn.Control(func(fd uintptr) {
-		m, merr = unix.Mmap(int(fd), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	}); err != nil {
-		return nil, err
-	}
-	if merr != nil {
-		return nil, &fs.PathError{Op: "mmap", Path: f.Name(), Err: merr}
-	}
-	return m, nil
+	return f.mmap(size, unix.PROT_READ|unix.PROT_WRITE)
 }
 
 // SyncMap writes the mapping's dirty pages to the file and waits (msync with
@@ -70,6 +52,12 @@ func (f osFile) Unmap(m []byte) error {
 // MapReadOnly maps the first size bytes of the file with mmap(2),
 // read-only and shared, as [MapReadOnly] describes.
 func (f osFile) MapReadOnly(size int) ([]byte, error) {
+	return f.mmap(size, unix.PROT_READ)
+}
+
+// mmap maps the first size bytes of the file, shared, with the protection
+// prot. Mapping zero bytes returns nil.
+func (f osFile) mmap(size, prot int) ([]byte, error) {
 	if size < 0 {
 		return nil, &fs.PathError{Op: "mmap", Path: f.Name(), Err: syscall.EINVAL}
 	}
@@ -83,7 +71,7 @@ func (f osFile) MapReadOnly(size int) ([]byte, error) {
 	var m []byte
 	var merr error
 	if err := conn.Control(func(fd uintptr) {
-		m, merr = unix.Mmap(int(fd), 0, size, unix.PROT_READ, unix.MAP_SHARED)
+		m, merr = unix.Mmap(int(fd), 0, size, prot, unix.MAP_SHARED)
 	}); err != nil {
 		return nil, err
 	}
