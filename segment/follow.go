@@ -185,9 +185,6 @@ func (s *Segment) scanFollow(fileSize int64) error {
 	return err
 }
 
-// Follower reports whether the segment was opened with OpenFollow.
-func (s *Segment) Follower() bool { return s.follower }
-
 // Extend adds to an untrusted follower segment the batches the owner has
 // appended since it last looked: it reads on from the segment's end with
 // pread, and takes each batch whose header reads, whose CRC holds, whose
