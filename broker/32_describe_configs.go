@@ -61,7 +61,15 @@ func handleDescribeConfigs(srv *Server, _ header, kreq kmsg.Request) (kmsg.Respo
 // topicConfigEntries lists a topic's configs of the names asked for (all
 // for none), sorted by name.
 func (srv *Server) topicConfigEntries(c strata.TopicConfig, only []string, synonyms bool, version int16) []kmsg.DescribeConfigsResponseResourceConfig {
-	values, defaults := topic.KafkaConfigs(c), topic.KafkaConfigs(srv.topicDefaults())
+	def := srv.topicDefaults()
+	if bySegment := srv.opts.AutoCreateConfig; bySegment.MaxBatchBytes == 0 {
+		// max.message.bytes's default is at most the topic's segment.bytes.
+		bySegment.SegmentBytes = c.SegmentBytes
+		if d, err := bySegment.WithDefaults(); err == nil {
+			def.MaxBatchBytes = d.MaxBatchBytes
+		}
+	}
+	values, defaults := topic.KafkaConfigs(c), topic.KafkaConfigs(def)
 	out := []kmsg.DescribeConfigsResponseResourceConfig{}
 	for _, name := range slices.Sorted(maps.Keys(values)) {
 		if len(only) > 0 && !slices.Contains(only, name) {

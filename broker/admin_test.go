@@ -178,4 +178,20 @@ func TestDescribeConfigs(t *testing.T) {
 	dr = c.roundTrip(req).(*kmsg.DescribeConfigsResponse)
 	require.Len(t, dr.Resources[0].Configs, 1)
 	require.Equal(t, "1048576", *dr.Resources[0].Configs[0].Value)
+
+	// A small segment.bytes caps max.message.bytes's default: still a
+	// default, not set.
+	resp = c.roundTrip(createReq(5, false, createTopic("small", 1, 1, "segment.bytes", "65536"))).(*kmsg.CreateTopicsResponse)
+	require.Equal(t, int16(0), resp.Topics[0].ErrorCode)
+	req.Resources[0].ResourceName = "small"
+	req.Resources[0].ConfigNames = []string{"max.message.bytes", "segment.bytes"}
+	dr = c.roundTrip(req).(*kmsg.DescribeConfigsResponse)
+	require.Len(t, dr.Resources[0].Configs, 2)
+	sources := map[string]kmsg.ConfigSource{}
+	for _, e := range dr.Resources[0].Configs {
+		sources[e.Name] = e.Source
+	}
+	require.Equal(t, "65536", *dr.Resources[0].Configs[0].Value)
+	require.Equal(t, kmsg.ConfigSourceDefaultConfig, sources["max.message.bytes"])
+	require.Equal(t, kmsg.ConfigSourceDynamicTopicConfig, sources["segment.bytes"])
 }
