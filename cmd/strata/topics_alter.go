@@ -23,9 +23,9 @@ func newTopicsAlterCmd(a *app) *cobra.Command {
 		Long: `alter sets topic configs (--config name=value), puts them back to their
 defaults (--delete-config name), or grows the topic to --partitions
 partitions, and prints what changed. The configs that retention and the
-cleaner read can change on an existing topic (retention.ms, retention.bytes,
-delete.retention.ms, min.compaction.lag.ms, max.compaction.lag.ms,
-min.cleanable.dirty.ratio); the others are fixed when the topic is created.`,
+cleaner read can change on an existing topic; the others are fixed when the
+topic is created. Those that can change:
+  ` + strings.Join(topic.LiveKafkaConfigNames(), "\n  "),
 		Example: `  strata topics alter orders --config retention.ms=86400000
   strata topics alter orders --delete-config retention.ms
   strata topics alter orders --partitions 12`,
