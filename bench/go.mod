@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/stratalog/strata v0.0.0
 	github.com/tidwall/wal v1.2.1
+	go.etcd.io/bbolt v1.5.0
 )
 
 require (

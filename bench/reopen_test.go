@@ -1,0 +1,136 @@
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"log/slog"
+	"path/filepath"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/stratalog/strata"
+)
+
+// reopenRecords is the size of the log the reopen benchmark opens.
+const reopenRecords = 1_000_000
+
+// benchRecord returns the key (16 B) and value (100 B) of the workloads.
+func benchRecord() (key, value []byte) {
+	return make([]byte, 16), make([]byte, 100)
+}
+
+// BenchmarkReopen reopens a log of 1 M records (16 B key, 100 B value),
+// closed cleanly, once per op: Open alone (the Close after it untimed), and
+// Open with a point read of the last record and Close. Strata under
+// SyncNever and under its default policy (SyncEvery, whose Open makes the
+// directory's clean-shutdown state durable before anything is written);
+// bbolt with its defaults (the lookup in a read transaction).
+func BenchmarkReopen(b *testing.B) {
+	key, value := benchRecord()
+	ctx := context.Background()
+	quiet := slog.New(slog.DiscardHandler)
+	last := int64(reopenRecords - 1)
+
+	dir := filepath.Join(b.TempDir(), "strata")
+	s, err := strata.Open(dir, &strata.Options{Sync: strata.SyncNever, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.CreateTopic("t", strata.TopicConfig{}); err != nil {
+		b.Fatal(err)
+	}
+	recs := make([]strata.Record, 1000)
+	for i := range recs {
+		recs[i] = strata.Record{Key: key, Value: value}
+	}
+	for range reopenRecords / len(recs) {
+		if _, err := s.AppendTo(ctx, "t", 0, recs...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+
+	path := filepath.Join(b.TempDir(), "bolt.db")
+	db, err := bolt.Open(path, 0o600, &bolt.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bucket := []byte("log")
+	for i := 0; i < reopenRecords; {
+		if err := db.Update(func(tx *bolt.Tx) error {
+			bk, err := tx.CreateBucketIfNotExists(bucket)
+			if err != nil {
+				return err
+			}
+			bk.FillPercent = 1 // keys are appended in order
+			for end := i + 10000; i < end; i++ {
+				if err := bk.Put(binary.BigEndian.AppendUint64(nil, uint64(i)), append(key[:len(key):len(key)], value...)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		b.Fatal(err)
+	}
+
+	strataCycle := func(sync strata.SyncPolicy, get bool) func(b *testing.B) {
+		return func(b *testing.B) {
+			b.ReportAllocs()
+			opts := &strata.Options{Sync: sync, Logger: quiet}
+			for range b.N {
+				s, err := strata.Open(dir, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !get {
+					b.StopTimer()
+				} else if r, err := s.Get("t", 0, last); err != nil || len(r.Value) != len(value) {
+					b.Fatal(len(r.Value), err)
+				}
+				if err := s.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		}
+	}
+	boltCycle := func(get bool) func(b *testing.B) {
+		return func(b *testing.B) {
+			b.ReportAllocs()
+			k := binary.BigEndian.AppendUint64(nil, uint64(last))
+			for range b.N {
+				db, err := bolt.Open(path, 0o600, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !get {
+					b.StopTimer()
+				} else if err := db.View(func(tx *bolt.Tx) error {
+					if v := tx.Bucket(bucket).Get(k); len(v) != len(key)+len(value) {
+						b.Fatal(len(v))
+					}
+					return nil
+				}); err != nil {
+					b.Fatal(err)
+				}
+				if err := db.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		}
+	}
+	b.Run("op=open/log=strata-syncnever", strataCycle(strata.SyncNever, false))
+	b.Run("op=open/log=strata-default", strataCycle(strata.SyncPolicy{}, false))
+	b.Run("op=open/log=bbolt", boltCycle(false))
+	b.Run("op=open+get+close/log=strata-syncnever", strataCycle(strata.SyncNever, true))
+	b.Run("op=open+get+close/log=strata-default", strataCycle(strata.SyncPolicy{}, true))
+	b.Run("op=open+get+close/log=bbolt", boltCycle(true))
+}

@@ -1,0 +1,56 @@
+package strata_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stratalog/strata/partition"
+	"github.com/stratalog/strata/vfs"
+)
+
+// BenchmarkReopen reopens a store of 1 M records of 100 B (one partition,
+// closed cleanly) once per op: Open alone (the Close after it untimed),
+// Open and a point read of the last record (Get, Close untimed), and the
+// whole cycle with its Close; beside them, in the same run, partition.Open
+// of the same partition alone, the floor under the store's own files.
+// bench/ compares the reopen with bbolt's.
+func BenchmarkReopen(b *testing.B) {
+	dir, _ := benchFillStore(b)
+	last := int64(benchRecords - 1)
+	run := func(b *testing.B, get, closeTimed bool) {
+		b.ReportAllocs()
+		for range b.N {
+			s := benchOpenStore(b, dir)
+			if get {
+				if r, err := s.Get(benchTopic, 0, last); err != nil || r.Offset != last {
+					b.Fatal(r.Offset, err)
+				}
+			}
+			if !closeTimed {
+				b.StopTimer()
+			}
+			if err := s.Close(); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+	}
+	b.Run("api=store/op=open/records=1M", func(b *testing.B) { run(b, false, false) })
+	b.Run("api=store/op=open+get/records=1M", func(b *testing.B) { run(b, true, false) })
+	b.Run("api=store/op=open+get+close/records=1M", func(b *testing.B) { run(b, true, true) })
+	b.Run("api=partition/op=open/records=1M", func(b *testing.B) {
+		b.ReportAllocs()
+		pdir := filepath.Join(dir, benchTopic+"-0")
+		for range b.N {
+			p, err := partition.Open(vfs.OS, pdir, benchPartitionConfig(), true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			if err := p.Close(); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+	})
+}
