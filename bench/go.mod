@@ -5,6 +5,8 @@ go 1.26.0
 require (
 	github.com/stratalog/strata v0.0.0
 	github.com/tidwall/wal v1.2.1
+	github.com/twmb/franz-go v1.22.3
+	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 	go.etcd.io/bbolt v1.5.0
 )
 
