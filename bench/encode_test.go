@@ -233,11 +233,22 @@ func checkEncoders(b *testing.B, in encodeInput) []byte {
 	return want
 }
 
+// reportCPU reports the process's CPU time per op since cpu0 (from
+// processCPU, ok0 if it was measured), which other processes on a shared
+// machine disturb less than the wall-clock time.
+func reportCPU(b *testing.B, cpu0 time.Duration, ok0 bool) {
+	if cpu, ok := processCPU(); ok && ok0 {
+		b.ReportMetric(float64(cpu-cpu0)/float64(b.N), "cpu-ns/op")
+	}
+}
+
 // BenchmarkEncode encodes the same records into one uncompressed Kafka v2
 // batch with Strata's encoder (log.EncodeBatch, which partition.Append
 // calls) and with franz-go's two ways (see encodeKgo and encodeKmsg), each
 // into a buffer reused from op to op. The encoders are checked first to
-// write the very same bytes. Compare with
+// write the very same bytes. Besides the wall-clock time it reports the
+// process's CPU time per op (cpu-ns/op), steadier on a shared machine.
+// Compare with
 //
 //	benchstat -col /enc new.txt
 func BenchmarkEncode(b *testing.B) {
@@ -258,9 +269,11 @@ func BenchmarkEncode(b *testing.B) {
 				buf := make([]byte, 0, len(want))
 				b.SetBytes(int64(len(want)))
 				b.ReportAllocs()
+				cpu0, ok0 := processCPU()
 				for b.Loop() {
 					buf = e.enc(buf[:0])
 				}
+				reportCPU(b, cpu0, ok0)
 				b.ReportMetric(float64(b.N*c.records)/b.Elapsed().Seconds(), "records/s")
 			})
 		}
