@@ -59,15 +59,13 @@ func EncodeBatch(dst []byte, recs []Record, opts BatchOptions) ([]byte, error) {
 	if len(recs) > math.MaxInt32 {
 		return dst, errorf(ErrInvalidBatch, "%d records, at most %d", len(recs), math.MaxInt32)
 	}
-	h := BatchHeader{
-		BaseOffset:           opts.BaseOffset,
-		PartitionLeaderEpoch: -1,
-		LastOffsetDelta:      int32(len(recs) - 1),
-		BaseTimestamp:        recordTime(&recs[0], true, opts.Now),
-		ProducerID:           -1,
-		ProducerEpoch:        -1,
-		BaseSequence:         -1,
-	}
+	// The constant fields first, then the others one by one: a literal
+	// with all of them is built in a temporary and copied in wide moves,
+	// which stall on the narrow stores just made to it.
+	h := BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
+	h.BaseOffset = opts.BaseOffset
+	h.LastOffsetDelta = int32(len(recs) - 1)
+	h.BaseTimestamp = recordTime(&recs[0], true, opts.Now)
 	switch opts.TimestampType {
 	case CreateTime:
 	case LogAppendTime:
@@ -263,51 +261,63 @@ func (e *encoder) measure(recs []Record, from int, written int64) (size, maxTs i
 	return size, maxTs, nil
 }
 
-// appendAssigned is EncodeBatch's encoder. While dst's spare capacity has
-// room, it works out each record (as measure does) and writes it at once.
-// A record that does not fit (the batch's header is written last, its room
-// kept at the start) makes it measure the records from there on, which
-// checks them as measure does, grow dst once to the batch's size and write
-// them. With enough capacity, as when a buffer is reused for batches alike,
-// the batch is written in one pass; the bytes and the errors are the same
-// either way. (Records written before one too large for the format leave
-// their bytes in dst's spare capacity, which the caller gets back as it was
-// given.) e is taken by value so that the plans array it may be given
-// stays on this call's stack.
+// appendAssigned is EncodeBatch's encoder. It writes the batch's header
+// first, all of it but Length (outside the CRC), so that the CRC reads
+// bytes the CPU has long stored rather than stores still in flight. While
+// dst's spare capacity has room, it works out each record (as measure
+// does) and writes it at once. A record that does not fit makes it measure
+// the records from there on, which checks them as measure does, grow dst
+// once to the batch's size and write them. With enough capacity, as when a
+// buffer is reused for batches alike, the batch is written in one pass; the
+// bytes and the errors are the same either way. (Records written before
+// one too large for the format leave their bytes in dst's spare capacity,
+// which the caller gets back as it was given.) e is taken by value so that
+// the plans array it may be given stays on this call's stack.
 func (e encoder) appendAssigned(dst []byte, recs []Record) ([]byte, error) {
 	h := e.h
+	h.Magic = Magic
+	h.NumRecords = int32(len(recs))
+	// The first record's timestamp is the batch's largest as far as is
+	// known before the records are written; MaxTimestamp is patched at the
+	// end if a later one is larger.
+	logAppend := h.Attributes&AttrLogAppendTime != 0 // not h.TimestampType(), which copies *h
+	h.MaxTimestamp = h.BaseTimestamp
+	if logAppend {
+		h.MaxTimestamp = e.now
+	}
+	maxTs := h.BaseTimestamp
 	start := len(dst)
 	b := dst[start:cap(dst)]
 	if len(b) > lengthOverhead+maxLength {
 		b = b[:lengthOverhead+maxLength] // every record that fits is then small enough
 	}
 	p := BatchHeaderSize
-	maxTs := int64(math.MinInt64)
 	i := 0
-	for ; i < len(recs); i++ {
-		r := &recs[i]
-		ts := recordTime(r, true, e.now)
-		tsDelta := ts - h.BaseTimestamp
-		// bodySize, written out: the compiler does not inline it here.
-		body := int64(1+SizeVarlong(tsDelta)+SizeVarint(int32(i))) + bytesSize(r.Key) + bytesSize(r.Value)
-		if len(r.Headers) == 0 {
-			body++
-		} else {
-			body += headersSize(r.Headers)
+	if len(b) >= BatchHeaderSize {
+		putHeader(b, h)
+		for ; i < len(recs); i++ {
+			r := &recs[i]
+			ts := recordTime(r, true, e.now)
+			tsDelta := ts - h.BaseTimestamp
+			// bodySize, written out: the compiler does not inline it here.
+			body := int64(1+SizeVarlong(tsDelta)+SizeVarint(int32(i))) + bytesSize(r.Key) + bytesSize(r.Value)
+			if len(r.Headers) == 0 {
+				body++
+			} else {
+				body += headersSize(r.Headers)
+			}
+			if int64(uvarintSize(uint64(body)<<1))+body > int64(len(b)-p) {
+				break
+			}
+			maxTs = max(maxTs, ts)
+			p = putRecord(b, p, r, recordPlan{tsDelta: tsDelta, offDelta: int32(i), body: int32(body)})
 		}
-		if int64(uvarintSize(uint64(body)<<1))+body > int64(len(b)-p) {
-			break
-		}
-		maxTs = max(maxTs, ts)
-		p = putRecord(b, p, r, recordPlan{tsDelta: tsDelta, offDelta: int32(i), body: int32(body)})
 	}
-	size := int64(p - BatchHeaderSize)
 	if i < len(recs) {
 		var plans [planCache]recordPlan
 		e.plans = plans[:]
-		var restMax int64
-		var err error
-		if size, restMax, err = e.measure(recs, i, size); err != nil {
+		size, restMax, err := e.measure(recs, i, int64(p-BatchHeaderSize))
+		if err != nil {
 			return dst, err
 		}
 		maxTs = max(maxTs, restMax)
@@ -318,13 +328,20 @@ func (e encoder) appendAssigned(dst []byte, recs []Record) ([]byte, error) {
 		end := start + BatchHeaderSize + int(size)
 		dst = slices.Grow(dst[:keep], end-keep)
 		b = dst[start:end]
+		putHeader(b, h)
 		p = e.putRecords(b, p, recs, i)
 	}
-	h.MaxTimestamp = maxTs
-	if h.TimestampType() == LogAppendTime {
-		h.MaxTimestamp = e.now
+	b = b[:p]
+	h.Length = int32(p - lengthOverhead)
+	binary.BigEndian.PutUint32(b[offLength:], uint32(h.Length))
+	if !logAppend && maxTs != h.MaxTimestamp {
+		h.MaxTimestamp = maxTs
+		binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(maxTs))
 	}
-	return e.finish(dst[:start+p], b[:p], len(recs)), nil
+	if !e.noCRC {
+		binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+	}
+	return dst[:start+p], nil
 }
 
 // offsetError reports the i-th record's offset out of order or range, prev
