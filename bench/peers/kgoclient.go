@@ -35,7 +35,6 @@ type kgoLog struct {
 	topicID [16]byte
 	addr    string
 	n       int64 // records in the partition: the next offset
-	decomp  kgo.Decompressor
 	// recs and ptrs are reused by Append: kgo is done with a record once
 	// ProduceSync has returned.
 	recs []kgo.Record
@@ -69,7 +68,7 @@ func kgoOptions(addr string, o Options) []kgo.Opt {
 // and learns the topic's id and its end offset. after runs at Close, or
 // now if openKgo fails.
 func openKgo(addr string, o Options, after func() error) (_ *kgoLog, err error) {
-	l := &kgoLog{addr: addr, after: after, decomp: kgo.DefaultDecompressor()}
+	l := &kgoLog{addr: addr, after: after}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, l.Close())
@@ -192,7 +191,7 @@ func (l *kgoLog) Scan(from int64, fn func(i int64, key, value []byte) bool) erro
 
 // Get fetches the batch that holds record i with one Fetch request (of
 // at most one byte: the broker sends the first batch whole, as KIP-74
-// has it) and decodes it with kgo's ProcessFetchPartition.
+// has it) and decodes that record alone (findRecord).
 func (l *kgoLog) Get(i int64, fn func(key, value []byte)) error {
 	if i < 0 || i >= l.n {
 		return fmt.Errorf("peers: record %d out of range [0, %d): %w", i, l.n, errNetRange)
@@ -226,14 +225,15 @@ func (l *kgoLog) Get(i int64, fn func(key, value []byte)) error {
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 		return fmt.Errorf("peers: fetch of offset %d: no partition in the answer: %w", i, errKgo)
 	}
-	fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Offset: i, Topic: kgoTopic}, &resp.Topics[0].Partitions[0], l.decomp, nil)
-	if fp.Err != nil {
-		return fp.Err
+	p := &resp.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+		return err
 	}
-	if len(fp.Records) == 0 || fp.Records[0].Offset != i {
-		return fmt.Errorf("peers: fetch of offset %d: %d records, not that one: %w", i, len(fp.Records), errKgo)
+	key, value, err := findRecord(p.RecordBatches, i)
+	if err != nil {
+		return err
 	}
-	fn(fp.Records[0].Key, fp.Records[0].Value)
+	fn(key, value)
 	return nil
 }
 
