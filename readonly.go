@@ -43,7 +43,11 @@ func openReadOnly(dir string, o Options) (*Store, error) {
 	if _, err := o.FS.Stat(filepath.Join(dir, topicsFile)); errors.Is(err, os.ErrNotExist) {
 		// A Kafka log directory, or a store whose topics.json was lost:
 		// the log says why its partition directories show no topics.
-		if err := s.noteOrphans(); err != nil {
+		names, err := o.FS.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("strata: listing %s: %w", dir, err)
+		}
+		if err := s.noteOrphans(names); err != nil {
 			return nil, err
 		}
 	}

@@ -100,6 +100,11 @@ func partitionDirs(fsys vfs.FS, dir string) (map[string]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("strata: listing %s: %w", dir, err)
 	}
+	return listedPartitionDirs(fsys, dir, names), nil
+}
+
+// listedPartitionDirs is partitionDirs of the names listed in dir.
+func listedPartitionDirs(fsys vfs.FS, dir string, names []string) map[string]int {
 	counts := map[string]int{}
 	for _, name := range names {
 		t, n, ok := topic.ParsePartitionDir(name)
@@ -111,5 +116,5 @@ func partitionDirs(fsys vfs.FS, dir string) (map[string]int, error) {
 		}
 		counts[t] = max(counts[t], n+1)
 	}
-	return counts, nil
+	return counts
 }

@@ -1,7 +1,6 @@
 package strata
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,21 +35,35 @@ type registryEntry struct {
 	Config topic.Config `json:"config"`
 }
 
-// registryV1 is topics.json as version 1 wrote it.
-type registryV1 struct {
-	Version int                     `json:"version"`
-	Topics  map[string]topic.Config `json:"topics"`
-}
-
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// checksum returns the CRC-32C of the compact form of a JSON value.
-func checksum(raw []byte) (uint32, error) {
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return 0, err
+// checksum returns the CRC-32C of the compact form of raw, a valid JSON
+// value: raw without the white space between its tokens.
+func checksum(raw []byte) uint32 {
+	var buf [512]byte
+	sum, out := uint32(0), buf[:0]
+	inString, escaped := false, false
+	for _, c := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		}
+		if out = append(out, c); len(out) == cap(out) {
+			sum, out = crc32.Update(sum, castagnoli, out), out[:0]
+		}
 	}
-	return crc32.Checksum(b.Bytes(), castagnoli), nil
+	return crc32.Update(sum, castagnoli, out)
 }
 
 // damagedRegistry says what is wrong with topics.json and how to recover.
@@ -72,33 +85,41 @@ func readRegistry(fsys vfs.FS, dir string) (map[string]registryEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("strata: reading %s: %w", path, err)
 	}
-	var head struct {
-		Version int `json:"version"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, damagedRegistry(path, err)
-	}
-	switch head.Version {
-	case 1:
-		var r registryV1
-		if err := json.Unmarshal(data, &r); err != nil {
+	return parseRegistry(path, data)
+}
+
+// parseRegistry parses data, the contents of topics.json at path. The
+// file is decoded once; its topics, kept raw, are checked against their
+// checksum and then decoded by version.
+func parseRegistry(path string, data []byte) (map[string]registryEntry, error) {
+	var r registry
+	if err := json.Unmarshal(data, &r); err != nil {
+		var head struct {
+			Version int `json:"version"`
+		}
+		if json.Unmarshal(data, &head) != nil || head.Version == 1 || head.Version == registryVersion {
 			return nil, damagedRegistry(path, err)
 		}
-		out := make(map[string]registryEntry, len(r.Topics))
-		for name, cfg := range r.Topics {
+		r.Version = head.Version // a later version, whose fields may differ
+	}
+	switch r.Version {
+	case 1:
+		var v1 map[string]topic.Config
+		if len(r.Topics) > 0 {
+			if err := json.Unmarshal(r.Topics, &v1); err != nil {
+				return nil, damagedRegistry(path, err)
+			}
+		}
+		out := make(map[string]registryEntry, len(v1))
+		for name, cfg := range v1 {
 			out[name] = registryEntry{Config: cfg}
 		}
 		return out, nil
 	case registryVersion:
-		var r registry
-		if err := json.Unmarshal(data, &r); err != nil {
-			return nil, damagedRegistry(path, err)
+		if r.Topics == nil {
+			return nil, damagedRegistry(path, errors.New("it lists no topics"))
 		}
-		sum, err := checksum(r.Topics)
-		if err != nil {
-			return nil, damagedRegistry(path, err)
-		}
-		if sum != r.CRC32C {
+		if sum := checksum(r.Topics); sum != r.CRC32C {
 			return nil, damagedRegistry(path, fmt.Errorf("its checksum is %d, its contents sum to %d", r.CRC32C, sum))
 		}
 		topics := map[string]registryEntry{}
@@ -112,7 +133,7 @@ func readRegistry(fsys vfs.FS, dir string) (map[string]registryEntry, error) {
 		}
 		return topics, nil
 	}
-	return nil, log.Corruption(fmt.Sprintf("strata: %s has version %d; this build reads versions 1 and %d", path, head.Version, registryVersion))
+	return nil, log.Corruption(fmt.Sprintf("strata: %s has version %d; this build reads versions 1 and %d", path, r.Version, registryVersion))
 }
 
 // writeRegistry replaces topics.json atomically: a temporary file, fsync,

@@ -147,13 +147,22 @@ func openStore(dir string, opts *Options) (*Store, error) {
 }
 
 // load reads the clean-shutdown marker (removing it, so that a crash from
-// now on is seen as one), the topic registry, and opens every topic.
+// now on is seen as one), the topic registry, and opens every topic. One
+// listing of the directory says which of the store's files are there: no
+// other process writes it while the store holds its lock.
 func (s *Store) load() error {
-	marker := filepath.Join(s.dir, cleanFile)
-	_, err := s.fsys.Stat(marker)
-	clean := err == nil
+	names, err := s.fsys.ReadDir(s.dir)
+	if err != nil {
+		return fmt.Errorf("strata: listing %s: %w", s.dir, err)
+	}
+	listed := make(map[string]bool, len(names))
+	for _, name := range names {
+		listed[name] = true
+	}
+	clean := listed[cleanFile]
 	s.clean = clean
 	if clean {
+		marker := filepath.Join(s.dir, cleanFile)
 		if err := s.fsys.Remove(marker); err != nil {
 			return fmt.Errorf("strata: removing %s: %w", marker, err)
 		}
@@ -161,19 +170,20 @@ func (s *Store) load() error {
 			return fmt.Errorf("strata: syncing %s: %w", s.dir, err)
 		}
 	}
-	if err := s.removeDeleted(); err != nil {
+	if err := s.removeDeleted(names); err != nil {
 		return err
 	}
-	// What a failed or interrupted registry write left.
-	_ = s.fsys.Remove(filepath.Join(s.dir, topicsFile+vfs.TempSuffix))
-	reg, err := readRegistry(s.fsys, s.dir)
-	if err != nil {
-		return err
+	if listed[topicsFile+vfs.TempSuffix] {
+		// What a failed or interrupted registry write left.
+		_ = s.fsys.Remove(filepath.Join(s.dir, topicsFile+vfs.TempSuffix))
 	}
-	if _, err := s.fsys.Stat(filepath.Join(s.dir, topicsFile)); errors.Is(err, os.ErrNotExist) {
-		if err := s.noteOrphans(); err != nil {
+	reg := map[string]registryEntry{}
+	if listed[topicsFile] {
+		if reg, err = readRegistry(s.fsys, s.dir); err != nil {
 			return err
 		}
+	} else if err := s.noteOrphans(names); err != nil {
+		return err
 	}
 	// Topics from a registry without ids (version 1) take the id their
 	// partition directory records (written by an Open that crashed before
@@ -221,12 +231,10 @@ func (s *Store) load() error {
 // directories: topics.json was lost (a restore that missed it, a removal by
 // hand), since a store writes it before it creates any. Their topics are
 // not opened, and CreateTopic refuses their names instead of removing their
-// data as stale; the log says how to keep them.
-func (s *Store) noteOrphans() error {
-	counts, err := partitionDirs(s.fsys, s.dir)
-	if err != nil {
-		return err
-	}
+// data as stale; the log says how to keep them. names is the directory's
+// listing.
+func (s *Store) noteOrphans(names []string) error {
+	counts := listedPartitionDirs(s.fsys, s.dir, names)
 	if len(counts) == 0 {
 		return nil
 	}
@@ -247,12 +255,9 @@ func (s *Store) partitionBase() partition.Config {
 }
 
 // removeDeleted finishes deletions a crash interrupted: partition
-// directories renamed "...-delete" by DeleteTopic.
-func (s *Store) removeDeleted() error {
-	names, err := s.fsys.ReadDir(s.dir)
-	if err != nil {
-		return fmt.Errorf("strata: listing %s: %w", s.dir, err)
-	}
+// directories renamed "...-delete" by DeleteTopic, among names, the
+// directory's listing.
+func (s *Store) removeDeleted(names []string) error {
 	for _, name := range names {
 		if strings.HasSuffix(name, deleteSuffix) {
 			if err := s.fsys.RemoveAll(filepath.Join(s.dir, name)); err != nil {

@@ -82,7 +82,7 @@ func (s *Store) createTopic(name string, cfg TopicConfig) error {
 	// A new id: the topic is not any earlier topic of the name, whose
 	// committed offsets (a DeleteTopic a crash interrupted may have left
 	// them) name the old id.
-	t, err := topic.Open(s.topicFS, s.dir, name, topic.NewID(), cfg, s.partitionBase(), true)
+	t, err := topic.Create(s.topicFS, s.dir, name, topic.NewID(), cfg, s.partitionBase())
 	if err != nil {
 		_ = s.removePartitionDirs(name, cfg.Partitions)
 		return err

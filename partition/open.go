@@ -62,13 +62,13 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	}
 	p := &Partition{fsys: fsys, dir: dir, name: filepath.Base(dir), cfg: cfg}
 	p.group.cond.L = &p.group.mu
-	bases, recoverBases, err := p.scanDir()
+	bases, recoverBases, listed, err := p.scanDir()
 	if err != nil {
 		return nil, err
 	}
 	// A checkpoint that holds no offset is taken for missing: the start at
 	// the first segment, every segment recovered after a crash.
-	start, _, err := p.loadCheckpoint(startOffsetFile, 0, "starting at the first segment")
+	start, _, err := listed.loadCheckpoint(p, startOffsetFile, 0, "starting at the first segment")
 	if err != nil {
 		return nil, err
 	}
@@ -76,13 +76,13 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	if clean {
 		rpAction = "rewriting it"
 	}
-	rp, rpLost, err := p.loadCheckpoint(recoveryPointFile, -1, rpAction)
+	rp, rpLost, err := listed.loadCheckpoint(p, recoveryPointFile, -1, rpAction)
 	if err != nil {
 		return nil, err
 	}
 	p.checkpoint.stored = rp
 	if cfg.Compacted {
-		if _, _, err := p.loadCheckpoint(cleanerOffsetFile, 0, "cleaning from the start"); err != nil {
+		if _, _, err := listed.loadCheckpoint(p, cleanerOffsetFile, 0, "cleaning from the start"); err != nil {
 			return nil, err
 		}
 	}
@@ -122,7 +122,11 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 		rolled = true
 	}
 	if len(segs) == 0 {
-		s, err := segment.Create(fsys, dir, start, cfg.segmentConfig())
+		create := segment.Create
+		if !listed.segmentFiles(start) {
+			create = segment.CreateNew
+		}
+		s, err := create(fsys, dir, start, cfg.segmentConfig())
 		if err != nil {
 			return nil, err
 		}
@@ -158,11 +162,16 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 // compaction output (.cleaned) goes, with any .swap at or above its offset; a
 // complete .swap replaces the segments in the offset range it covers and is
 // renamed into place (and recovered, since its indexes may be half renamed);
-// index files without a .log go.
-func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, err error) {
+// index files without a .log go. It also returns the names it listed, as
+// they were before it removed anything.
+func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, listed listing, err error) {
 	names, err := p.fsys.ReadDir(p.dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("partition: listing %s: %w", p.name, err)
+		return nil, nil, nil, fmt.Errorf("partition: listing %s: %w", p.name, err)
+	}
+	listed = make(listing, len(names))
+	for _, name := range names {
+		listed[name] = true
 	}
 	logs := map[int64]bool{}
 	swaps := map[int64]bool{}
@@ -190,7 +199,7 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, err error)
 			indexes = append(indexes, name)
 		case strings.HasSuffix(suffix, segment.DeletedSuffix):
 			if err := p.remove(name); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			changed = true
 		case strings.HasSuffix(suffix, segment.CleanedSuffix):
@@ -205,14 +214,14 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, err error)
 	}
 	for _, name := range cleaned {
 		if err := p.remove(name); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		changed = true
 	}
 	for _, name := range swapFiles {
 		if base, _, _ := segment.ParseFileName(name); base >= minCleaned {
 			if err := p.remove(name); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			delete(swaps, base)
 			changed = true
@@ -226,50 +235,52 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, err error)
 		for base := range swaps {
 			next, err := segment.SwapNextOffset(p.fsys, p.dir, base)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			lo, hi = min(lo, base), max(hi, next)
 		}
 		// A compaction records where the segments it replaces end, which
 		// its output may not reach.
-		end, _, err := p.loadCheckpoint(swapEndFile, -1, "completing the swap over what its output covers")
+		end, _, err := listed.loadCheckpoint(p, swapEndFile, -1, "completing the swap over what its output covers")
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		hi = max(hi, end)
 		for base := range logs {
 			if base >= lo && base < hi && !swaps[base] {
 				if err := p.dropSegments([]int64{base}); err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 				delete(logs, base)
 			}
 		}
 		for base := range swaps {
 			if err := segment.RenameTemp(p.fsys, p.dir, base, segment.SwapSuffix, ""); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			logs[base], recover[base] = true, true
 		}
 		p.cfg.Logger.Warn("partition: completed an interrupted segment swap", "dir", p.dir, "from", lo, "to", hi)
 		changed = true
 	}
-	if err := p.fsys.Remove(filepath.Join(p.dir, swapEndFile)); err == nil {
-		changed = true
+	if listed[swapEndFile] {
+		if err := p.fsys.Remove(filepath.Join(p.dir, swapEndFile)); err == nil {
+			changed = true
+		}
 	}
 	for _, name := range indexes {
 		base, _, _ := segment.ParseFileName(name)
 		if !logs[base] {
 			err := p.remove(name)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			changed = true
 		}
 	}
 	if changed {
 		if err := p.fsys.SyncDir(p.dir); err != nil {
-			return nil, nil, fmt.Errorf("partition: syncing %s: %w", p.name, err)
+			return nil, nil, nil, fmt.Errorf("partition: syncing %s: %w", p.name, err)
 		}
 	}
 	p.mu.snaps = snapshotOffsets(names)
@@ -278,7 +289,34 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, err error)
 		bases = append(bases, b)
 	}
 	slices.Sort(bases)
-	return bases, recover, nil
+	return bases, recover, listed, nil
+}
+
+// listing is the set of names a partition's directory held when Open
+// listed it. No other process writes the directory while the partition is
+// open, so a name not in it is a file that is not there: Open reads, or
+// removes, only what is.
+type listing map[string]bool
+
+// loadCheckpoint is p.loadCheckpoint of a file that is listed; one that is
+// not is missing.
+func (l listing) loadCheckpoint(p *Partition, name string, missing int64, instead string) (int64, bool, error) {
+	if !l[name] {
+		return missing, false, nil
+	}
+	return p.loadCheckpoint(name, missing, instead)
+}
+
+// segmentFiles reports whether any file of the segment at base is listed,
+// under its own name or with a suffix.
+func (l listing) segmentFiles(base int64) bool {
+	prefix := segment.FileName(base, "")
+	for name := range l {
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *Partition) remove(name string) error {

@@ -157,7 +157,26 @@ func Create(fsys vfs.FS, dir string, base int64, cfg Config) (*Segment, error) {
 	if err := RemoveFiles(fsys, dir, base, ""); err != nil {
 		return nil, err
 	}
+	return create(fsys, dir, base, cfg)
+}
+
+// CreateNew is Create for a directory that the caller has just listed
+// and found without any file of the segment: it removes nothing first. A
+// .log that is there after all fails it (os.ErrExist), and changes
+// nothing.
+func CreateNew(fsys vfs.FS, dir string, base int64, cfg Config) (*Segment, error) {
+	if base < 0 {
+		return nil, fmt.Errorf("segment: base offset %d is negative: %w", base, ErrInvalidBatch)
+	}
+	return create(fsys, dir, base, cfg)
+}
+
+// create is Create once no file of the segment is left.
+func create(fsys vfs.FS, dir string, base int64, cfg Config) (*Segment, error) {
 	s, err := open(fsys, dir, base, cfg, true, true)
+	if errors.Is(err, os.ErrExist) {
+		return nil, err // not ours to remove
+	}
 	if err == nil {
 		err = s.preallocate()
 		if err == nil {

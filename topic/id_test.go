@@ -43,7 +43,7 @@ func TestPartitionMetadata(t *testing.T) {
 	require.NoError(t, m.MkdirAll("t-0", 0o755))
 	require.True(t, DirID(m, "t-0").IsZero(), "no file: no id")
 	id := NewID()
-	was, err := ensureMetadata(m, "t-0", id)
+	was, err := ensureMetadata(m, "t-0", id, false)
 	require.NoError(t, err)
 	require.True(t, was.IsZero())
 	data, err := vfs.ReadFile(m, "t-0/partition.metadata")
@@ -51,11 +51,11 @@ func TestPartitionMetadata(t *testing.T) {
 	require.Equal(t, "version: 0\ntopic_id: "+id.String(), string(data), "Kafka's format")
 	require.Equal(t, id, DirID(m, "t-0"))
 	require.Zero(t, m.Count(vfs.OpRename), "a new file is written in place, without a temporary file")
-	was, err = ensureMetadata(m, "t-0", id)
+	was, err = ensureMetadata(m, "t-0", id, false)
 	require.NoError(t, err, "the same id again is fine")
 	require.Equal(t, id, was)
 	other := NewID()
-	was, err = ensureMetadata(m, "t-0", other)
+	was, err = ensureMetadata(m, "t-0", other, false)
 	require.NoError(t, err, "another id: the registry's wins")
 	require.Equal(t, id, was)
 	require.Equal(t, other, DirID(m, "t-0"))
@@ -70,11 +70,32 @@ func TestPartitionMetadata(t *testing.T) {
 		require.NoError(t, f.Close())
 		require.True(t, DirID(m, "t-0").IsZero(), "%q", bad)
 		renames := m.Count(vfs.OpRename)
-		_, err = ensureMetadata(m, "t-0", id)
+		_, err = ensureMetadata(m, "t-0", id, false)
 		require.NoError(t, err)
 		require.Equal(t, id, DirID(m, "t-0"))
 		require.Equal(t, renames+1, m.Count(vfs.OpRename), "a file that is there is replaced with a rename")
 	}
+}
+
+// TestPartitionMetadataFresh: a new partition's file is created without a
+// read first; one that is there after all is read and replaced as Open
+// would.
+func TestPartitionMetadataFresh(t *testing.T) {
+	m := vfs.NewMem()
+	require.NoError(t, m.MkdirAll("t-0", 0o755))
+	id := NewID()
+	opens := m.Count(vfs.OpOpen)
+	was, err := ensureMetadata(m, "t-0", id, true)
+	require.NoError(t, err)
+	require.True(t, was.IsZero())
+	require.Equal(t, opens, m.Count(vfs.OpOpen), "no read before the file's creation")
+	require.Equal(t, id, DirID(m, "t-0"))
+
+	other := NewID()
+	was, err = ensureMetadata(m, "t-0", other, true)
+	require.NoError(t, err)
+	require.Equal(t, id, was, "a file that is there is read")
+	require.Equal(t, other, DirID(m, "t-0"), "and replaced")
 }
 
 // TestPartitionMetadataFailedWrite: a new partition.metadata whose write
@@ -83,13 +104,13 @@ func TestPartitionMetadataFailedWrite(t *testing.T) {
 	m := vfs.NewMem()
 	require.NoError(t, m.MkdirAll("t-0", 0o755))
 	m.SetInjector(vfs.FailOnce(vfs.OpWrite, MetadataFile))
-	_, err := ensureMetadata(m, "t-0", NewID())
+	_, err := ensureMetadata(m, "t-0", NewID(), false)
 	require.ErrorIs(t, err, vfs.ErrInjected)
 	_, err = m.Stat("t-0/" + MetadataFile)
 	require.ErrorIs(t, err, os.ErrNotExist)
 	m.SetInjector(nil)
 	id := NewID()
-	_, err = ensureMetadata(m, "t-0", id)
+	_, err = ensureMetadata(m, "t-0", id, false)
 	require.NoError(t, err)
 	require.Equal(t, id, DirID(m, "t-0"))
 }

@@ -59,14 +59,24 @@ func ParseMetadata(data []byte) (id ID, ok bool) {
 // never fsynced, so a file that a crash tore or a bad sector changed is
 // written again. A missing one is created and written in place (a new
 // file has no contents a crash could cost); one that is there is replaced
-// with a rename.
-func ensureMetadata(fsys vfs.FS, dir string, id ID) (ID, error) {
+// with a rename. fresh says that the file is not expected to be there (a
+// new partition): it is created first, and read only if it was there.
+func ensureMetadata(fsys vfs.FS, dir string, id ID, fresh bool) (ID, error) {
+	path := filepath.Join(dir, MetadataFile)
+	data := []byte("version: 0\ntopic_id: " + id.String())
+	if fresh {
+		err := writeNew(fsys, path, data)
+		if !errors.Is(err, os.ErrExist) {
+			if err != nil {
+				return ID{}, fmt.Errorf("topic: writing %s: %w", path, err)
+			}
+			return ID{}, nil
+		}
+	}
 	got := readMetadata(fsys, dir)
 	if got == id {
 		return got, nil
 	}
-	path := filepath.Join(dir, MetadataFile)
-	data := []byte("version: 0\ntopic_id: " + id.String())
 	err := writeNew(fsys, path, data)
 	if errors.Is(err, os.ErrExist) {
 		err = vfs.ReplaceFile(fsys, path, data)

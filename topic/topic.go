@@ -45,6 +45,17 @@ type topicState struct {
 // partition.Open). Each partition directory's partition.metadata is
 // written if it does not name id (one naming another is logged).
 func Open(fsys vfs.FS, root, name string, id ID, cfg Config, base partition.Config, clean bool) (*Topic, error) {
+	return open(fsys, root, name, id, cfg, base, clean, false)
+}
+
+// Create is Open of a new topic, whose partition directories are new or
+// were just removed: each partition.metadata is created without being
+// read first (a directory that has one after all gets Open's treatment).
+func Create(fsys vfs.FS, root, name string, id ID, cfg Config, base partition.Config) (*Topic, error) {
+	return open(fsys, root, name, id, cfg, base, true, true)
+}
+
+func open(fsys vfs.FS, root, name string, id ID, cfg Config, base partition.Config, clean, fresh bool) (*Topic, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -56,7 +67,7 @@ func Open(fsys vfs.FS, root, name string, id ID, cfg Config, base partition.Conf
 		return nil, err
 	}
 	t := &Topic{name: name, id: id}
-	parts, err := openPartitions(fsys, root, name, id, cfg, base, clean, 0, cfg.Partitions)
+	parts, err := openPartitions(fsys, root, name, id, cfg, base, clean, fresh, 0, cfg.Partitions)
 	if err != nil {
 		return nil, err
 	}
@@ -65,8 +76,9 @@ func Open(fsys vfs.FS, root, name string, id ID, cfg Config, base partition.Conf
 }
 
 // openPartitions opens partitions [from, to) of topic name, writing their
-// partition.metadata; on failure it closes those it opened.
-func openPartitions(fsys vfs.FS, root, name string, id ID, cfg Config, base partition.Config, clean bool, from, to int) ([]*partition.Partition, error) {
+// partition.metadata (fresh: new partitions, whose file is created before
+// any is looked for); on failure it closes those it opened.
+func openPartitions(fsys vfs.FS, root, name string, id ID, cfg Config, base partition.Config, clean, fresh bool, from, to int) ([]*partition.Partition, error) {
 	pcfg := cfg.partitionConfig(base)
 	if cfg.Sync == (partition.SyncPolicy{}) {
 		pcfg.Sync = base.Sync
@@ -80,7 +92,7 @@ func openPartitions(fsys vfs.FS, root, name string, id ID, cfg Config, base part
 		} else if err == nil {
 			parts = append(parts, p)
 			var was ID
-			if was, err = ensureMetadata(fsys, dir, id); err == nil && !was.IsZero() && was != id {
+			if was, err = ensureMetadata(fsys, dir, id, fresh); err == nil && !was.IsZero() && was != id {
 				p.Config().Logger.Warn("topic: partition.metadata named another topic id; rewrote it with the registry's",
 					"dir", dir, "was", was.String(), "id", id.String())
 			}
@@ -110,7 +122,7 @@ func (t *Topic) OpenPartitions(fsys vfs.FS, root string, total int, base partiti
 	case total > MaxPartitions:
 		return nil, fmt.Errorf("topic: %d partitions out of range [1, %d]: %w", total, MaxPartitions, ErrInvalidConfig)
 	}
-	return openPartitions(fsys, root, t.name, t.id, st.cfg, base, true, len(st.parts), total)
+	return openPartitions(fsys, root, t.name, t.id, st.cfg, base, true, true, len(st.parts), total)
 }
 
 // AddPartitions appends parts, which OpenPartitions opened, to the topic's

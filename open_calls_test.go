@@ -1,0 +1,35 @@
+package strata_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/vfs"
+)
+
+// TestOpenLooksOnlyForWhatIsThere: Open, CreateTopic and a clean reopen
+// read and remove only the files their directories' listings show: a
+// cold cycle removes nothing (no leftover temporary file, stale segment
+// file or swap checkpoint to look for), and a clean reopen removes only
+// the clean-shutdown marker and opens only files that exist, but for the
+// segment's optional .txnindex.
+func TestOpenLooksOnlyForWhatIsThere(t *testing.T) {
+	m := vfs.NewMem()
+	coldCycle(t, m, strata.SyncNever)
+	require.Zero(t, m.Count(vfs.OpRemove), "removals in a cold cycle")
+
+	removes, opens := m.Count(vfs.OpRemove), m.Count(vfs.OpOpen)
+	s, err := strata.Open("/store", &strata.Options{FS: m, Sync: strata.SyncNever})
+	require.NoError(t, err)
+	require.Equal(t, removes+1, m.Count(vfs.OpRemove), "a clean Open removes the marker only")
+	// topics.json, partition.metadata and the segment's .log (it holds
+	// one batch, so it has no index files), and the probe for the
+	// segment's .txnindex.
+	require.Equal(t, opens+4, m.Count(vfs.OpOpen), "files a clean Open opens without creating them")
+	recs, err := s.Read(ctx, "t", 0, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	require.NoError(t, s.Close())
+}
