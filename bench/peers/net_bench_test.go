@@ -2,8 +2,10 @@ package peers
 
 import (
 	"math/rand/v2"
+	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // benchPeers are the peers BenchmarkNetPeers measures: the server peers,
@@ -20,10 +22,29 @@ func benchRecs(n int) []Rec {
 	return recs
 }
 
+// cpuMeter measures the process's CPU time over a benchmark's loop.
+type cpuMeter struct {
+	start time.Duration
+	ok    bool
+}
+
+func startCPU() cpuMeter {
+	d, ok := netCPU()
+	return cpuMeter{d, ok}
+}
+
+// report reports the CPU time per op since startCPU (cpu-ns/op).
+func (m cpuMeter) report(b *testing.B) {
+	if end, ok := netCPU(); m.ok && ok && b.N > 0 {
+		b.ReportMetric(float64(end-m.start)/float64(b.N), "cpu-ns/op")
+	}
+}
+
 // BenchmarkNetPeers is the cost of one call of each server peer: an
 // Append of 1 and of 100 records (and of 100 durably, but for kfake), a
-// Get of a random record of getRecords, and a Scan of scanRecords (rec/s,
-// the consumer's start included).
+// Get of a random record of getRecords, a Scan of scanRecords (rec/s, the
+// consumer's start included), and the cold cycle: Open in a new directory
+// (which starts the server), Append 1, Get it, Close.
 func BenchmarkNetPeers(b *testing.B) {
 	const getRecords, scanRecords = 10_000, 100_000
 	for _, name := range benchPeers {
@@ -69,19 +90,46 @@ func BenchmarkNetPeers(b *testing.B) {
 				recs := benchRecs(a.batch)
 				b.SetBytes(int64(a.batch) * 116)
 				b.ReportAllocs()
+				cpu := startCPU()
 				for b.Loop() {
 					if err := l.Append(recs); err != nil {
 						b.Fatal(err)
 					}
 				}
+				cpu.report(b)
 				b.ReportMetric(float64(b.N*a.batch)/b.Elapsed().Seconds(), "rec/s")
 			})
 		}
+		b.Run("peer="+name+"/op=cycle", func(b *testing.B) {
+			recs := benchRecs(1)
+			root := b.TempDir()
+			b.ReportAllocs()
+			i := 0
+			cpu := startCPU()
+			for b.Loop() {
+				i++
+				l, err := p.Open(filepath.Join(root, strconv.Itoa(i)), Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Append(recs); err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Get(0, func(key, value []byte) {}); err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			cpu.report(b)
+		})
 		b.Run("peer="+name+"/op=get", func(b *testing.B) {
 			l := open(b, Options{})
 			fill(b, l, getRecords)
 			r := rand.New(rand.NewPCG(1, 2))
 			b.ReportAllocs()
+			cpu := startCPU()
 			for b.Loop() {
 				i := r.Int64N(getRecords)
 				if err := l.Get(i, func(key, value []byte) {
@@ -92,11 +140,13 @@ func BenchmarkNetPeers(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			cpu.report(b)
 		})
 		b.Run("peer="+name+"/op=scan", func(b *testing.B) {
 			l := open(b, Options{})
 			fill(b, l, scanRecords)
 			b.ReportAllocs()
+			cpu := startCPU()
 			for b.Loop() {
 				n := 0
 				if err := l.Scan(0, func(i int64, key, value []byte) bool {
@@ -106,6 +156,7 @@ func BenchmarkNetPeers(b *testing.B) {
 					b.Fatal(n, err)
 				}
 			}
+			cpu.report(b)
 			b.ReportMetric(float64(b.N*scanRecords)/b.Elapsed().Seconds(), "rec/s")
 		})
 	}
