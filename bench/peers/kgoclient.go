@@ -15,8 +15,8 @@ import (
 // (kfake, strata-serve) write.
 const kgoTopic = "bench"
 
-// kgoTimeout bounds each call of a Kafka peer, so that a broker that stops
-// answering makes the call fail instead of hang.
+// kgoTimeout bounds each call of a Kafka peer (each poll of a Scan), so
+// that a broker that stops answering makes the call fail instead of hang.
 const kgoTimeout = 30 * time.Second
 
 // errKgo is what a Kafka peer returns when the broker's answer is not what
@@ -151,7 +151,8 @@ func (l *kgoLog) Append(recs []Rec) error {
 }
 
 // Scan consumes the partition from offset from with the client's consumer
-// up to the end offset as of the call, then stops consuming it.
+// up to the end offset as of the call, then stops consuming it. Each poll
+// has kgoTimeout to bring records.
 func (l *kgoLog) Scan(from int64, fn func(i int64, key, value []byte) bool) error {
 	end := l.n
 	if from < 0 || from > end {
@@ -160,13 +161,13 @@ func (l *kgoLog) Scan(from int64, fn func(i int64, key, value []byte) bool) erro
 	if from == end {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), kgoTimeout)
-	defer cancel()
 	l.cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{kgoTopic: {0: kgo.NewOffset().At(from)}})
 	defer l.cl.RemoveConsumePartitions(map[string][]int32{kgoTopic: {0}})
 	next := from
 	for next < end {
+		ctx, cancel := context.WithTimeout(context.Background(), kgoTimeout)
 		fs := l.cl.PollFetches(ctx)
+		cancel()
 		if err := fs.Err(); err != nil {
 			return err
 		}

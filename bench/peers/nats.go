@@ -26,8 +26,8 @@ func init() {
 // natsStream is the stream, and its one subject, that the peer writes.
 const natsStream = "bench"
 
-// natsTimeout bounds each call, so that a server that stops answering
-// makes the call fail instead of hang.
+// natsTimeout bounds each call (a Scan gets more per record), so that a
+// server that stops answering makes the call fail instead of hang.
 const natsTimeout = 30 * time.Second
 
 // errNATS is what the peer returns when the server's answer is not what
@@ -191,7 +191,8 @@ func (l *natsLog) Scan(from int64, fn func(i int64, key, value []byte) bool) (er
 	if from == end {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), natsTimeout)
+	// The scan's deadline grows with its length: 1 M records have 130 s.
+	ctx, cancel := context.WithTimeout(context.Background(), natsTimeout+time.Duration(end-from)*100*time.Microsecond)
 	defer cancel()
 	c, err := l.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
