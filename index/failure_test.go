@@ -1,6 +1,8 @@
 package index
 
 import (
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -72,6 +74,18 @@ func TestTrimFailure(t *testing.T) {
 	require.Len(t, fileBytes(t, fsys, "0.index"), DefaultMaxBytes, "the file was left preallocated")
 }
 
+// failNextWrite fails the next write into a file whose name ends with
+// suffix, whether it is a write call or a copy into a mapping.
+func failNextWrite(suffix string) vfs.Injector {
+	var failed atomic.Bool
+	return func(op vfs.Op, path string) error {
+		if (op == vfs.OpWrite || op == vfs.OpWriteMap) && strings.HasSuffix(path, suffix) && failed.CompareAndSwap(false, true) {
+			return vfs.ErrInjected
+		}
+		return nil
+	}
+}
+
 // TestFailedEntryWrite fails the write of an entry into each index
 // (as a full disk would): the append returns the error,
 // the index keeps its entries, and the next append takes the slot.
@@ -80,7 +94,7 @@ func TestFailedEntryWrite(t *testing.T) {
 	x, err := OpenOffset(fsys, "0.index", 0, 1<<10, true)
 	require.NoError(t, err)
 	require.NoError(t, x.Append(1, 100))
-	fsys.SetInjector(vfs.FailOnce(vfs.OpWrite, ".index"))
+	fsys.SetInjector(failNextWrite(".index"))
 	require.ErrorIs(t, x.Append(2, 200), vfs.ErrInjected)
 	require.Equal(t, 1, x.Entries())
 	require.NoError(t, x.Append(3, 300))
@@ -92,7 +106,7 @@ func TestFailedEntryWrite(t *testing.T) {
 	tx, err := OpenTime(fsys, "0.timeindex", 0, 1<<10, true)
 	require.NoError(t, err)
 	require.NoError(t, tx.MaybeAppend(10, 1, false))
-	fsys.SetInjector(vfs.FailOnce(vfs.OpWrite, ".timeindex"))
+	fsys.SetInjector(failNextWrite(".timeindex"))
 	require.ErrorIs(t, tx.MaybeAppend(20, 2, false), vfs.ErrInjected)
 	require.Equal(t, 1, tx.Entries())
 	require.NoError(t, tx.MaybeAppend(30, 3, false))
@@ -100,4 +114,96 @@ func TestFailedEntryWrite(t *testing.T) {
 	require.Equal(t, int64(30), ts)
 	require.Equal(t, int64(3), off)
 	require.NoError(t, tx.Close())
+}
+
+// TestEntryWritesPerPage checks how entries reach the file: the first one
+// written into a page of the file, and one that runs into the next page,
+// with a write call; the others, which lie wholly in the page the entry
+// before them ended in, copied into the mapping. Every entry reads back
+// from the file after a reopen.
+func TestEntryWritesPerPage(t *testing.T) {
+	const pages = 3
+	tests := []struct {
+		name   string
+		size   int
+		append func(fsys vfs.FS, n int) error
+		// read reopens the index and returns its entries.
+		read func(fsys vfs.FS) ([][2]int64, error)
+		want func(i int) [2]int64
+	}{
+		{"offset", OffsetEntrySize,
+			func(fsys vfs.FS, n int) error {
+				x, err := OpenOffset(fsys, "0.index", 0, 0, true)
+				if err != nil {
+					return err
+				}
+				for i := range n {
+					if err := x.Append(int64(i), int32(10*i)); err != nil {
+						return err
+					}
+				}
+				return x.Close()
+			},
+			func(fsys vfs.FS) ([][2]int64, error) {
+				x, err := OpenOffset(fsys, "0.index", 0, 0, false)
+				if err != nil {
+					return nil, err
+				}
+				var got [][2]int64
+				for i := range x.Entries() {
+					off, pos := x.Entry(i)
+					got = append(got, [2]int64{off, int64(pos)})
+				}
+				return got, x.Close()
+			},
+			func(i int) [2]int64 { return [2]int64{int64(i), int64(10 * i)} }},
+		{"time", TimeEntrySize,
+			func(fsys vfs.FS, n int) error {
+				x, err := OpenTime(fsys, "0.timeindex", 0, 0, true)
+				if err != nil {
+					return err
+				}
+				for i := range n {
+					if err := x.MaybeAppend(int64(10*i+10), int64(i), false); err != nil {
+						return err
+					}
+				}
+				return x.Close()
+			},
+			func(fsys vfs.FS) ([][2]int64, error) {
+				x, err := OpenTime(fsys, "0.timeindex", 0, 0, false)
+				if err != nil {
+					return nil, err
+				}
+				var got [][2]int64
+				for i := range x.Entries() {
+					ts, off := x.Entry(i)
+					got = append(got, [2]int64{ts, off})
+				}
+				return got, x.Close()
+			},
+			func(i int) [2]int64 { return [2]int64{int64(10*i + 10), int64(i)} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys := vfs.NewMem()
+			n := pages * pageSize / tt.size
+			require.NoError(t, tt.append(fsys, n))
+			calls := 0
+			for i := range n {
+				first, last := i*tt.size/pageSize, ((i+1)*tt.size-1)/pageSize
+				if i == 0 || first != last || first != (i*tt.size-1)/pageSize {
+					calls++
+				}
+			}
+			require.Equal(t, calls, fsys.Count(vfs.OpWrite), "write calls")
+			require.Equal(t, n-calls, fsys.Count(vfs.OpWriteMap), "copies into the mapping")
+			got, err := tt.read(fsys)
+			require.NoError(t, err)
+			require.Len(t, got, n)
+			for i := range n {
+				require.Equal(t, tt.want(i), got[i], "entry %d", i)
+			}
+		})
+	}
 }

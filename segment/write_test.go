@@ -154,7 +154,7 @@ func TestFailedIndexEntryWrite(t *testing.T) {
 	written := appendRandom(t, s, rand.New(rand.NewPCG(9, 9)), 10, 3, 100)
 	entries, _ := s.IndexEntries()
 	m.SetInjector(func(op vfs.Op, path string) error {
-		if op == vfs.OpWrite && filepath.Ext(path) != LogSuffix {
+		if (op == vfs.OpWrite || op == vfs.OpWriteMap) && filepath.Ext(path) != LogSuffix {
 			return vfs.ErrInjected
 		}
 		return nil
