@@ -60,18 +60,21 @@
 //
 // # Files and crashes
 //
-// A writable index is preallocated to maxBytes ([DefaultMaxBytes] by
-// default), sparse, and mapped at that size; its blocks are reserved on disk
-// (fallocate) a page or more ahead of its entries, which are written with
-// pwrite (readers see them through the mapping), so that an append that
-// needs room the disk does not have fails with ENOSPC before anything is
-// written, and the time index keeps the slot of its last entry reserved. A
-// sealed one (Trim, Close) is truncated to its valid entries. One made by
+// A writable index is mapped at maxBytes ([DefaultMaxBytes] by default),
+// its file being left at its size: its blocks are reserved on disk
+// (fallocate, which grows the file) a page or more ahead of its entries,
+// which are written with pwrite (readers see them through the mapping), so
+// that an append that needs room the disk does not have fails with ENOSPC
+// before anything is written, and the time index keeps the slot of its last
+// entry reserved. Kafka's AbstractIndex extends the file to maxBytes
+// instead, and trims it at close: here an index reopened and closed without
+// a new entry is not resized at all. A sealed one (Trim, Close) is
+// truncated to its valid entries. One made by
 // [DeferOffset] or [DeferTime] has no file until its first entry, or
 // Create, makes it. Opening a file takes every
 // whole entry in it as valid, as Kafka does, so only a cleanly closed
-// (trimmed) file can be trusted: after a crash, a preallocated file reads as
-// full of zero entries.
+// (trimmed) file can be trusted: after a crash, the reserved room after the
+// entries reads as zero entries.
 // Callers rebuild the index of every segment that was not cleanly closed
 // (Reset, then re-append while scanning the log); Check reports such a file
 // as corrupt, so it can never be silently trusted.
@@ -94,7 +97,7 @@
 // # Caveats
 //
 // A reader that loaded the count before TruncateTo or Reset may read the
-// dropped entries. They stay valid memory while the file is preallocated,
+// dropped entries. They stay valid memory while the file keeps its size,
 // but an Append after the truncation rewrites them and a Trim after it puts
 // them past the end of the file: truncate with readers excluded, or let them
 // drain before the next Append or Trim.

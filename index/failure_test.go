@@ -19,7 +19,6 @@ func TestOpenFailures(t *testing.T) {
 	}{
 		{"create", vfs.OpCreate},
 		{"size", vfs.OpStat},
-		{"preallocate", vfs.OpTruncate},
 		{"map", vfs.OpMap},
 	}
 	for _, tt := range tests {
@@ -40,15 +39,24 @@ func TestOpenFailures(t *testing.T) {
 	}
 }
 
-// TestFullDisk preallocates on a disk too small for the index.
+// TestFullDisk opens an index on a disk too small for it: the open takes
+// no room (the file is not extended to its maximum size), the first entry,
+// whose reservation does not fit, fails with ENOSPC and is not taken, and
+// an index whose reservations fit takes its entries.
 func TestFullDisk(t *testing.T) {
 	fsys := vfs.NewMem()
 	fsys.SetDiskLimit(1000)
-	_, err := OpenOffset(fsys, "0.index", 0, 0, true)
-	require.ErrorIs(t, err, syscall.ENOSPC)
-	x, err := OpenOffset(fsys, "0.index", 0, 800, true)
+	x, err := OpenOffset(fsys, "0.index", 0, 0, true)
+	require.NoError(t, err)
+	require.ErrorIs(t, x.Append(1, 1), syscall.ENOSPC)
+	require.Zero(t, x.Entries())
+	require.NoError(t, x.Close())
+	x, err = OpenOffset(fsys, "1.index", 0, 800, true)
 	require.NoError(t, err)
 	require.Equal(t, 100, x.MaxEntries())
+	for i := range 100 {
+		require.NoError(t, x.Append(int64(i+1), int32(i+1)))
+	}
 	require.NoError(t, x.Close())
 }
 
@@ -71,7 +79,7 @@ func TestTrimFailure(t *testing.T) {
 	fsys.SetInjector(vfs.FailOnce(vfs.OpTruncate, ".index"))
 	require.ErrorIs(t, x.Close(), vfs.ErrInjected, "close reports the failed trim")
 	require.NoError(t, x.Close(), "and is done")
-	require.Len(t, fileBytes(t, fsys, "0.index"), DefaultMaxBytes, "the file was left preallocated")
+	require.Len(t, fileBytes(t, fsys, "0.index"), minReserve, "the file was left with its entries and the room reserved after them")
 }
 
 // failNextWrite fails the next write into a file whose name ends with
@@ -206,4 +214,28 @@ func TestEntryWritesPerPage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReopenWithoutEntriesResizesNothing: a writable index reopened over
+// its trimmed file and closed without a new entry neither extends nor
+// trims the file (no truncate at all), and one that takes entries grows
+// its file only as far as they and their reservation reach.
+func TestReopenWithoutEntriesResizesNothing(t *testing.T) {
+	fsys := vfs.NewMem()
+	x, err := OpenOffset(fsys, "0.index", 0, 0, true)
+	require.NoError(t, err)
+	for i := range 10 {
+		require.NoError(t, x.Append(int64(i+1), int32(i+1)))
+	}
+	require.LessOrEqual(t, len(fileBytes(t, fsys, "0.index")), minReserve)
+	require.NoError(t, x.Close())
+	require.Len(t, fileBytes(t, fsys, "0.index"), 10*OffsetEntrySize)
+
+	truncates := fsys.Count(vfs.OpTruncate)
+	x, err = OpenOffset(fsys, "0.index", 0, 0, true)
+	require.NoError(t, err)
+	require.Equal(t, 10, x.Entries())
+	require.NoError(t, x.Close())
+	require.Equal(t, truncates, fsys.Count(vfs.OpTruncate), "truncates of a reopen and close")
+	require.Len(t, fileBytes(t, fsys, "0.index"), 10*OffsetEntrySize)
 }

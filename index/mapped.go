@@ -164,10 +164,15 @@ func (m *mapped) load(maxBytes int) error {
 	valid := int(fileBytes) / m.size
 	mapBytes := int(fileBytes)
 	if m.writable {
-		// Extend (or shrink) to the preallocated size, never dropping
-		// entries that are in the file.
+		// Map room for maxBytes of entries, never dropping entries that
+		// are in the file. The file is not extended to it, as Kafka's
+		// AbstractIndex does (which trims it again at close): entries are
+		// written with pwrite and reservations with fallocate, which grow
+		// the file as far as they reach, and readers read only entries
+		// that were written. An index that takes no entry before it
+		// closes is thus never resized. A partial entry at the end goes.
 		mapBytes = max(maxBytes/m.size, valid) * m.size
-		if err := m.resize(int64(mapBytes)); err != nil {
+		if err := m.resize(int64(valid * m.size)); err != nil {
 			return err
 		}
 	} else if fileBytes%int64(m.size) != 0 {
@@ -198,6 +203,15 @@ func (m *mapped) resize(bytes int64) error {
 	m.fileBytes = bytes
 	m.resized = true
 	return nil
+}
+
+// grew notes that a write or a reservation reached end bytes into the
+// file, which grows it to end if it was shorter.
+func (m *mapped) grew(end int64) {
+	if end > m.fileBytes {
+		m.fileBytes = end
+		m.resized = true
+	}
 }
 
 // fits reports whether offset's relative offset fits an entry's int32:
@@ -264,6 +278,7 @@ func (m *mapped) reserve(entries int) error {
 		return fmt.Errorf("index: reserving room for entries in %s: %w", m.path, err)
 	}
 	m.reserved = want
+	m.grew(want)
 	return nil
 }
 
@@ -306,6 +321,7 @@ func (m *mapped) put(i, keep int, entry []byte) error {
 		}
 		m.hot = (end-1)/pageSize + 1
 	}
+	m.grew(int64((i + 1) * m.size))
 	m.n.Store(int64(i + 1)) // publish
 	return nil
 }

@@ -214,8 +214,8 @@ func (x *Offset) Reset() { x.m.lower(0) }
 // Check reads every entry and returns a *CorruptError (matching ErrCorrupt)
 // for the first one that is not above the one before it in both offset and
 // position, or whose offset is below the base offset or position negative.
-// A preallocated file reopened after a crash fails it: its zero-filled slots
-// repeat (Base(), 0).
+// A file reopened after a crash fails it: the zero-filled slots reserved
+// after its entries repeat (Base(), 0).
 func (x *Offset) Check() error {
 	n := x.Entries()
 	prevRel, prevPos := int64(-1), int64(-1)

@@ -196,8 +196,8 @@ func (x *Time) Reset() { x.m.lower(0) }
 // Check reads every entry and returns a *CorruptError (matching ErrCorrupt)
 // for the first one whose timestamp is not above the previous entry's, whose
 // offset is below the previous entry's, or whose offset is below the base
-// offset. A preallocated file reopened after a crash fails it: its
-// zero-filled slots repeat timestamp 0.
+// offset. A file reopened after a crash fails it: the zero-filled slots
+// reserved after its entries repeat timestamp 0.
 func (x *Time) Check() error {
 	n := x.Entries()
 	prevTs, prevRel := int64(0), int64(0)

@@ -101,7 +101,7 @@ type Config struct {
 	MaxBatchBytes int
 	// IndexIntervalBytes is the spacing of offset-index entries. Default 4096.
 	IndexIntervalBytes int
-	// MaxIndexBytes is the preallocated size of each index file; a full
+	// MaxIndexBytes is the most bytes each index file may hold; a full
 	// index rolls the segment. Default 10 MiB.
 	MaxIndexBytes int
 	// TimestampType is CreateTime (the default: the record's timestamp, or

@@ -51,9 +51,9 @@
 //
 // # Crashes
 //
-// Index files are preallocated and memory-mapped while a segment is
-// writable, so after a crash they hold zeros past their real entries and are
-// never trusted: Recover checks every batch from the start, cuts the file at
+// Index files are memory-mapped, with room reserved past their entries,
+// while a segment is writable, so after a crash they may hold zeros past
+// their real entries and are never trusted: Recover checks every batch from the start, cuts the file at
 // the first torn or damaged one and rebuilds both indexes. Open trusts the
 // files of a segment that was closed cleanly, after a check of their shape.
 // Deciding which segments need Recover (those after the partition's recovery

@@ -20,8 +20,8 @@ import (
 // owner's: the active segment's .log grows (ahead of its batches too, with
 // reserved zeros), is trimmed when the segment is sealed, and is cut back to
 // its last valid batch by the recovery of the owner's next Open after a
-// crash; its index files are preallocated, written behind the log and
-// trimmed. So a follower
+// crash; its index files are reserved ahead of their entries, written
+// behind the log and trimmed. So a follower
 //
 //   - reads the .log through a read-only mapping (or, where the file system
 //     cannot map so, a copy in memory) but touches only the bytes of batches

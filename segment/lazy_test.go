@@ -129,7 +129,8 @@ func TestFailedIndexCreationFailsTheAppend(t *testing.T) {
 		inject vfs.Injector
 		want   []error
 	}{
-		{"preallocation", vfs.FailOnce(vfs.OpTruncate, TimeIndexSuffix), []error{vfs.ErrInjected}},
+		{"creation", vfs.FailOnce(vfs.OpCreate, TimeIndexSuffix), []error{vfs.ErrInjected}},
+		{"mapping", vfs.FailOnce(vfs.OpMap, TimeIndexSuffix), []error{vfs.ErrInjected}},
 		{"directory fsync", vfs.FailOnce(vfs.OpSyncDir, ""), []error{ErrSync, vfs.ErrInjected}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -34,9 +34,9 @@ type Config struct {
 	// an entry when more than this many bytes were written since the last
 	// entry. Default 4096 (Kafka's index.interval.bytes).
 	IndexIntervalBytes int
-	// MaxIndexBytes is the size each index file of a writable segment is
-	// preallocated to; a segment whose index fills up must roll. Default
-	// 10 MiB (Kafka's segment.index.bytes).
+	// MaxIndexBytes is the most bytes each index file of a writable
+	// segment may hold (what its mapping reserves); a segment whose index
+	// fills up must roll. Default 10 MiB (Kafka's segment.index.bytes).
 	MaxIndexBytes int
 	// Preallocate reserves MaxBytes on disk for the .log file of a writable
 	// segment (fallocate), as Kafka's preallocate does: appends then change
@@ -226,8 +226,8 @@ func (s *Segment) preallocate() error {
 // empty index: OpenRecover rebuilds it, as Kafka recovers a segment whose
 // index is missing.
 //
-// A writable segment takes appends (its indexes are preallocated again); a
-// read-only one is sealed.
+// A writable segment takes appends (its indexes are mapped with room for
+// MaxIndexBytes again); a read-only one is sealed.
 func Open(fsys vfs.FS, dir string, base int64, cfg Config, writable bool) (*Segment, error) {
 	if missing := missingIndexes(fsys, dir, base, cfg); len(missing) > 0 {
 		return nil, fmt.Errorf("%w: index file %s is missing: %w", ErrCorrupt, missing[0], os.ErrNotExist)

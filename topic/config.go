@@ -96,7 +96,8 @@ type Config struct {
 	Sync partition.SyncPolicy `json:"sync"`
 	// IndexIntervalBytes spaces offset-index entries. Default 4096.
 	IndexIntervalBytes int `json:"index_interval_bytes"`
-	// MaxIndexBytes is each index file's preallocated size. Default 10 MiB.
+	// MaxIndexBytes is the most bytes each index file may hold (Kafka's
+	// segment.index.bytes). Default 10 MiB.
 	MaxIndexBytes int `json:"max_index_bytes"`
 	// MinCleanableDirtyRatio is the share of a compacted partition's bytes
 	// written since its last cleaning that makes it due for cleaning.
