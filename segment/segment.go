@@ -525,16 +525,17 @@ func (s *Segment) headerAt(pos, end int64) (log.BatchHeader, error) {
 	return h, nil
 }
 
-// SyncLog makes the .log file's contents durable (fsync) without touching
-// the indexes. It is safe to call while another goroutine appends: what was
-// appended before the call is durable when it returns. The partition uses it
-// for group commit; the active segment's indexes are rebuilt by recovery.
-// A failure is ErrSync.
+// SyncLog makes the .log file's contents and size durable without
+// touching the indexes: vfs.SyncData, fdatasync on Linux (the file's
+// timestamps are left to the kernel), fsync elsewhere. It is safe to call
+// while another goroutine appends: what was appended before the call is
+// durable when it returns. The partition uses it for group commit; the
+// active segment's indexes are rebuilt by recovery. A failure is ErrSync.
 func (s *Segment) SyncLog() error {
 	if s.follower {
 		return nil
 	}
-	if err := s.log.Sync(); err != nil {
+	if err := vfs.SyncData(s.log); err != nil {
 		return fmt.Errorf("segment: syncing %s: %w: %w", s.path, ErrSync, err)
 	}
 	return nil

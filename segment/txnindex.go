@@ -262,7 +262,7 @@ func (s *Segment) SyncTxnIndex() error {
 	if f == nil || !dirty {
 		return nil
 	}
-	if err := f.Sync(); err != nil {
+	if err := vfs.SyncData(f); err != nil {
 		x.markDirty()
 		return fmt.Errorf("segment: syncing %s: %w: %w", x.path, ErrSync, err)
 	}

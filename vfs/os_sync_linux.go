@@ -1,0 +1,31 @@
+package vfs
+
+import (
+	"io/fs"
+
+	"golang.org/x/sys/unix"
+)
+
+// syncData is fdatasync(2), retried on EINTR as os.File.Sync retries
+// fsync.
+func (f osFile) syncData() error {
+	conn, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := conn.Control(func(fd uintptr) {
+		for {
+			serr = unix.Fdatasync(int(fd))
+			if serr != unix.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return &fs.PathError{Op: "fdatasync", Path: f.Name(), Err: serr}
+	}
+	return nil
+}
