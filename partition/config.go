@@ -48,7 +48,11 @@ type SyncPolicy struct {
 
 // The flush policies.
 var (
-	// SyncAlways: Append returns only after the records are fsynced.
+	// SyncAlways: Append returns only after the records are fsynced. The
+	// active segment's file is then written with zeros ahead of the
+	// appends (segment.Config.ZeroFill), up to 1 MiB at a time, so that
+	// the fsync of an append has the records to write and no file size
+	// or block allocation to commit.
 	SyncAlways = SyncPolicy{Mode: SyncModeAlways}
 	// SyncNever: nothing is ever fsynced (the partition's files are on
 	// vfs.NoSync of its file system); everything is written to the OS at
@@ -120,9 +124,10 @@ type Config struct {
 	// (fallocate), as Kafka's preallocate does, at a cost of SegmentBytes of
 	// disk per partition up front. It buys little: the active segment's
 	// file is grown ahead of appends smaller than a page anyway (see
-	// WriteCalls), in steps of up to 16 MiB, and large appends under
-	// SyncAlways measured slower into reserved blocks (their first fsync
-	// converts them). It stays for Kafka's sake. Default false. Where the
+	// WriteCalls), in steps of up to 16 MiB, and under SyncAlways written
+	// with zeros ahead of all appends: reserved blocks are not written ones,
+	// and the fsync after an append into them commits their conversion. It
+	// stays for Kafka's sake. Default false. Where the
 	// file system cannot reserve blocks (no fallocate, or outside Linux) it
 	// does nothing.
 	Preallocate bool
@@ -260,6 +265,7 @@ func (c Config) segmentConfig() segment.Config {
 		MaxIndexBytes:      c.MaxIndexBytes,
 		Preallocate:        c.Preallocate,
 		WriteCalls:         c.WriteCalls,
+		ZeroFill:           c.Sync.Mode == SyncModeAlways,
 		AllowGaps:          true,
 	}
 }

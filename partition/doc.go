@@ -23,9 +23,9 @@
 // say so (size, record-time age, full index, relative-offset overflow), and
 // writes the batch: a batch smaller than a page (a few small records),
 // other than a segment's first, is copied into the segment file's shared
-// memory mapping, whose blocks are reserved ahead by fallocate — no system
-// call — and a larger one is written with one pwrite (see
-// Config.WriteCalls).
+// memory mapping, whose blocks are reserved ahead by fallocate (under
+// SyncAlways, written with zeros ahead, see SyncAlways) — no system call —
+// and a larger one is written with one pwrite (see Config.WriteCalls).
 //
 // # Producers
 //

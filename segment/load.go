@@ -25,7 +25,7 @@ func (s *Segment) load() error {
 		return fmt.Errorf("segment: %s: %w", s.path, err)
 	}
 	s.size.Store(size)
-	s.allocated = size
+	s.allocated, s.zeroed = size, size
 	if err := s.checkIndexShape(size); err != nil {
 		return err
 	}

@@ -97,12 +97,13 @@ func (s *Segment) Recover() (Recovery, error) {
 	rec.Bytes = valid
 	rec.Truncated = fileSize - valid - rec.ZeroTail
 	s.allocated = min(s.allocated, valid) // what holds if the truncation fails
+	s.zeroed = min(s.zeroed, valid)
 	if valid < fileSize {
 		if err := s.log.Truncate(valid); err != nil {
 			return rec, fmt.Errorf("segment: truncating %s to %d: %w", s.path, valid, err)
 		}
 	}
-	s.allocated = valid
+	s.allocated, s.zeroed = valid, valid
 	if err := s.needIndexes(valid); err != nil {
 		return rec, err
 	}

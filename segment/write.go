@@ -39,6 +39,9 @@ const mappedWriteMax = 4<<10 - 1
 // the file's size.
 func (s *Segment) write(batches []byte, pos int64) error {
 	end := pos + int64(len(batches))
+	if s.cfg.ZeroFill && end > s.zeroed {
+		s.fillZeros(pos, end)
+	}
 	if len(batches) <= mappedWriteMax && pos > 0 && s.reserve(end) {
 		if err := s.log.WriteMap(s.data, int(pos), batches); err != nil {
 			return fmt.Errorf("segment: writing %s at %d: %w", s.path, pos, err)
@@ -55,7 +58,39 @@ func (s *Segment) write(batches []byte, pos int64) error {
 		return fmt.Errorf("segment: writing %s at %d: %w", s.path, pos, err)
 	}
 	s.allocated = max(s.allocated, end)
+	s.zeroed = max(s.zeroed, end)
 	return nil
+}
+
+// zeroStep is the most that ZeroFill writes ahead of an append: past the
+// first steps (see fillZeros), one step costs a journal commit and a
+// MiB of zeros, which 80 appends of 12 KiB share.
+const zeroStep = 1 << 20
+
+// zeroes is what fillZeros writes: never written to.
+var zeroes [zeroStep]byte
+
+// fillZeros writes zeros into the .log file from the end of what it holds
+// written (pos at the least: the bytes before it are batches) past end, so
+// that this append and the next ones land in written blocks. The step
+// starts at minGrowth and grows with the file, as reserve's does, up to
+// zeroStep, and never reaches past MaxBytes: a segment that only ever
+// holds a few batches writes few zeros. It is best effort: a failure (a
+// full disk) leaves zeros past the batches at most, which count for
+// nothing, and the append goes on as it would have without.
+func (s *Segment) fillZeros(pos, end int64) {
+	from := max(s.zeroed, pos)
+	step := min(max(s.zeroed, minGrowth), zeroStep)
+	to := min(int64(len(s.data)), max(end, from)+step)
+	for off := from; off < to; {
+		n, err := s.log.WriteAt(zeroes[:min(to-off, zeroStep)], off)
+		if err != nil {
+			return
+		}
+		off += int64(n)
+	}
+	s.zeroed = max(s.zeroed, to)
+	s.allocated = max(s.allocated, to)
 }
 
 // reserve reports whether an append ending at end may be copied into the
