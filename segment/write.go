@@ -53,6 +53,7 @@ func (s *Segment) write(batches []byte, pos int64) error {
 		if n > 0 && end > s.allocated {
 			// Best effort: the next append overwrites the bytes anyway.
 			s.allocated = min(s.allocated, pos)
+			s.zeroed = min(s.zeroed, pos)
 			_ = s.log.Truncate(pos)
 		}
 		return fmt.Errorf("segment: writing %s at %d: %w", s.path, pos, err)
