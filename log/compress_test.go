@@ -159,6 +159,29 @@ func TestCompressedBatchHeader(t *testing.T) {
 	}
 }
 
+// TestEncodeBatchHeader checks the header EncodeBatchHeader returns against
+// the one ReadHeader reads from the batch it wrote, uncompressed and with
+// each codec (which changes the length, the attributes and the CRC), and
+// its failure on no records.
+func TestEncodeBatchHeader(t *testing.T) {
+	recs := jsonRecords(50, 4)
+	for _, c := range append([]log.Compression{log.None}, codecs...) {
+		t.Run(c.String(), func(t *testing.T) {
+			opts := log.BatchOptions{Now: 1_700_000_000_000, Compression: c, Idempotent: true, ProducerID: 9, BaseSequence: 5}
+			b, h, err := log.EncodeBatchHeader([]byte("x"), recs, opts)
+			require.NoError(t, err)
+			want, err := log.CheckBatch(b[1:])
+			require.NoError(t, err)
+			require.Equal(t, want, h)
+			require.Equal(t, c, h.Compression())
+		})
+	}
+	b, h, err := log.EncodeBatchHeader([]byte("x"), nil, log.BatchOptions{})
+	require.ErrorIs(t, err, log.ErrEmptyBatch)
+	require.Equal(t, []byte("x"), b)
+	require.Equal(t, log.BatchHeader{}, h)
+}
+
 // TestCompressionLevels: every valid level of every codec works and reads
 // back; levels out of range are refused.
 func TestCompressionLevels(t *testing.T) {

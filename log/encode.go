@@ -53,6 +53,25 @@ type BatchOptions struct {
 // suffices. It does not retain recs. On error the returned slice is dst as
 // given, though its spare capacity (past len(dst)) may have been written.
 func EncodeBatch(dst []byte, recs []Record, opts BatchOptions) ([]byte, error) {
+	var h BatchHeader
+	return encodeBatch(dst, recs, opts, &h)
+}
+
+// EncodeBatchHeader is [EncodeBatch] returning also the header of the batch
+// it appended, as [ReadHeader] reads it back, which saves a caller that
+// needs the header (as an append to a log does) reading what it has just
+// written.
+func EncodeBatchHeader(dst []byte, recs []Record, opts BatchOptions) ([]byte, BatchHeader, error) {
+	var h BatchHeader
+	out, err := encodeBatch(dst, recs, opts, &h)
+	if err != nil {
+		return out, BatchHeader{}, err
+	}
+	return out, h, nil
+}
+
+// encodeBatch is EncodeBatch, leaving the batch's header in *h.
+func encodeBatch(dst []byte, recs []Record, opts BatchOptions, h *BatchHeader) ([]byte, error) {
 	if len(recs) == 0 {
 		return dst, ErrEmptyBatch
 	}
@@ -62,7 +81,7 @@ func EncodeBatch(dst []byte, recs []Record, opts BatchOptions) ([]byte, error) {
 	// The constant fields first, then the others one by one: a literal
 	// with all of them is built in a temporary and copied in wide moves,
 	// which stall on the narrow stores just made to it.
-	h := BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
+	*h = BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
 	h.BaseOffset = opts.BaseOffset
 	h.LastOffsetDelta = int32(len(recs) - 1)
 	h.BaseTimestamp = recordTime(&recs[0], true, opts.Now)
@@ -86,12 +105,16 @@ func EncodeBatch(dst []byte, recs []Record, opts BatchOptions) ([]byte, error) {
 		return dst, err
 	}
 	start := len(dst)
-	e := encoder{h: &h, assign: true, now: opts.Now, noCRC: opts.Compression != None}
+	e := encoder{h: h, assign: true, now: opts.Now, noCRC: opts.Compression != None}
 	out, err := e.appendAssigned(dst, recs)
 	if err != nil || opts.Compression == None {
 		return out, err
 	}
-	return compressBatch(out, start, opts.Compression, opts.CompressionLevel)
+	if out, err = compressBatch(out, start, opts.Compression, opts.CompressionLevel); err != nil {
+		return out, err
+	}
+	*h, err = ReadHeader(out[start:]) // compression changed Length, Attributes and CRC
+	return out, err
 }
 
 // EncodeBatchWithHeader appends one batch holding recs to dst and returns
@@ -339,7 +362,8 @@ func (e encoder) appendAssigned(dst []byte, recs []Record) ([]byte, error) {
 		binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(maxTs))
 	}
 	if !e.noCRC {
-		binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+		h.CRC = crc32.Checksum(b[offAttributes:], castagnoli)
+		binary.BigEndian.PutUint32(b[offCRC:], h.CRC)
 	}
 	return dst[:start+p], nil
 }

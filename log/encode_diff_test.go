@@ -281,5 +281,11 @@ func FuzzEncodeBatch(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, "ab", string(got[:2]))
 		require.Equal(t, want, got[2:])
+		got, h, err := log.EncodeBatchHeader(buf, recs, opts)
+		require.NoError(t, err)
+		require.Equal(t, want, got[2:])
+		wantH, err := log.ReadHeader(want)
+		require.NoError(t, err)
+		require.Equal(t, wantH, h, "the header as ReadHeader reads it")
 	})
 }

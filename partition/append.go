@@ -132,11 +132,7 @@ func (p *Partition) encode(dst []byte, records []log.Record, c log.Compression, 
 		opts.Idempotent, opts.Transactional = true, pb.Transactional
 		opts.ProducerID, opts.ProducerEpoch, opts.BaseSequence = pb.ID, pb.Epoch, pb.Seq
 	}
-	b, err := log.EncodeBatch(dst, records, opts)
-	if err != nil {
-		return EncodedBatch{bytes: b}, fmt.Errorf("partition: append to %s: %w", p.name, err)
-	}
-	h, err := log.ReadHeader(b) // just encoded: no CRC check needed
+	b, h, err := log.EncodeBatchHeader(dst, records, opts)
 	if err != nil {
 		return EncodedBatch{bytes: b}, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
