@@ -19,7 +19,7 @@ func init() {
 		Note: "NATS JetStream's file store through an embedded nats-server started in Open (W7 pays for it; " +
 			"package server exports no file store constructor) and nats.go's jetstream API on an in-process " +
 			"connection: Publish for 1 record, PublishAsync then PublishAsyncComplete for more; durable is " +
-			"the server's sync_interval: always; Get a direct get, Scan an ordered consumer",
+			"the server's sync_interval: always (an fsync per message); Get a direct get, Scan an ordered consumer",
 	})
 }
 
@@ -148,14 +148,12 @@ func (l *natsLog) Append(recs []Rec) error {
 		l.buf = natsData(l.buf, r)
 		f, err := l.js.PublishAsync(natsStream, l.buf[start:len(l.buf):len(l.buf)])
 		if err != nil {
-			return err
+			return errors.Join(err, l.waitAcks(ctx, len(l.futs)))
 		}
 		l.futs = append(l.futs, f)
 	}
-	select {
-	case <-l.js.PublishAsyncComplete():
-	case <-ctx.Done():
-		return fmt.Errorf("peers: acks of %d messages: %w", len(recs), ctx.Err())
+	if err := l.waitAcks(ctx, len(recs)); err != nil {
+		return err
 	}
 	for i, f := range l.futs {
 		select {
@@ -169,6 +167,17 @@ func (l *natsLog) Append(recs []Rec) error {
 	}
 	clear(l.futs)
 	return nil
+}
+
+// waitAcks waits for the acks of the n messages published, so that buf
+// may be reused.
+func (l *natsLog) waitAcks(ctx context.Context, n int) error {
+	select {
+	case <-l.js.PublishAsyncComplete():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("peers: acks of %d messages: %w", n, ctx.Err())
+	}
 }
 
 // acked checks that the i-th message of an Append got the sequence after
