@@ -63,10 +63,12 @@
 // A writable index is mapped at maxBytes ([DefaultMaxBytes] by default),
 // its file being left at its size: its blocks are reserved on disk
 // (fallocate, which grows the file) a page or more ahead of its entries,
-// which are written with pwrite (readers see them through the mapping), so
-// that an append that needs room the disk does not have fails with ENOSPC
-// before anything is written, and the time index keeps the slot of its last
-// entry reserved. Kafka's AbstractIndex extends the file to maxBytes
+// so that an append that needs room the disk does not have fails with
+// ENOSPC before anything is written, and the time index keeps the slot of
+// its last entry reserved. The first entry in each page of the file is
+// written with pwrite, the others in that page are copied into the mapping
+// (one system call per page of entries; every entry with pwrite where
+// blocks cannot be reserved); readers see both through the mapping. Kafka's AbstractIndex extends the file to maxBytes
 // instead, and trims it at close: here an index reopened and closed without
 // a new entry is not resized at all. A sealed one (Trim, Close) is
 // truncated to its valid entries. One made by
@@ -83,7 +85,8 @@
 //
 // One writer (the segment, under its lock) and any number of lock-free
 // readers. The entry count is an atomic: Append writes the entry's bytes
-// (pwrite, which the mapping shows) and then stores the new count; a
+// (pwrite, which the mapping shows, or a copy into the mapping) and then
+// stores the new count; a
 // reader loads the count once and searches only that many entries, so it
 // always sees a consistent prefix of the index.
 //

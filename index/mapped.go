@@ -293,13 +293,16 @@ func (m *mapped) reserve(entries int) error {
 // The first entry written into a page of the file goes in with pwrite: the
 // first write through a fresh shared mapping of a page of an ext4 file, and
 // a truncate of the file after it, cost hundreds of microseconds, where a
-// pwrite of an entry costs about one (mostly the system call). The entries
-// after it in the same page, which pwrite has brought into the page cache,
-// are copied into the mapping (File.WriteMap): tens of nanoseconds, no
-// system call. An index with one entry per batch (batches larger than
-// IndexIntervalBytes) thus makes one system call per page of entries (512
-// offset entries) instead of one per batch. An fsync of the file makes both
-// kinds of writes durable, as it does the segment's own mapped appends.
+// pwrite of an entry costs about one (mostly the system call). Where the
+// file's blocks are reserved, the entries after it in the same page, which
+// pwrite has brought into the page cache, are copied into the mapping
+// (File.WriteMap): tens of nanoseconds, no system call. An index with one
+// entry per batch (batches larger than IndexIntervalBytes) thus makes one
+// system call per page of entries (512 offset entries) instead of one per
+// batch. An fsync of the file makes both kinds of writes durable, as it
+// does the segment's own mapped appends. Where blocks cannot be reserved
+// every entry is written with pwrite, so that a full disk fails the write
+// rather than a copy into a hole.
 func (m *mapped) put(i, keep int, entry []byte) error {
 	if m.mem {
 		copy(m.data[i*m.size:], entry)
@@ -311,7 +314,7 @@ func (m *mapped) put(i, keep int, entry []byte) error {
 	}
 	off := i * m.size
 	end := off + len(entry)
-	if page := off / pageSize; m.hot == page+1 && (end-1)/pageSize == page && end <= len(m.data) && int64(end) <= m.fileBytes {
+	if page := off / pageSize; m.hot == page+1 && (end-1)/pageSize == page && !m.noReserve && end <= len(m.data) && int64(end) <= m.fileBytes {
 		if err := m.file.WriteMap(m.data, off, entry); err != nil {
 			return fmt.Errorf("index: writing entry %d of %s: %w", i, m.path, err)
 		}

@@ -188,8 +188,9 @@ func TestFullDiskNeverFaults(t *testing.T) {
 }
 
 // TestReserveUnsupported: where the file system cannot reserve blocks,
-// entries go into the sparse file as they always did, and no reservation
-// is tried again.
+// entries go into the sparse file as they always did, every one with a
+// write call (none copied into the mapping, which would fault on a full
+// disk), and no reservation is tried again.
 func TestReserveUnsupported(t *testing.T) {
 	fsys := vfs.NewMem()
 	fsys.SetInjector(func(op vfs.Op, _ string) error {
@@ -207,4 +208,6 @@ func TestReserveUnsupported(t *testing.T) {
 	}
 	require.Equal(t, 2*page, x.Entries())
 	require.Equal(t, 2, fsys.Count(vfs.OpAllocate), "one try per index")
+	require.Equal(t, 4*page, fsys.Count(vfs.OpWrite), "every entry written with a write call")
+	require.Zero(t, fsys.Count(vfs.OpWriteMap))
 }
