@@ -64,6 +64,10 @@ type Peer struct {
 	// Note says in a few words how the peer is used (the API and mode),
 	// for the table's legend.
 	Note string
+	// Baseline is true for a pseudo-peer that measures the machine (raw
+	// file writes) rather than a log a program would embed: it is shown
+	// beside the others but never counted as the best peer.
+	Baseline bool
 }
 
 var registered []Peer
