@@ -101,3 +101,31 @@ func rawPrepare(fd int, file string, off int64, zeros []byte) error {
 	}
 	return unix.Fdatasync(fd)
 }
+
+// rawPairedLogs is the raw ceiling of BenchmarkDurablePaired on Linux:
+// the batch written into a file filled with zeros rawAhead bytes ahead
+// of the writes, then fdatasync, as Strata writes a segment under
+// SyncAlways.
+func rawPairedLogs(b *testing.B, dir string, batch []byte) []durableLog {
+	f, err := os.OpenFile(filepath.Join(dir, "raw-zeroed"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fd := int(f.Fd())
+	zeros := make([]byte, rawAhead)
+	var pos, ready int64
+	return []durableLog{{"raw-zeroed-fdatasync", func() error {
+		end := pos + int64(len(batch))
+		if end > ready {
+			if err := rawPrepare(fd, "zeroed", ready, zeros); err != nil {
+				return err
+			}
+			ready += rawAhead
+		}
+		if _, err := unix.Pwrite(fd, batch, pos); err != nil {
+			return err
+		}
+		pos = end
+		return unix.Fdatasync(fd)
+	}, f.Close}}
+}
