@@ -14,6 +14,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -38,14 +39,16 @@ type config struct {
 }
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string) error {
+// run runs the program with args, the table to stdout, progress to stderr.
+func run(args []string, stdout, stderr io.Writer) error {
 	fl := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fl.SetOutput(stderr)
 	cfg := &config{}
 	fl.IntVar(&cfg.records, "records", 1_000_000, "records per append workload (16-byte key, 100-byte value)")
 	fl.IntVar(&cfg.runs, "runs", 5, "runs; every peer runs once per run, in an order rotated per run")
@@ -104,7 +107,7 @@ func run(args []string) error {
 	for run := range cfg.runs {
 		order := rotate(cfg.peers, run)
 		for _, p := range append([]peers.Peer{noop}, order...) {
-			fmt.Fprintf(os.Stderr, "run %d/%d: %s\n", run+1, cfg.runs, p.Name)
+			fmt.Fprintf(stderr, "run %d/%d: %s\n", run+1, cfg.runs, p.Name)
 			r := &runner{cfg: cfg, d: d, peer: p, dir: filepath.Join(root, fmt.Sprintf("run%d-%s", run, p.Name)), out: map[string]result{}}
 			if p.Name == noop.Name {
 				r.cfg = noopConfig(cfg)
@@ -121,9 +124,9 @@ func run(args []string) error {
 	}
 	switch cfg.format {
 	case "json":
-		return writeJSON(os.Stdout, hdr, cfg, res)
+		return writeJSON(stdout, hdr, cfg, res)
 	default:
-		return writeMarkdown(os.Stdout, hdr, cfg, res)
+		return writeMarkdown(stdout, hdr, cfg, res)
 	}
 }
 

@@ -172,10 +172,13 @@ func (r *runner) runBatches() error {
 	if n == 0 {
 		return nil
 	}
+	// A log that W2 stopped at the budget is smaller: W4's and W6's
+	// figures are marked as W2's is, with its count.
 	if r.want(wScan) {
 		if r.out[wScan], err = r.scan(l, n); err != nil {
 			return err
 		}
+		r.mark(wScan, res)
 	}
 	if r.want(wGet) {
 		if r.out[wGet], err = r.lookups(l, n); err != nil {
@@ -191,8 +194,19 @@ func (r *runner) runBatches() error {
 		if r.out[wReopen], err = r.reopen(dir, n); err != nil {
 			return err
 		}
+		r.mark(wReopen, res)
 	}
 	return nil
+}
+
+// mark marks w's figure partial, with w2's count, when W2 stopped at the
+// budget.
+func (r *runner) mark(w string, w2 result) {
+	if w2.partial {
+		out := r.out[w]
+		out.partial, out.done = true, w2.done
+		r.out[w] = out
+	}
 }
 
 // scan reads the n records from 0 and checks each.
