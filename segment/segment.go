@@ -134,6 +134,9 @@ type Segment struct {
 	// above the file's size, which would make such a copy fault.
 	allocated int64
 	noReserve bool // the file system cannot reserve blocks: write calls only
+	// released is how far the mapping's written pages have been released
+	// (see releaseBehind).
+	released int64
 	// zeroed is how far the .log file holds written bytes (batches, or
 	// the zeros of ZeroFill): appends below it allocate nothing. Never
 	// above the file's size.

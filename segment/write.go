@@ -46,6 +46,7 @@ func (s *Segment) write(batches []byte, pos int64) error {
 		if err := s.log.WriteMap(s.data, int(pos), batches); err != nil {
 			return fmt.Errorf("segment: writing %s at %d: %w", s.path, pos, err)
 		}
+		s.releaseBehind(end)
 		return nil
 	}
 	n, err := s.log.WriteAt(batches, pos)

@@ -32,3 +32,7 @@ func (noSyncFS) SyncDir(string) error { return nil }
 
 func (noSyncFile) Sync() error          { return nil }
 func (noSyncFile) SyncMap([]byte) error { return nil }
+
+// releaseMap releases the wrapped file's mapping, which NoSync leaves as
+// it is.
+func (n noSyncFile) releaseMap(m []byte) { ReleaseMap(n.File, m) }
