@@ -102,30 +102,52 @@ func rawPrepare(fd int, file string, off int64, zeros []byte) error {
 	return unix.Fdatasync(fd)
 }
 
-// rawPairedLogs is the raw ceiling of BenchmarkDurablePaired on Linux:
-// the batch written into a file filled with zeros rawAhead bytes ahead
-// of the writes, then fdatasync, as Strata writes a segment under
-// SyncAlways.
+// rawPairedLogs are the raw baselines of BenchmarkDurablePaired on
+// Linux, the ways of benchmarkRawDurable taking turns with the logs: the
+// batch written with pwrite into a file filled with zeros rawAhead bytes
+// ahead (as Strata writes a segment under SyncAlways), then fdatasync;
+// the same written and synced in one step (pwritev2 with RWF_DSYNC) or to
+// an O_DSYNC file; and pwrite + fdatasync of a file that grows, and of
+// one reserved ahead with fallocate.
 func rawPairedLogs(b *testing.B, dir string, batch []byte) []durableLog {
-	f, err := os.OpenFile(filepath.Join(dir, "raw-zeroed"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		b.Fatal(err)
-	}
-	fd := int(f.Fd())
-	zeros := make([]byte, rawAhead)
-	var pos, ready int64
-	return []durableLog{{"raw-zeroed-fdatasync", func() error {
-		end := pos + int64(len(batch))
-		if end > ready {
-			if err := rawPrepare(fd, "zeroed", ready, zeros); err != nil {
-				return err
+	var logs []durableLog
+	for _, v := range []struct{ file, sync string }{
+		{"zeroed", "fdatasync"}, {"zeroed", "rwf-dsync"}, {"zeroed", "o-dsync"},
+		{"grow", "fdatasync"}, {"fallocate", "fdatasync"},
+	} {
+		flags := os.O_RDWR | os.O_CREATE | os.O_EXCL
+		if v.sync == "o-dsync" {
+			flags |= unix.O_DSYNC
+		}
+		name := "raw-" + v.file + "-" + v.sync
+		f, err := os.OpenFile(filepath.Join(dir, name), flags, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fd := int(f.Fd())
+		zeros := make([]byte, rawAhead)
+		iov := [][]byte{batch}
+		var pos, ready int64
+		logs = append(logs, durableLog{name, func() error {
+			end := pos + int64(len(batch))
+			if v.file != "grow" && end > ready {
+				if err := rawPrepare(fd, v.file, ready, zeros); err != nil {
+					return err
+				}
+				ready += rawAhead
 			}
-			ready += rawAhead
-		}
-		if _, err := unix.Pwrite(fd, batch, pos); err != nil {
+			var err error
+			if v.sync == "rwf-dsync" {
+				_, err = unix.Pwritev2(fd, iov, pos, unix.RWF_DSYNC)
+			} else {
+				_, err = unix.Pwrite(fd, batch, pos)
+			}
+			if err == nil && v.sync == "fdatasync" {
+				err = unix.Fdatasync(fd)
+			}
+			pos = end
 			return err
-		}
-		pos = end
-		return unix.Fdatasync(fd)
-	}, f.Close}}
+		}, f.Close})
+	}
+	return logs
 }

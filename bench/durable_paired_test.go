@@ -34,7 +34,8 @@ type durableLog struct {
 // the store against tidwall/wal and against the raw baselines, and a
 // segment written with zeros ahead (segment.Config.ZeroFill, what the
 // partition does under SyncAlways) against one that grows with each
-// append, both synced with SyncLog.
+// append, both synced with SyncLog, and the raw ways of making a write
+// durable against one another (see rawPairedLogs).
 func BenchmarkDurablePaired(b *testing.B) {
 	recs := durableRecords()
 	batch := durableBatch(b)
@@ -153,4 +154,9 @@ func BenchmarkDurablePaired(b *testing.B) {
 	ratio("store", "raw-zeroed-fdatasync")
 	ratio("partition", "raw-zeroed-fdatasync")
 	ratio("segment-zerofill", "segment-grow")
+	ratio("raw-zeroed-rwf-dsync", "raw-zeroed-fdatasync")
+	ratio("raw-zeroed-o-dsync", "raw-zeroed-fdatasync")
+	ratio("raw-zeroed-fdatasync", "raw-grow-fdatasync")
+	ratio("raw-fallocate-fdatasync", "raw-grow-fdatasync")
+	ratio("raw-grow-fdatasync", "raw-grow-fsync")
 }
