@@ -15,23 +15,39 @@ const (
 )
 
 // data is every record of a workload, generated once into one arena
-// before anything is timed. Record i is a function of i alone: its key is
+// before anything is timed. The arena holds no pointers, so the garbage
+// collector never scans it: a peer that allocates pays for its own
+// garbage, not for a heap of the harness's (a slice of a million Recs
+// would be two million pointers to scan at every cycle). Record i is a function of i alone: its key is
 // i (8 bytes, big-endian) then a hash of i, its value 100 bytes of a
 // generator seeded with i, so no two records are alike and nothing
 // compresses.
 type data struct {
 	arena []byte
-	recs  []peers.Rec
+	n     int
 }
 
 func newData(n int) *data {
-	d := &data{arena: make([]byte, n*recSize), recs: make([]peers.Rec, n)}
+	d := &data{arena: make([]byte, n*recSize), n: n}
 	for i := range n {
-		b := d.arena[i*recSize : (i+1)*recSize : (i+1)*recSize]
-		fill(b, uint64(i))
-		d.recs[i] = peers.Rec{Key: b[:keySize:keySize], Value: b[keySize:]}
+		fill(d.arena[i*recSize:(i+1)*recSize], uint64(i))
 	}
 	return d
+}
+
+// rec is record i, aliasing the arena.
+func (d *data) rec(i int) peers.Rec {
+	b := d.arena[i*recSize : (i+1)*recSize : (i+1)*recSize]
+	return peers.Rec{Key: b[:keySize:keySize], Value: b[keySize:]}
+}
+
+// recs sets dst to records [i, j) and returns it.
+func (d *data) recs(dst []peers.Rec, i, j int) []peers.Rec {
+	dst = dst[:0]
+	for k := i; k < j; k++ {
+		dst = append(dst, d.rec(k))
+	}
+	return dst
 }
 
 // fill writes record i's bytes into b: i, big-endian, then words
@@ -69,10 +85,10 @@ func splitmix(s *uint64) uint64 {
 // is for a sequential scan, which the hardware prefetches); it allocates
 // nothing. Random reads use checkAt instead.
 func (d *data) check(i int64, key, value []byte) bool {
-	if i < 0 || i >= int64(len(d.recs)) {
+	if i < 0 || i >= int64(d.n) {
 		return false
 	}
-	r := d.recs[i]
+	r := d.rec(int(i))
 	return bytes.Equal(key, r.Key) && bytes.Equal(value, r.Value)
 }
 
@@ -80,7 +96,7 @@ func (d *data) check(i int64, key, value []byte) bool {
 // arena, so that a check costs the same whatever the cache holds (a random
 // read of the arena would miss it as often as the peer's own read does).
 func (d *data) checkAt(i int64, key, value []byte) bool {
-	if i < 0 || i >= int64(len(d.recs)) || len(key) != keySize || len(value) != valueSize {
+	if i < 0 || i >= int64(d.n) || len(key) != keySize || len(value) != valueSize {
 		return false
 	}
 	if binary.BigEndian.Uint64(key) != uint64(i) {
@@ -106,10 +122,10 @@ func (d *data) checkAt(i int64, key, value []byte) bool {
 // mismatch describes a record that is not record i, for the error that
 // stops the program.
 func (d *data) mismatch(what string, i int64, key, value []byte) error {
-	if i < 0 || i >= int64(len(d.recs)) {
-		return fmt.Errorf("%s: record index %d is outside the %d records written", what, i, len(d.recs))
+	if i < 0 || i >= int64(d.n) {
+		return fmt.Errorf("%s: record index %d is outside the %d records written", what, i, d.n)
 	}
-	r := d.recs[i]
+	r := d.rec(int(i))
 	return fmt.Errorf("%s: record %d differs from what was written: key %x (%d bytes), want %x; value of %d bytes, want %d (equal: %v)",
 		what, i, key, len(key), r.Key, len(value), len(r.Value), bytes.Equal(value, r.Value))
 }

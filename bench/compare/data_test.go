@@ -13,12 +13,13 @@ func TestCheck(t *testing.T) {
 
 func testCheck(t *testing.T, check func(d *data, i int64, key, value []byte) bool) {
 	d := newData(50)
-	for i, r := range d.recs {
+	for i := range d.n {
+		r := d.rec(i)
 		if !check(d, int64(i), r.Key, r.Value) {
 			t.Fatalf("record %d refused", i)
 		}
 	}
-	r := d.recs[7]
+	r := d.rec(7)
 	if check(d, 8, r.Key, r.Value) || check(d, -1, r.Key, r.Value) || check(d, 50, r.Key, r.Value) {
 		t.Fatal("record 7 accepted as another")
 	}

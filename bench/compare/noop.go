@@ -28,7 +28,7 @@ func (l *noopLog) Append(recs []peers.Rec) error {
 
 func (l *noopLog) Scan(from int64, fn func(i int64, key, value []byte) bool) error {
 	for i := from; i < l.n; i++ {
-		r := l.d.recs[i]
+		r := l.d.rec(int(i))
 		if !fn(i, r.Key, r.Value) {
 			break
 		}

@@ -86,7 +86,8 @@ func (r *runner) run() error {
 // appendAll appends the records in calls of per records until all are
 // written or the budget is spent, flushes, and returns the rate.
 func (r *runner) appendAll(w string, l peers.Log, per int) (result, error) {
-	recs := r.d.recs
+	n := r.d.n
+	var recs []peers.Rec // the call's records, cut from the arena
 	// Reading the clock costs tens of ns: for single-record calls it is
 	// read every 64 calls.
 	mask := 0
@@ -96,13 +97,14 @@ func (r *runner) appendAll(w string, l peers.Log, per int) (result, error) {
 	start := time.Now()
 	deadline := start.Add(r.cfg.budget)
 	res := result{}
-	for call, i := 0, 0; i < len(recs); call, i = call+1, i+per {
-		j := min(i+per, len(recs))
-		if err := l.Append(recs[i:j]); err != nil {
+	for call, i := 0, 0; i < n; call, i = call+1, i+per {
+		j := min(i+per, n)
+		recs = r.d.recs(recs, i, j)
+		if err := l.Append(recs); err != nil {
 			return res, r.fail(w, fmt.Errorf("append of records [%d, %d): %w", i, j, err))
 		}
 		res.done = int64(j)
-		if call&mask == 0 && j < len(recs) && time.Now().After(deadline) {
+		if call&mask == 0 && j < n && time.Now().After(deadline) {
 			res.partial = true
 			break
 		}
@@ -340,7 +342,7 @@ func (r *runner) runCycles() error {
 		if err != nil {
 			return r.fail(wCycle, fmt.Errorf("open: %w", err))
 		}
-		err = l.Append(r.d.recs[:1])
+		err = l.Append(r.d.recs(nil, 0, 1))
 		if f, ok := l.(peers.Flusher); ok && err == nil {
 			err = f.Flush()
 		}
