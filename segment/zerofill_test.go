@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -79,7 +80,14 @@ func TestZeroFill(t *testing.T) {
 // every synced batch and cuts the zeros after them, and a batch that a
 // failed write left half written into them.
 func TestZeroFillCrash(t *testing.T) {
-	cfg := Config{MaxBytes: 8 << 20, ZeroFill: true}
+	for _, prealloc := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prealloc=%v", prealloc), func(t *testing.T) {
+			testZeroFillCrash(t, Config{MaxBytes: 8 << 20, ZeroFill: true, Preallocate: prealloc})
+		})
+	}
+}
+
+func testZeroFillCrash(t *testing.T, cfg Config) {
 	fx, m := memFixture(t)
 	s, err := Create(fx.fsys, fx.dir, 0, cfg)
 	require.NoError(t, err)
@@ -93,6 +101,7 @@ func TestZeroFillCrash(t *testing.T) {
 	require.NoError(t, s.Sync())
 	fileSize := logFileSize(t, fx, 0)
 	require.Greater(t, fileSize, s.Size())
+	require.Less(t, s.Size(), s.zeroed)
 
 	// A torn write: the Mem writes half the bytes, then fails.
 	m.SetInjector(func(op vfs.Op, path string) error {
