@@ -13,8 +13,7 @@ import (
 // read and remove only the files their directories' listings show: a
 // cold cycle removes nothing (no leftover temporary file, stale segment
 // file or swap checkpoint to look for), and a clean reopen removes only
-// the clean-shutdown marker and opens only files that exist, but for the
-// segment's optional .txnindex.
+// the clean-shutdown marker and opens only files that exist.
 func TestOpenLooksOnlyForWhatIsThere(t *testing.T) {
 	m := vfs.NewMem()
 	coldCycle(t, m, strata.SyncNever)
@@ -25,9 +24,8 @@ func TestOpenLooksOnlyForWhatIsThere(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, removes+1, m.Count(vfs.OpRemove), "a clean Open removes the marker only")
 	// topics.json, partition.metadata and the segment's .log (it holds
-	// one batch, so it has no index files), and the probe for the
-	// segment's .txnindex.
-	require.Equal(t, opens+4, m.Count(vfs.OpOpen), "files a clean Open opens without creating them")
+	// one batch, so it has no index files, nor a .txnindex).
+	require.Equal(t, opens+3, m.Count(vfs.OpOpen), "files a clean Open opens without creating them")
 	recs, err := s.Read(ctx, "t", 0, 0, 10)
 	require.NoError(t, err)
 	require.Len(t, recs, 1)

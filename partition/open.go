@@ -86,7 +86,7 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 			return nil, err
 		}
 	}
-	segs, err := p.openSegments(bases, clean, rp, recoverBases)
+	segs, err := p.openSegments(bases, clean, rp, recoverBases, listed)
 	if err != nil {
 		return nil, err
 	}
@@ -298,6 +298,9 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, listed lis
 // removes, only what is.
 type listing map[string]bool
 
+// has reports whether name is listed.
+func (l listing) has(name string) bool { return l[name] }
+
 // loadCheckpoint is p.loadCheckpoint of a file that is listed; one that is
 // not is missing.
 func (l listing) loadCheckpoint(p *Partition, name string, missing int64, instead string) (int64, bool, error) {
@@ -327,8 +330,10 @@ func (p *Partition) remove(name string) error {
 }
 
 // openSegments opens the segments with the given bases, recovering what
-// needs it (see Open).
-func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBases map[int64]bool) ([]*segRef, error) {
+// needs it (see Open). A trusted segment's optional files are looked for in
+// listed, the directory's listing (scanDir changed no file of a segment it
+// left to be trusted).
+func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBases map[int64]bool, listed listing) ([]*segRef, error) {
 	// Recovery starts at the segment holding the recovery point.
 	from := 0
 	for i, base := range bases {
@@ -352,7 +357,7 @@ func (p *Partition) openSegments(bases []int64, clean bool, rp int64, recoverBas
 		var err error
 		trusted := (clean || i < from) && !recoverBases[base] && !p.cfg.RecoverAll
 		if trusted {
-			s, err = segment.Open(p.fsys, p.dir, base, scfg, last)
+			s, err = segment.OpenListed(p.fsys, p.dir, base, scfg, last, listed.has)
 			if err == nil && s.Damaged() != nil {
 				p.cfg.Logger.Warn("partition: damage in a segment at open (a batch failing its CRC check, or a header stepped over); nothing is taken from it, reads of it fail",
 					"dir", p.dir, "segment", segment.FileName(base, segment.LogSuffix), "err", s.Damaged())

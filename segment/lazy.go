@@ -60,8 +60,19 @@ func (s *Segment) deferIndex(path string, create bool) bool {
 	if create {
 		return true
 	}
-	_, err := s.fsys.Stat(path)
-	return errors.Is(err, os.ErrNotExist)
+	return !fileThere(s.fsys, path, s.cfg.listed)
+}
+
+// fileThere reports whether the file at path is there: by listed, when it is
+// set (see OpenListed), or else by a look at the file system, which takes
+// a failure other than a missing file for a file that is there (its open
+// then meets the failure).
+func fileThere(fsys vfs.FS, path string, listed func(name string) bool) bool {
+	if listed != nil {
+		return listed(filepath.Base(path))
+	}
+	_, err := fsys.Stat(path)
+	return !errors.Is(err, os.ErrNotExist)
 }
 
 // needIndexes creates the index files of a segment whose .log is to reach
@@ -101,7 +112,7 @@ func (s *Segment) needIndexes(end int64) error {
 // base that are not there and should be: its .log is larger than a segment
 // without index files can be (cfg's IndexIntervalBytes), or is not there.
 func missingIndexes(fsys vfs.FS, dir string, base int64, cfg Config) []string {
-	missing := absentIndexes(fsys, dir, base)
+	missing := absentIndexes(fsys, dir, base, cfg.listed)
 	if len(missing) == 0 {
 		return nil
 	}
@@ -113,12 +124,11 @@ func missingIndexes(fsys vfs.FS, dir string, base int64, cfg Config) []string {
 }
 
 // absentIndexes returns the paths of the index files of the segment at base
-// that are not there.
-func absentIndexes(fsys vfs.FS, dir string, base int64) []string {
+// that are not there (by listed, if it is set: see fileThere).
+func absentIndexes(fsys vfs.FS, dir string, base int64, listed func(name string) bool) []string {
 	var absent []string
 	for _, kind := range []string{IndexSuffix, TimeIndexSuffix} {
-		path := filepath.Join(dir, FileName(base, kind))
-		if _, err := fsys.Stat(path); errors.Is(err, os.ErrNotExist) {
+		if path := filepath.Join(dir, FileName(base, kind)); !fileThere(fsys, path, listed) {
 			absent = append(absent, path)
 		}
 	}

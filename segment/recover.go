@@ -124,7 +124,7 @@ func (s *Segment) Recover() (Recovery, error) {
 // files is trusted, and an index file that is missing or too damaged to
 // open is created anew (see Recovery.Recreated).
 func OpenRecover(fsys vfs.FS, dir string, base int64, cfg Config) (*Segment, Recovery, error) {
-	recreated := absentIndexes(fsys, dir, base)
+	recreated := absentIndexes(fsys, dir, base, nil)
 	s, err := open(fsys, dir, base, cfg, true, false)
 	for range 2 { // each index file at most once
 		var bad *index.CorruptError

@@ -77,6 +77,10 @@ type Config struct {
 	// catch a damaged base-offset field that moves it forward (the CRC does
 	// not cover it); with it, only offsets that run backwards are caught.
 	AllowGaps bool
+	// listed, set by OpenListed for the open only, says whether a file of
+	// the segment's directory is there, in place of a look at the
+	// directory.
+	listed func(name string) bool
 }
 
 func (c Config) withDefaults() Config {
@@ -248,6 +252,19 @@ func (s *Segment) preallocate() error {
 // A writable segment takes appends (its indexes are mapped with room for
 // MaxIndexBytes again); a read-only one is sealed.
 func Open(fsys vfs.FS, dir string, base int64, cfg Config, writable bool) (*Segment, error) {
+	return openListed(fsys, dir, base, cfg, writable)
+}
+
+// OpenListed is Open for a caller that has just listed dir, and that no
+// other writer changes: listed reports whether a name was in the listing,
+// and Open asks it, rather than the file system, whether the segment's
+// optional files (its index files, its .txnindex) are there.
+func OpenListed(fsys vfs.FS, dir string, base int64, cfg Config, writable bool, listed func(name string) bool) (*Segment, error) {
+	cfg.listed = listed
+	return openListed(fsys, dir, base, cfg, writable)
+}
+
+func openListed(fsys vfs.FS, dir string, base int64, cfg Config, writable bool) (*Segment, error) {
 	if missing := missingIndexes(fsys, dir, base, cfg); len(missing) > 0 {
 		return nil, fmt.Errorf("%w: index file %s is missing: %w", ErrCorrupt, missing[0], os.ErrNotExist)
 	}
@@ -266,6 +283,7 @@ func Open(fsys vfs.FS, dir string, base int64, cfg Config, writable bool) (*Segm
 		s.closeFiles()
 		return nil, err
 	}
+	s.cfg.listed = nil // the listing is the open's only
 	return s, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -98,6 +99,9 @@ func (s *Segment) openTxnIndex(create bool) error {
 			return nil
 		}
 		return s.createTxnFile()
+	}
+	if s.cfg.listed != nil && !s.cfg.listed(filepath.Base(x.path)) {
+		return nil
 	}
 	flag := os.O_RDWR
 	if s.follower {
