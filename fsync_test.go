@@ -1,6 +1,9 @@
 package strata_test
 
 import (
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -60,4 +63,46 @@ func TestSyncNeverNeverSyncs(t *testing.T) {
 		require.Len(t, recs, 1, "%v: Close made the record durable", policy)
 		require.NoError(t, s.Close())
 	}
+}
+
+// TestSyncAlwaysAppendSyncsOnlyTheLog: under SyncAlways, with one
+// appender, an AppendTo makes one sync, of the partition's .log: nothing
+// of the store's own (topics.json, checkpoints, the offsets topic, the
+// directories) nor the segment's indexes is synced per call.
+func TestSyncAlwaysAppendSyncsOnlyTheLog(t *testing.T) {
+	m := vfs.NewMem()
+	var mu sync.Mutex
+	var synced []string
+	m.SetInjector(func(op vfs.Op, path string) error {
+		if op == vfs.OpSync || op == vfs.OpSyncDir || op == vfs.OpSyncMap {
+			mu.Lock()
+			synced = append(synced, op.String()+" "+path)
+			mu.Unlock()
+		}
+		return nil
+	})
+	s, err := strata.Open("/store", &strata.Options{FS: m, Sync: strata.SyncAlways})
+	require.NoError(t, err)
+	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+	batch := make([]strata.Record, 100)
+	for i := range batch {
+		batch[i] = rec(fmt.Sprintf("key-%012d", i), strings.Repeat("v", 100))
+	}
+	_, err = s.AppendTo(ctx, "t", 0, batch...) // creates the index files: a directory sync
+	require.NoError(t, err)
+	take := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := synced
+		synced = nil
+		return out
+	}
+	take()
+	for i := range 20 {
+		_, err := s.AppendTo(ctx, "t", 0, batch...)
+		require.NoError(t, err)
+		require.Equal(t, []string{"sync /store/t-0/00000000000000000000.log"}, take(), "append %d", i)
+	}
+	m.SetInjector(nil)
+	require.NoError(t, s.Close())
 }
