@@ -107,10 +107,12 @@ func openStore(dir string, opts *Options) (*Store, error) {
 	if o.ReadOnly {
 		return openReadOnly(dir, o)
 	}
-	if fi, err := fsys.Stat(dir); err == nil && !fi.IsDir {
-		return nil, fmt.Errorf("strata: %s is a file, not a directory: %w", dir, ErrInvalidConfig)
-	}
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		// Looked at only on failure: MkdirAll of a directory that is
+		// there is a stat of it.
+		if fi, serr := fsys.Stat(dir); serr == nil && !fi.IsDir {
+			return nil, fmt.Errorf("strata: %s is a file, not a directory: %w", dir, ErrInvalidConfig)
+		}
 		return nil, fmt.Errorf("strata: creating %s: %w", dir, err)
 	}
 	var lock *os.File
