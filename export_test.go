@@ -41,3 +41,7 @@ func WriteMarker(s *Store, topicName string, part int, pid int64, epoch int16, c
 	}
 	return writeMarker(p, pid, epoch, commit)
 }
+
+// OpenedClean reports whether Open found the clean-shutdown marker. A
+// function, not a method, for TestClosedStore's table.
+func OpenedClean(s *Store) bool { return s.clean }
