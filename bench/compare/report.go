@@ -143,7 +143,7 @@ func legend(b *strings.Builder, cfg *config, rs *results) {
 	fmt.Fprintf(b, "W7 is the median of up to %d cycles per run, each in a new directory, not durable. ", cfg.cycles)
 	b.WriteString("Close is the time of Close alone after W1 (a Producer flushed before). ")
 	b.WriteString("Bytes on disk are measured after that Close: the apparent size (the files' lengths, what the log holds whatever the file system's block size) and, below it, the blocks allocated (st_blocks), which preallocation and block rounding add to. ")
-	b.WriteString("Strata ÷ best is Strata's figure over the best peer's (for times and bytes lower is better); the best peer is never a Strata variant or a baseline.\n\n")
+	b.WriteString("Strata ÷ best is Strata's figure over the best peer's (for times and bytes lower is better); the best peer is never a Strata variant or a baseline, nor for W3 a peer in memory.\n\n")
 	var costs []string
 	for _, wl := range []string{wAppend1, wAppend100, wScan, wGet} {
 		if c, ok := rs.cell(wl, noopPeer.Name); ok && c.Median > 0 {

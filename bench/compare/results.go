@@ -82,13 +82,15 @@ func (rs *results) cell(w, peer string) (cell, bool) {
 // never the "best peer" Strata is measured against.
 func isStrata(p peers.Peer) bool { return strings.HasPrefix(p.Name, "strata") }
 
-// best is the best figure of w among the peers Strata is compared with.
+// best is the best figure of w among the peers Strata is compared with
+// (for W3, among those on disk).
 func (rs *results) best(w string, ps []peers.Peer) (string, cell, bool) {
 	var name string
 	var bc cell
 	found := false
 	for _, p := range ps {
-		if isStrata(p) || p.Baseline {
+		// A log in memory is durable in name only.
+		if isStrata(p) || p.Baseline || (p.InMemory && w == wDurable) {
 			continue
 		}
 		c, ok := rs.cell(w, p.Name)

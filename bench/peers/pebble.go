@@ -2,6 +2,7 @@ package peers
 
 import (
 	"errors"
+	"log"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -10,9 +11,19 @@ func init() {
 	register(Peer{
 		Name: "pebble",
 		Open: openPebble,
-		Note: "github.com/cockroachdb/pebble/v2 with its default Options: key = 8-byte big-endian index, value = key length, key, value; Set for 1, a Batch for more, pebble.NoSync or pebble.Sync; an Iterator for Scan, Get (+ its closer)",
+		Note: "github.com/cockroachdb/pebble/v2 with its default Options (but a Logger that drops informational lines): key = 8-byte big-endian index, value = key length, key, value; Set for 1, a Batch for more, pebble.NoSync or pebble.Sync; an Iterator for Scan, Get (+ its closer)",
 	})
 }
+
+// quietLogger drops pebble's informational messages (a line per WAL at
+// each Open) and keeps its errors.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any) {}
+
+func (quietLogger) Errorf(format string, args ...any) { log.Printf("pebble: "+format, args...) }
+
+func (quietLogger) Fatalf(format string, args ...any) { log.Fatalf("pebble: "+format, args...) }
 
 type pebbleLog struct {
 	db    *pebble.DB
@@ -24,7 +35,7 @@ type pebbleLog struct {
 }
 
 func openPebble(dir string, o Options) (Log, error) {
-	db, err := pebble.Open(dir, &pebble.Options{})
+	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
 	if err != nil {
 		return nil, err
 	}

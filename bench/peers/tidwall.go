@@ -8,7 +8,7 @@ func init() {
 	register(Peer{
 		Name: "tidwall-wal",
 		Open: openTidwall,
-		Note: "github.com/tidwall/wal: Write for 1, WriteBatch for more; Read per index with NoCopy; NoSync unless durable; entry = key length, key, value",
+		Note: "github.com/tidwall/wal: Write for 1, WriteBatch for more; Read per index with NoCopy; NoSync unless durable; entry = key length, key, value; its default SegmentCacheSize (2 segments of 20 MB), so a random read outside them loads a whole segment",
 	})
 }
 
