@@ -242,7 +242,7 @@ func (m *mapped) entries() int { return int(m.n.Load()) }
 
 // The steps in which a writable index reserves its file's blocks ahead of
 // its entries: the first reserves minReserve bytes, each later one as many
-// as are reserved, up to maxReserve. A small segment thus reserves a page
+// as are reserved, up to maxReserve, each rounded down to whole entries. A small segment thus reserves a page
 // per index, a large one calls fallocate once per 64 KiB (8192 offset
 // entries).
 const (
@@ -267,8 +267,13 @@ func (m *mapped) reserve(entries int) error {
 	if need <= m.reserved || m.noReserve {
 		return nil
 	}
+	// Whole entries, as Kafka sizes an index file
+	// (AbstractIndex.roundDownToExactMultiple): the file, which the
+	// reservation grows, then passes a size check while it is written
+	// and after a crash (Kafka's TimeIndex.sanityCheck).
 	step := min(max(m.reserved, minReserve), maxReserve)
-	want := min(int64(len(m.data)), max(need, m.reserved+step))
+	size := int64(m.size)
+	want := min(int64(len(m.data)), max(need, (m.reserved+step)/size*size))
 	err := m.file.AllocateRange(m.reserved, want-m.reserved)
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):

@@ -211,3 +211,34 @@ func TestReserveUnsupported(t *testing.T) {
 	require.Equal(t, 4*page, fsys.Count(vfs.OpWrite), "every entry written with a write call")
 	require.Zero(t, fsys.Count(vfs.OpWriteMap))
 }
+
+// TestReservedSizeIsWholeEntries: a writable index's file, grown by the
+// reservations ahead of its entries, always holds whole entries, as
+// Kafka's AbstractIndex sizes its files (roundDownToExactMultiple), so
+// that a live or crashed directory's time index passes a size check such
+// as Kafka's TimeIndex.sanityCheck (kafka-dump-log --index-sanity-check)
+// and Verify's.
+func TestReservedSizeIsWholeEntries(t *testing.T) {
+	dir := t.TempDir()
+	x, err := OpenTime(vfs.OS, dir+"/0.timeindex", 0, 0, true)
+	require.NoError(t, err)
+	o, err := OpenOffset(vfs.OS, dir+"/0.index", 0, 0, true)
+	require.NoError(t, err)
+	sizes := map[int64]bool{}
+	for i := range 100 << 10 / TimeEntrySize {
+		require.NoError(t, x.MaybeAppend(int64(i+1), int64(i+1), false))
+		require.NoError(t, o.Append(int64(i+1), int32(i+1)))
+		for _, f := range []struct {
+			name string
+			size int64
+		}{{"0.timeindex", TimeEntrySize}, {"0.index", OffsetEntrySize}} {
+			fi, err := os.Stat(dir + "/" + f.name)
+			require.NoError(t, err)
+			require.Zero(t, fi.Size()%f.size, "%s: %d bytes after %d entries", f.name, fi.Size(), i+1)
+			sizes[fi.Size()] = true
+		}
+	}
+	require.Greater(t, len(sizes), 4, "the files grew in several reservations")
+	require.NoError(t, x.Close())
+	require.NoError(t, o.Close())
+}
