@@ -62,7 +62,8 @@
 //
 // A writable index is mapped at maxBytes ([DefaultMaxBytes] by default),
 // its file being left at its size: its blocks are reserved on disk
-// (fallocate, which grows the file) a page or more ahead of its entries,
+// (fallocate, which grows the file, by whole entries as Kafka sizes an
+// index file) about a page or more ahead of its entries,
 // so that an append that needs room the disk does not have fails with
 // ENOSPC before anything is written, and the time index keeps the slot of
 // its last entry reserved. The first entry in each page of the file is
