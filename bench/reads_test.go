@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/stratalog/strata/bench/peers"
+)
+
+// readsRecords is the size of the log the read benchmarks scan and look up
+// in, as the comparison's W4 and W5 do.
+const readsRecords = 1_000_000
+
+// readsBatch is the number of records per Append call when the log is
+// written (the comparison's W2).
+const readsBatch = 100
+
+// readsArena holds every record the read benchmarks write: record i is the
+// 116 bytes at i*116, its key (16 B) i big-endian then a hash of i, its
+// value (100 B) a generator's words seeded by i, so nothing repeats or
+// compresses.
+func readsArena(n int) []byte {
+	const size = 16 + 100
+	arena := make([]byte, n*size)
+	for i := range n {
+		b := arena[i*size : (i+1)*size]
+		binary.BigEndian.PutUint64(b, uint64(i))
+		h := uint64(i)*0x9E3779B97F4A7C15 + 1
+		for at := 8; at < size; at += 8 {
+			h ^= h >> 31
+			h *= 0xBF58476D1CE4E5B9
+			var w [8]byte
+			binary.LittleEndian.PutUint64(w[:], h)
+			copy(b[at:], w[:])
+		}
+	}
+	return arena
+}
+
+// readsRec is record i of arena.
+func readsRec(arena []byte, i int64) (key, value []byte) {
+	b := arena[i*116 : (i+1)*116 : (i+1)*116]
+	return b[:16:16], b[16:]
+}
+
+// BenchmarkReads reproduces the comparison's W4 (a scan of all 1 M
+// records) and W5 (point reads at random offsets, one fixed seed) outside
+// the program, for Strata's root API (Scan, GetInto) beside bbolt (a cursor
+// in one View; a View and Get per lookup), through the same peers the
+// program runs. Each log is written as W2 writes it (Append calls of 100
+// records) before anything is timed, and every record read is compared
+// with what was written. The scan reports ns per record (op = one scan of
+// the log, ns/rec), the lookups ns per op (op = one lookup); both report
+// the process's CPU time as well.
+func BenchmarkReads(b *testing.B) {
+	arena := readsArena(readsRecords)
+	for _, name := range []string{"strata", "bbolt"} {
+		var peer peers.Peer
+		for _, p := range peers.All() {
+			if p.Name == name {
+				peer = p
+			}
+		}
+		if peer.Open == nil {
+			b.Fatalf("no peer %q", name)
+		}
+		l, err := peer.Open(filepath.Join(b.TempDir(), name), peers.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		recs := make([]peers.Rec, readsBatch)
+		for i := int64(0); i < readsRecords; i += readsBatch {
+			for j := range recs {
+				recs[j].Key, recs[j].Value = readsRec(arena, i+int64(j))
+			}
+			if err := l.Append(recs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run("op=scan/log="+name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0, ok0 := processCPU()
+			for range b.N {
+				var n int64
+				bad := false
+				if err := l.Scan(0, func(i int64, key, value []byte) bool {
+					k, v := readsRec(arena, n)
+					if i != n || !bytes.Equal(key, k) || !bytes.Equal(value, v) {
+						bad = true
+						return false
+					}
+					n++
+					return true
+				}); err != nil {
+					b.Fatal(err)
+				}
+				if bad || n != readsRecords {
+					b.Fatalf("scan read %d records (mismatch: %v), want %d", n, bad, readsRecords)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/readsRecords, "ns/rec")
+			reportCPU(b, cpu0, ok0)
+		})
+		b.Run("op=get/log="+name, func(b *testing.B) {
+			b.ReportAllocs()
+			rng := rand.New(rand.NewPCG(19, 2026))
+			var i int64
+			bad := false
+			check := func(key, value []byte) {
+				k, v := readsRec(arena, i)
+				if !bytes.Equal(key, k) || !bytes.Equal(value, v) {
+					bad = true
+				}
+			}
+			cpu0, ok0 := processCPU()
+			for range b.N {
+				i = rng.Int64N(readsRecords)
+				if err := l.Get(i, check); err != nil {
+					b.Fatal(i, err)
+				}
+				if bad {
+					b.Fatalf("record %d differs from what was written", i)
+				}
+			}
+			reportCPU(b, cpu0, ok0)
+		})
+		if err := l.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
