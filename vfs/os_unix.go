@@ -4,6 +4,7 @@ package vfs
 
 import (
 	"io/fs"
+	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -17,11 +18,6 @@ const dirFlag = syscall.O_DIRECTORY
 // of the file, reserving room for it to grow: bytes the file gains later
 // appear in it, and touching a page wholly past the end is SIGBUS.
 func (f osFile) Map(size int) ([]byte, error) {
-	if size >= 0 {
-		if _, err := f.Size(); err != nil { // fails on a closed file
-			return nil, err
-		}
-	}
 	return f.mmap(size, unix.PROT_READ|unix.PROT_WRITE)
 }
 
@@ -56,13 +52,11 @@ func (f osFile) MapReadOnly(size int) ([]byte, error) {
 }
 
 // mmap maps the first size bytes of the file, shared, with the protection
-// prot. Mapping zero bytes returns nil.
+// prot. Mapping zero bytes returns nil; on a closed file it fails with
+// os.ErrClosed, as every other call does.
 func (f osFile) mmap(size, prot int) ([]byte, error) {
 	if size < 0 {
 		return nil, &fs.PathError{Op: "mmap", Path: f.Name(), Err: syscall.EINVAL}
-	}
-	if size == 0 {
-		return nil, nil
 	}
 	conn, err := f.SyscallConn()
 	if err != nil {
@@ -71,9 +65,12 @@ func (f osFile) mmap(size, prot int) ([]byte, error) {
 	var m []byte
 	var merr error
 	if err := conn.Control(func(fd uintptr) {
-		m, merr = unix.Mmap(int(fd), 0, size, prot, unix.MAP_SHARED)
+		if size > 0 {
+			m, merr = unix.Mmap(int(fd), 0, size, prot, unix.MAP_SHARED)
+		}
 	}); err != nil {
-		return nil, err
+		// Control fails only on a closed file.
+		return nil, &fs.PathError{Op: "mmap", Path: f.Name(), Err: os.ErrClosed}
 	}
 	if merr != nil {
 		return nil, &fs.PathError{Op: "mmap", Path: f.Name(), Err: merr}
