@@ -150,7 +150,10 @@ func (it *RecordIter) next(r *Record) bool {
 		return false
 	}
 	b := it.b
-	u, p := uvarintAt(b, it.pos, maxVarintLen, maxVarintLast)
+	u, p := uvarintShort(b, it.pos)
+	if p == 0 {
+		u, p = uvarintAt(b, it.pos, maxVarintLen, maxVarintLast)
+	}
 	if p <= 0 {
 		return it.failVarint("record length")
 	}
@@ -166,11 +169,18 @@ func (it *RecordIter) next(r *Record) bool {
 		return it.fail("record attributes", int64(attrs))
 	}
 
-	if u, p = uvarintAt(b, p+1, maxVarlongLen, maxVarlongLast); p <= 0 {
+	q := 0
+	if u, q = uvarintShort(b, p+1); q == 0 {
+		u, q = uvarintAt(b, p+1, maxVarlongLen, maxVarlongLast)
+	}
+	if p = q; p <= 0 {
 		return it.failVarint("timestamp delta")
 	}
 	tsDelta := unzigzag64(u)
-	if u, p = uvarintAt(b, p, maxVarintLen, maxVarintLast); p <= 0 {
+	if u, q = uvarintShort(b, p); q == 0 {
+		u, q = uvarintAt(b, p, maxVarintLen, maxVarintLast)
+	}
+	if p = q; p <= 0 {
 		return it.failVarint("offset delta")
 	}
 	offDelta := int64(unzigzag32(uint32(u)))
@@ -178,7 +188,10 @@ func (it *RecordIter) next(r *Record) bool {
 		return it.fail("offset delta", offDelta)
 	}
 
-	if u, p = uvarintAt(b, p, maxVarintLen, maxVarintLast); p <= 0 {
+	if u, q = uvarintShort(b, p); q == 0 {
+		u, q = uvarintAt(b, p, maxVarintLen, maxVarintLast)
+	}
+	if p = q; p <= 0 {
 		return it.failVarint("key length")
 	}
 	n := unzigzag32(uint32(u))
@@ -186,7 +199,10 @@ func (it *RecordIter) next(r *Record) bool {
 	if !ok {
 		return it.fail("key length", int64(n))
 	}
-	if u, p = uvarintAt(b, p, maxVarintLen, maxVarintLast); p <= 0 {
+	if u, q = uvarintShort(b, p); q == 0 {
+		u, q = uvarintAt(b, p, maxVarintLen, maxVarintLast)
+	}
+	if p = q; p <= 0 {
 		return it.failVarint("value length")
 	}
 	n = unzigzag32(uint32(u))
@@ -195,7 +211,10 @@ func (it *RecordIter) next(r *Record) bool {
 		return it.fail("value length", int64(n))
 	}
 
-	if u, p = uvarintAt(b, p, maxVarintLen, maxVarintLast); p <= 0 {
+	if u, q = uvarintShort(b, p); q == 0 {
+		u, q = uvarintAt(b, p, maxVarintLen, maxVarintLast)
+	}
+	if p = q; p <= 0 {
 		return it.failVarint("header count")
 	}
 	count := unzigzag32(uint32(u))

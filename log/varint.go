@@ -150,3 +150,21 @@ func RecordLength(b []byte) (n, length int, err error) {
 	}
 	return n, int(v), nil
 }
+
+// uvarintShort decodes the varint at b[p:] if it takes one or two bytes, as
+// most of a record's fields do (lengths below 64 or 8192, small offset and
+// timestamp deltas), and returns the value and the position after it; it
+// returns the position 0 for any other varint, a longer or a malformed one,
+// which uvarintAt then decodes or rejects. A second byte of 1 to 0x7f ends
+// the varint and is no padding; varints and varlongs both take more than
+// two bytes, so no width limit applies.
+func uvarintShort(b []byte, p int) (uint64, int) {
+	if uint(p) < uint(len(b)) {
+		if c := b[p]; c < 0x80 {
+			return uint64(c), p + 1
+		} else if uint(p+1) < uint(len(b)) && b[p+1]-1 < 0x7f {
+			return uint64(c&0x7f) | uint64(b[p+1])<<7, p + 2
+		}
+	}
+	return 0, 0
+}
