@@ -296,9 +296,6 @@ func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader, cond conditio
 		return a, nil
 	}
 	base := a.base
-	p.stats.appends.Add(1)
-	p.stats.appendedRecords.Add(int64(h.LastOffsetDelta) + 1)
-	p.stats.appendedBytes.Add(int64(len(batch)))
 	switch {
 	case p.cfg.Sync.Mode == SyncModeAlways && cond.decided:
 		// Not waited for durable: readers see it at once.
@@ -373,6 +370,9 @@ func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader, cond conditi
 		}
 	}
 	p.end.Store(last + 1)
+	p.mu.appended.appends++
+	p.mu.appended.records += int64(h.LastOffsetDelta) + 1
+	p.mu.appended.bytes += int64(len(batch))
 	if p.mu.keys != nil {
 		p.addRecordsMuLocked(p.mu.keys, base, records, batch, h)
 	}

@@ -77,6 +77,7 @@ type Partition struct {
 		// appended (0 if none since Open): a roll makes the segment
 		// durable at once if the marker may not be (see rollMuLocked).
 		markerEnd int64
+		appended  appendCounters
 	}
 	state atomic.Pointer[state] // stored with mu held
 	start atomic.Int64          // first retained offset; stored with mu held
@@ -334,10 +335,18 @@ func (p *Partition) writableMuLocked() error {
 }
 
 // signal wakes every goroutine waiting on it. Waiting allocates a channel
-// only when somebody waits.
+// only when somebody waits, and a broadcast with nobody waiting takes no
+// lock: it reads one flag.
+//
+// A waiter calls wait before it looks at the state it waits on, and a
+// broadcaster changes that state (with an atomic or under a lock) before it
+// calls broadcast; since Go's synchronizing operations are sequentially
+// consistent, either the broadcaster sees the waiter's flag and closes its
+// channel, or the waiter's look comes after the change and sees it.
 type signal struct {
-	mu sync.Mutex
-	ch chan struct{}
+	mu      sync.Mutex
+	ch      chan struct{}
+	waiting atomic.Bool // ch != nil; written under mu
 }
 
 // wait returns a channel that is closed at the next broadcast.
@@ -346,16 +355,21 @@ func (s *signal) wait() <-chan struct{} {
 	defer s.mu.Unlock()
 	if s.ch == nil {
 		s.ch = make(chan struct{})
+		s.waiting.Store(true)
 	}
 	return s.ch
 }
 
 // broadcast wakes every waiter.
 func (s *signal) broadcast() {
+	if !s.waiting.Load() {
+		return
+	}
 	s.mu.Lock()
 	if s.ch != nil {
 		close(s.ch)
 		s.ch = nil
+		s.waiting.Store(false)
 	}
 	s.mu.Unlock()
 }

@@ -2,15 +2,20 @@ package partition
 
 import "sync/atomic"
 
-// counters are the partition's running totals.
+// counters are the partition's running totals that readers and the
+// background flush add to; the appends' own are appendCounters.
 type counters struct {
-	appends         atomic.Int64
-	appendedRecords atomic.Int64
-	appendedBytes   atomic.Int64
-	reads           atomic.Int64
-	readBytes       atomic.Int64
-	fsyncs          atomic.Int64
-	rolls           atomic.Int64
+	reads     atomic.Int64
+	readBytes atomic.Int64
+	fsyncs    atomic.Int64
+	rolls     atomic.Int64
+}
+
+// appendCounters are the appends' running totals, kept under the
+// partition's mu (which every append takes anyway) rather than as atomics
+// that each append would pay for.
+type appendCounters struct {
+	appends, records, bytes int64
 }
 
 // Stats are a partition's figures since it was opened, for a service to
@@ -32,11 +37,14 @@ func (p *Partition) Stats() Stats {
 	if p.cfg.ReadOnly {
 		p.refresh()
 	}
+	p.mu.Lock()
+	a := p.mu.appended
+	p.mu.Unlock()
 	st := p.state.Load()
 	s := Stats{
-		Appends:         p.stats.appends.Load(),
-		AppendedRecords: p.stats.appendedRecords.Load(),
-		AppendedBytes:   p.stats.appendedBytes.Load(),
+		Appends:         a.appends,
+		AppendedRecords: a.records,
+		AppendedBytes:   a.bytes,
 		Reads:           p.stats.reads.Load(),
 		ReadBytes:       p.stats.readBytes.Load(),
 		Fsyncs:          p.stats.fsyncs.Load(),
