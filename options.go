@@ -98,11 +98,6 @@ type Options struct {
 	// read of the partition is looking at that moment. Default
 	// DefaultRefreshInterval (100 ms). Ignored without ReadOnly.
 	RefreshInterval time.Duration
-
-	// defaultNow says that withDefaults set Now: the partitions are then
-	// left their own default clock, which stamps appends with the wall
-	// clock alone.
-	defaultNow bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -115,7 +110,6 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.Now == nil {
 		out.Now = time.Now
-		out.defaultNow = true
 	}
 	if out.Logger == nil {
 		out.Logger = slog.Default()

@@ -252,11 +252,7 @@ func (s *Store) noteOrphans(names []string) error {
 
 // partitionBase is what every partition gets from the store.
 func (s *Store) partitionBase() partition.Config {
-	now := s.opts.Now
-	if s.opts.defaultNow {
-		now = nil // the partition's default: time.Now, and a cheaper clock read for stamps
-	}
-	return partition.Config{Sync: s.opts.Sync, Now: now, Logger: s.opts.Logger,
+	return partition.Config{Sync: s.opts.Sync, Now: s.opts.Now, Logger: s.opts.Logger,
 		ReadOnly: s.readOnly != nil, RefreshInterval: s.opts.RefreshInterval}
 }
 

@@ -121,7 +121,7 @@ func (p *Partition) encode(dst []byte, records []log.Record, c log.Compression, 
 			}
 		}
 	}
-	now := p.cfg.nowMillis()
+	now := p.cfg.Now().UnixMilli()
 	opts := log.BatchOptions{
 		TimestampType:    p.cfg.TimestampType,
 		Now:              now,
@@ -229,7 +229,7 @@ func (p *Partition) appendRaw(batch []byte) (appendResult, error) {
 			}
 		}
 	}
-	now := p.cfg.nowMillis()
+	now := p.cfg.Now().UnixMilli()
 	if limit, ok := p.timestampLimit(now); ok && h.MaxTimestamp > limit {
 		return appendResult{}, fmt.Errorf("partition: a batch to %s is stamped %d, more than %v ahead of the clock: %w",
 			p.name, h.MaxTimestamp, p.cfg.MaxTimestampSkew, ErrTimestampTooFarAhead)

@@ -19,7 +19,7 @@ func (p *Partition) CheckRecord(r *log.Record) error {
 	if p.cfg.Compacted && r.Key == nil {
 		return fmt.Errorf("partition: record without a key to compacted %s: %w", p.name, ErrNoKey)
 	}
-	if limit, ok := p.timestampLimit(p.cfg.nowMillis()); ok && !r.Timestamp.IsZero() && r.Timestamp.UnixMilli() > limit {
+	if limit, ok := p.timestampLimit(p.cfg.Now().UnixMilli()); ok && !r.Timestamp.IsZero() && r.Timestamp.UnixMilli() > limit {
 		return fmt.Errorf("partition: record to %s is stamped %s, more than %v ahead of the clock: %w",
 			p.name, r.Timestamp.UTC().Format(time.RFC3339Nano), p.cfg.MaxTimestampSkew, ErrTimestampTooFarAhead)
 	}

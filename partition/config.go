@@ -189,26 +189,10 @@ type Config struct {
 	// are no longer recognised. Default 24 hours (Kafka's
 	// producer.id.expiration.ms); negative is ErrInvalidConfig.
 	ProducerIDExpiration time.Duration
-	// Now is the clock, for timestamps and for tests. Default time.Now
-	// (appends then read only the wall clock, which on linux/amd64 costs
-	// half as much: see wallMillis).
+	// Now is the clock, for timestamps and for tests. Default time.Now.
 	Now func() time.Time
 	// Logger receives recovery reports. Default slog.Default().
 	Logger *slog.Logger
-
-	// stampMillis is the wall clock in Unix milliseconds that appends
-	// stamp batches with when Now was left to its default; nil when the
-	// caller's Now is the clock.
-	stampMillis func() int64
-}
-
-// nowMillis returns the time appends stamp batches with, in Unix
-// milliseconds: Now's, or the wall clock when Now is the default.
-func (c *Config) nowMillis() int64 {
-	if c.stampMillis != nil {
-		return c.stampMillis()
-	}
-	return c.Now().UnixMilli()
 }
 
 // Check returns c with its zero fields set to their defaults, or an error
@@ -237,7 +221,6 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
-		c.stampMillis = wallMillis
 	}
 	if c.MaxTimestampSkew == 0 {
 		c.MaxTimestampSkew = DefaultMaxTimestampSkew

@@ -84,7 +84,7 @@ func (p *Partition) writeMarker(pid int64, epoch int16, commit bool, coordinator
 	if pid < 0 || epoch < 0 {
 		return 0, fmt.Errorf("partition: marker to %s from producer %d at epoch %d: both must be at least 0: %w", p.name, pid, epoch, ErrInvalidProducer)
 	}
-	b, err := encodeMarker(pid, epoch, marker{commit: commit, coordinatorEpoch: coordinatorEpoch}, p.cfg.nowMillis())
+	b, err := encodeMarker(pid, epoch, marker{commit: commit, coordinatorEpoch: coordinatorEpoch}, p.cfg.Now().UnixMilli())
 	if err != nil {
 		return 0, fmt.Errorf("partition: marker to %s: %w", p.name, err)
 	}
