@@ -58,14 +58,13 @@ const followHeapSlack = 1 << 20
 func OpenFollow(fsys vfs.FS, dir string, base int64, cfg Config, trusted bool) (*Segment, error) {
 	cfg = cfg.withDefaults()
 	s := &Segment{
-		fsys:      fsys,
-		dir:       dir,
-		base:      base,
-		cfg:       cfg,
-		sealed:    true,
-		follower:  true,
-		firstTS:   -1,
-		trimmedTo: -1,
+		fsys:     fsys,
+		dir:      dir,
+		base:     base,
+		cfg:      cfg,
+		sealed:   true,
+		follower: true,
+		firstTS:  -1,
 	}
 	s.path = s.filePath(LogSuffix)
 	s.next.Store(base)

@@ -26,7 +26,6 @@ func (s *Segment) load() error {
 	}
 	s.size.Store(size)
 	s.allocated, s.zeroed = size, size
-	s.trimmedTo = size
 	if err := s.checkIndexShape(size); err != nil {
 		return err
 	}

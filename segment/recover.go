@@ -99,7 +99,6 @@ func (s *Segment) Recover() (Recovery, error) {
 	s.allocated = min(s.allocated, valid) // what holds if the truncation fails
 	s.zeroed = min(s.zeroed, valid)
 	if valid < fileSize {
-		s.trimmedTo = -1
 		if err := s.log.Truncate(valid); err != nil {
 			return rec, fmt.Errorf("segment: truncating %s to %d: %w", s.path, valid, err)
 		}

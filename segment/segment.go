@@ -137,10 +137,6 @@ type Segment struct {
 	// reserved): appends up to it may copy into the mapping. It is never
 	// above the file's size, which would make such a copy fault.
 	allocated int64
-	// trimmedTo is the .log file's length when it is known to be exactly
-	// that (what load read, or what Seal cut it to), -1 once anything may
-	// have changed it: Seal then skips a truncate to the length it has.
-	trimmedTo int64
 	noReserve bool // the file system cannot reserve blocks: write calls only
 	// released is how far the mapping's written pages have been released
 	// (see releaseBehind).
@@ -228,7 +224,6 @@ func (s *Segment) preallocate() error {
 	if !s.cfg.Preallocate || !s.writable || s.sealed {
 		return nil
 	}
-	s.trimmedTo = -1
 	err := s.log.Allocate(int64(len(s.data)))
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
@@ -301,15 +296,14 @@ func open(fsys vfs.FS, dir string, base int64, cfg Config, writable, create bool
 func openNamed(fsys vfs.FS, dir string, base int64, tmp string, cfg Config, writable, create bool) (*Segment, error) {
 	cfg = cfg.withDefaults()
 	s := &Segment{
-		fsys:      fsys,
-		dir:       dir,
-		base:      base,
-		tmp:       tmp,
-		cfg:       cfg,
-		writable:  writable,
-		sealed:    !writable,
-		firstTS:   -1,
-		trimmedTo: -1,
+		fsys:     fsys,
+		dir:      dir,
+		base:     base,
+		tmp:      tmp,
+		cfg:      cfg,
+		writable: writable,
+		sealed:   !writable,
+		firstTS:  -1,
 	}
 	s.path = s.filePath(LogSuffix)
 	s.next.Store(base)
@@ -452,14 +446,8 @@ func (s *Segment) Seal() error {
 	if err := s.times.Trim(); err != nil {
 		return err
 	}
-	// As Kafka's FileRecords.truncateTo, which truncates only a channel
-	// longer than the target: a clean reopen's Close changes no inode.
-	if size := s.size.Load(); size != s.trimmedTo {
-		s.trimmedTo = -1
-		if err := s.log.Truncate(size); err != nil {
-			return fmt.Errorf("segment: trimming %s: %w", s.path, err)
-		}
-		s.trimmedTo = size
+	if err := s.log.Truncate(s.size.Load()); err != nil {
+		return fmt.Errorf("segment: trimming %s: %w", s.path, err)
 	}
 	s.allocated = s.size.Load()
 	s.zeroed = s.allocated

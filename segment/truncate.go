@@ -44,7 +44,6 @@ func (s *Segment) truncate(offset int64) error {
 
 	s.allocated = min(s.allocated, cut) // whatever the outcome: never above the file's size
 	s.zeroed = min(s.zeroed, cut)
-	s.trimmedTo = -1
 	if err := s.log.Truncate(cut); err != nil {
 		return fmt.Errorf("segment: truncating %s to %d: %w", s.path, cut, err)
 	}

@@ -49,7 +49,6 @@ func (s *Segment) write(batches []byte, pos int64) error {
 		s.releaseBehind(end)
 		return nil
 	}
-	s.trimmedTo = -1
 	n, err := s.log.WriteAt(batches, pos)
 	if err != nil {
 		if n > 0 && end > s.allocated {
@@ -85,7 +84,6 @@ func (s *Segment) fillZeros(pos, end int64) {
 	from := max(s.zeroed, pos)
 	step := min(max(s.zeroed, minGrowth), zeroStep)
 	to := min(int64(len(s.data)), max(end, from)+step)
-	s.trimmedTo = -1
 	for off := from; off < to; {
 		n, err := s.log.WriteAt(zeroes[:min(to-off, zeroStep)], off)
 		if err != nil {
@@ -116,7 +114,6 @@ func (s *Segment) reserve(end int64) bool {
 		next = s.allocated + min(s.allocated, maxGrowth)
 	}
 	want := min(int64(len(s.data)), max(end, next))
-	s.trimmedTo = -1
 	if err := s.log.Allocate(want); err != nil {
 		if errors.Is(err, errors.ErrUnsupported) {
 			s.noReserve = true
