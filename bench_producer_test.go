@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/internal/cputime"
 )
 
 // BenchmarkProducer produces 100 B records (8-byte keys over 1024 keys,
@@ -44,7 +45,7 @@ func BenchmarkProducer(b *testing.B) {
 		b.SetBytes(int64(len(recs[0].Key) + len(recs[0].Value)))
 		b.ReportAllocs()
 		b.ResetTimer()
-		cpu0, cpuOK := processCPU()
+		cpu0, cpuOK := cputime.Process()
 		var wg sync.WaitGroup
 		errs := make(chan error, g)
 		for w := range g {
@@ -63,7 +64,7 @@ func BenchmarkProducer(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		cpu1, _ := processCPU()
+		cpu1, _ := cputime.Process()
 		close(errs)
 		for err := range errs {
 			b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/wal"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/internal/cputime"
 )
 
 // closeRecords is how many single-record appends come before the Close.
@@ -29,7 +30,7 @@ func BenchmarkCloseAfterAppends(b *testing.B) {
 	b.Run("log=strata", func(b *testing.B) {
 		root := b.TempDir()
 		opts := &strata.Options{Sync: strata.SyncNever, Logger: slog.New(slog.DiscardHandler)}
-		var closing, closingCPU time.Duration
+		var ct closeTimes
 		for i := range b.N {
 			s, err := strata.Open(filepath.Join(root, strconv.Itoa(i)), opts)
 			if err != nil {
@@ -43,24 +44,14 @@ func BenchmarkCloseAfterAppends(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			start := time.Now()
-			cpu0, _ := processCPU()
-			if err := s.Close(); err != nil {
-				b.Fatal(err)
-			}
-			closing += time.Since(start)
-			cpu, _ := processCPU()
-			closingCPU += cpu - cpu0
+			ct.time(b, s.Close)
 		}
-		b.ReportMetric(float64(closing.Nanoseconds())/float64(b.N), "close-ns/op")
-		if _, ok := processCPU(); ok {
-			b.ReportMetric(float64(closingCPU.Nanoseconds())/float64(b.N), "close-cpu-ns/op")
-		}
+		ct.report(b)
 	})
 	b.Run("log=tidwall-wal", func(b *testing.B) {
 		root := b.TempDir()
 		data := append(key[:len(key):len(key)], value...)
-		var closing, closingCPU time.Duration
+		var ct closeTimes
 		for i := range b.N {
 			l, err := wal.Open(filepath.Join(root, strconv.Itoa(i)), &wal.Options{NoSync: true})
 			if err != nil {
@@ -71,18 +62,35 @@ func BenchmarkCloseAfterAppends(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			start := time.Now()
-			cpu0, _ := processCPU()
-			if err := l.Close(); err != nil {
-				b.Fatal(err)
-			}
-			closing += time.Since(start)
-			cpu, _ := processCPU()
-			closingCPU += cpu - cpu0
+			ct.time(b, l.Close)
 		}
-		b.ReportMetric(float64(closing.Nanoseconds())/float64(b.N), "close-ns/op")
-		if _, ok := processCPU(); ok {
-			b.ReportMetric(float64(closingCPU.Nanoseconds())/float64(b.N), "close-cpu-ns/op")
-		}
+		ct.report(b)
 	})
+}
+
+// closeTimes adds up the wall-clock and CPU time of the Close calls it
+// times, and reports them per op.
+type closeTimes struct {
+	wall, cpu time.Duration
+}
+
+// time calls closeFn, failing b on its error, and adds its times.
+func (c *closeTimes) time(b *testing.B, closeFn func() error) {
+	start := time.Now()
+	cpu0, _ := cputime.Process()
+	if err := closeFn(); err != nil {
+		b.Fatal(err)
+	}
+	c.wall += time.Since(start)
+	cpu, _ := cputime.Process()
+	c.cpu += cpu - cpu0
+}
+
+// report reports the times per op: close-ns/op, and close-cpu-ns/op where
+// the CPU time can be read.
+func (c *closeTimes) report(b *testing.B) {
+	b.ReportMetric(float64(c.wall.Nanoseconds())/float64(b.N), "close-ns/op")
+	if _, ok := cputime.Process(); ok {
+		b.ReportMetric(float64(c.cpu.Nanoseconds())/float64(b.N), "close-cpu-ns/op")
+	}
 }

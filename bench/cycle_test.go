@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/wal"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/internal/cputime"
 )
 
 // BenchmarkColdCycle is what a test on real files pays for a log of its
@@ -26,7 +27,7 @@ func BenchmarkColdCycle(b *testing.B) {
 		root := b.TempDir()
 		opts := &strata.Options{Sync: strata.SyncNever, Logger: slog.New(slog.DiscardHandler)}
 		i := 0
-		cpu0, ok0 := processCPU()
+		cpu0, ok0 := cputime.Process()
 		for b.Loop() {
 			i++
 			s, err := strata.Open(filepath.Join(root, strconv.Itoa(i)), opts)
@@ -52,7 +53,7 @@ func BenchmarkColdCycle(b *testing.B) {
 		b.ReportAllocs()
 		root := b.TempDir()
 		i := 0
-		cpu0, ok0 := processCPU()
+		cpu0, ok0 := cputime.Process()
 		for b.Loop() {
 			i++
 			l, err := wal.Open(filepath.Join(root, strconv.Itoa(i)), &wal.Options{NoSync: true})

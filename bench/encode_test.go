@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/stratalog/strata/internal/cputime"
 	"github.com/stratalog/strata/log"
 )
 
@@ -237,7 +238,7 @@ func checkEncoders(b *testing.B, in encodeInput) []byte {
 // processCPU, ok0 if it was measured), which other processes on a shared
 // machine disturb less than the wall-clock time.
 func reportCPU(b *testing.B, cpu0 time.Duration, ok0 bool) {
-	if cpu, ok := processCPU(); ok && ok0 {
+	if cpu, ok := cputime.Process(); ok && ok0 {
 		b.ReportMetric(float64(cpu-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 }
@@ -269,7 +270,7 @@ func BenchmarkEncode(b *testing.B) {
 				buf := make([]byte, 0, len(want))
 				b.SetBytes(int64(len(want)))
 				b.ReportAllocs()
-				cpu0, ok0 := processCPU()
+				cpu0, ok0 := cputime.Process()
 				for b.Loop() {
 					buf = e.enc(buf[:0])
 				}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stratalog/strata/bench/peers"
+	"github.com/stratalog/strata/internal/cputime"
 )
 
 // readsRecords is the size of the log the read benchmarks scan and look up
@@ -86,7 +87,7 @@ func BenchmarkReads(b *testing.B) {
 		}
 		b.Run("op=scan/log="+name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0, ok0 := processCPU()
+			cpu0, ok0 := cputime.Process()
 			for range b.N {
 				var n int64
 				bad := false
@@ -119,7 +120,7 @@ func BenchmarkReads(b *testing.B) {
 					bad = true
 				}
 			}
-			cpu0, ok0 := processCPU()
+			cpu0, ok0 := cputime.Process()
 			for range b.N {
 				for range readsLookups {
 					i = rng.Int64N(readsRecords)

@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/internal/cputime"
 )
 
 // reopenRecords is the size of the log the reopen benchmark opens.
@@ -86,7 +87,7 @@ func BenchmarkReopen(b *testing.B) {
 		return func(b *testing.B) {
 			b.ReportAllocs()
 			opts := &strata.Options{Sync: sync, Logger: quiet}
-			cpu0, ok0 := processCPU()
+			cpu0, ok0 := cputime.Process()
 			for range b.N {
 				s, err := strata.Open(dir, opts)
 				if err != nil {
@@ -111,7 +112,7 @@ func BenchmarkReopen(b *testing.B) {
 		return func(b *testing.B) {
 			b.ReportAllocs()
 			k := binary.BigEndian.AppendUint64(nil, uint64(last))
-			cpu0, ok0 := processCPU()
+			cpu0, ok0 := cputime.Process()
 			for range b.N {
 				db, err := bolt.Open(path, 0o600, nil)
 				if err != nil {

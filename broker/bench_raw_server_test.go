@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/internal/cputime"
 )
 
 // rawServerEnv names the server TestRawBenchServer serves in a process
@@ -109,7 +110,7 @@ func TestRawBenchServer(t *testing.T) {
 	fmt.Printf("\naddr %s\n", addr)
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
-		cpu, _ := processCPU()
+		cpu, _ := cputime.Process()
 		fmt.Printf("\ncpu %d\n", cpu.Nanoseconds())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/stratalog/strata/internal/cputime"
 	"github.com/stratalog/strata/log"
 )
 
@@ -220,13 +221,13 @@ func measureRaw(b *testing.B, srv *rawServer) (stop func(records int)) {
 	b.SetBytes(rawValueBytes)
 	b.ReportAllocs()
 	scpu := srv.cpu(b)
-	ccpu, ok := processCPU()
+	ccpu, ok := cputime.Process()
 	b.ResetTimer()
 	return func(records int) {
 		b.StopTimer()
 		b.ReportMetric(float64(records)/b.Elapsed().Seconds(), "records/s")
 		b.ReportMetric(float64(srv.cpu(b)-scpu)/float64(records), "server-cpu-ns/op")
-		if now, ok2 := processCPU(); ok && ok2 {
+		if now, ok2 := cputime.Process(); ok && ok2 {
 			b.ReportMetric(float64(now-ccpu)/float64(records), "client-cpu-ns/op")
 		}
 	}

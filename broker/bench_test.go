@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/internal/cputime"
 )
 
 // benchTopic is the topic the benchmarks use, of one partition.
@@ -35,12 +36,12 @@ func benchServers(b *testing.B) map[string]string {
 // shared machine stretch less than the wall-clock time.
 func measure(b *testing.B) (stop func()) {
 	b.ReportAllocs()
-	cpu, ok := processCPU()
+	cpu, ok := cputime.Process()
 	b.ResetTimer()
 	return func() {
 		b.StopTimer()
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
-		if now, ok2 := processCPU(); ok && ok2 {
+		if now, ok2 := cputime.Process(); ok && ok2 {
 			b.ReportMetric(float64(now-cpu)/float64(b.N), "cpu-ns/op")
 		}
 	}

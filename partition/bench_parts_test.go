@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/stratalog/strata/internal/cputime"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/vfs"
 )
@@ -86,18 +87,18 @@ func BenchmarkAppendParts(b *testing.B) {
 				for i := range parts {
 					pt := &parts[i]
 					t0 := time.Now()
-					c0, _ := processCPU()
+					c0, _ := cputime.Process()
 					for range k {
 						pt.op()
 					}
-					c1, _ := processCPU()
+					c1, _ := cputime.Process()
 					pt.wall += time.Since(t0)
 					pt.cpu += c1 - c0
 				}
 				done += k
 			}
 			b.StopTimer()
-			_, withCPU := processCPU()
+			_, withCPU := cputime.Process()
 			for _, pt := range parts {
 				b.ReportMetric(float64(pt.wall.Nanoseconds())/float64(b.N), pt.name+"-ns/op")
 				if withCPU {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/stratalog/strata/internal/cputime"
 )
 
 // benchPeers are the peers BenchmarkNetPeers measures: the server peers,
@@ -29,13 +31,13 @@ type cpuMeter struct {
 }
 
 func startCPU() cpuMeter {
-	d, ok := netCPU()
+	d, ok := cputime.Process()
 	return cpuMeter{d, ok}
 }
 
 // report reports the CPU time per op since startCPU (cpu-ns/op).
 func (m cpuMeter) report(b *testing.B) {
-	if end, ok := netCPU(); m.ok && ok && b.N > 0 {
+	if end, ok := cputime.Process(); m.ok && ok && b.N > 0 {
 		b.ReportMetric(float64(end-m.start)/float64(b.N), "cpu-ns/op")
 	}
 }
