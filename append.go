@@ -63,13 +63,8 @@ func (s *Store) Append(ctx context.Context, topicName string, records ...Record)
 	keyless := false
 	first := -1
 	same := true
-	// One partition takes every record: no key needs hashing.
-	n := t.NumPartitions()
 	for i := range records {
-		part := 0
-		if n > 1 {
-			part = t.Route(records[i].Key)
-		}
+		part := t.Route(records[i].Key)
 		keyless = keyless || records[i].Key == nil
 		pos[i].Partition = part
 		if first < 0 {

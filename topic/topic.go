@@ -208,6 +208,9 @@ func (t *Topic) Partitions() []*partition.Partition { return t.state.Load().part
 // one. Call NextBatch after each batch of key-less records.
 func (t *Topic) Route(key []byte) int {
 	n := t.NumPartitions()
+	if n == 1 {
+		return 0 // the only partition: no key needs hashing
+	}
 	if key == nil {
 		return t.sticky.Partition(n)
 	}
