@@ -88,11 +88,8 @@ func NewRecordIterAt(batch []byte, h BatchHeader, pos int, read int32, prev int6
 // at moves a fresh iterator to byte pos of its batch, after read records
 // the last of which has offset delta prev (see NewRecordIterAt).
 func (it RecordIter) at(pos int, read int32, prev int64) (RecordIter, error) {
-	h := it.h
-	if pos < BatchHeaderSize || pos > len(it.b) || read < 0 || read > h.NumRecords ||
-		prev < -1 || prev > int64(h.LastOffsetDelta) || (read == 0) != (pos == BatchHeaderSize) || (read == 0) != (prev == -1) {
-		return RecordIter{}, errorf(ErrCorrupt, "no record %d at byte %d after offset delta %d in a batch of %d records and %d bytes",
-			read, pos, prev, h.NumRecords, len(it.b))
+	if err := checkStart(it.h, len(it.b), pos, read, prev); err != nil {
+		return RecordIter{}, err
 	}
 	it.pos, it.n, it.prev = pos, read, prev
 	return it, nil

@@ -98,14 +98,15 @@ func (p *Partition) recordIn(h log.BatchHeader, batch []byte, cur *segment.Curso
 
 // decodeAt is recordIn once it has a Decoder for the batch.
 func (p *Partition) decodeAt(h log.BatchHeader, batch []byte, cur *segment.Cursor, offset int64, rec *log.Record, buf []byte, dec *log.Decoder) ([]byte, error) {
-	it, err := skipTo(h, batch, offset, cur, dec)
+	plain, pos, read, prev, err := seekRecord(h, batch, offset, cur, dec)
 	if err != nil {
 		return buf, fmt.Errorf("partition: reading %s at %d: %w", p.name, offset, err)
 	}
-	if !it.Next(rec) {
-		if err := it.Err(); err != nil {
-			return buf, fmt.Errorf("partition: reading %s at %d: %w", p.name, offset, err)
-		}
+	ok, err := log.ReadRecordAt(plain, h, pos, read, prev, rec)
+	if err != nil {
+		return buf, fmt.Errorf("partition: reading %s at %d: %w", p.name, offset, err)
+	}
+	if !ok {
 		return buf, p.noRecord(offset) // the batch's last records are gone
 	}
 	if rec.Offset != offset {

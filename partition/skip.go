@@ -11,17 +11,32 @@ import (
 // and which cur returned last) from the first with an offset of at least
 // offset on, as a lookup by offset wants them; dec decompresses a
 // compressed batch. The records before that one are stepped over by their
-// length prefixes, without being decoded: the batch's CRC, checked by the
-// segment, vouches for their bytes. The iterator then checks the records it
-// reads, and the batch's end, as one from the first record would
-// (log.Decoder.IterAt).
+// length prefixes, without being decoded (see seekRecord). The iterator then
+// checks the records it reads, and the batch's end, as one from the first
+// record would (log.Decoder.IterAt).
 func skipTo(h log.BatchHeader, batch []byte, offset int64, cur *segment.Cursor, dec *log.Decoder) (log.RecordIter, error) {
-	compressed := h.Compression() != log.None
-	plain, err := dec.Plain(batch, h)
+	_, pos, read, prev, err := seekRecord(h, batch, offset, cur, dec)
 	if err != nil {
 		return log.RecordIter{}, err
 	}
-	pos, read, prev := log.BatchHeaderSize, int32(0), int64(-1)
+	return dec.IterAt(batch, h, pos, read, prev)
+}
+
+// seekRecord finds, in the plain form of batch (whose header is h, and
+// which cur returned last; dec decompresses a compressed batch), the first
+// record with an offset of at least offset: it returns the plain form, the
+// record's position in it, the number of records before it and the offset
+// delta of the last of those (-1 for none), as log.ReadRecordAt and
+// log.Decoder.IterAt take them. The records before it are stepped over by
+// their length prefixes, without being decoded: the batch's CRC, checked by
+// the segment, vouches for their bytes.
+func seekRecord(h log.BatchHeader, batch []byte, offset int64, cur *segment.Cursor, dec *log.Decoder) (plain []byte, pos int, read int32, prev int64, err error) {
+	compressed := h.Compression() != log.None
+	plain, err = dec.Plain(batch, h)
+	if err != nil {
+		return nil, 0, 0, 0, err
+	}
+	pos, read, prev = log.BatchHeaderSize, int32(0), int64(-1)
 	want := offset - h.BaseOffset
 	if int64(h.NumRecords) == int64(h.LastOffsetDelta)+1 {
 		// Dense: the record at delta d is the d-th; no need to look at
@@ -36,32 +51,32 @@ func skipTo(h log.BatchHeader, batch []byte, offset int64, cur *segment.Cursor, 
 		for ; int64(read) < want && read < h.NumRecords; read++ {
 			_, size, err := recordAt(plain, pos)
 			if err != nil {
-				return log.RecordIter{}, err
+				return nil, 0, 0, 0, err
 			}
 			pos += size
 			prev = int64(read)
 		}
-		return dec.IterAt(batch, h, pos, read, prev)
+		return plain, pos, read, prev, nil
 	}
 	for ; read < h.NumRecords; read++ {
 		body, size, err := recordAt(plain, pos)
 		if err != nil {
-			return log.RecordIter{}, err
+			return nil, 0, 0, 0, err
 		}
 		delta, err := offsetDelta(body)
 		if err != nil {
-			return log.RecordIter{}, err
+			return nil, 0, 0, 0, err
 		}
 		if delta >= want {
 			break
 		}
 		if delta <= prev {
-			return log.RecordIter{}, fmt.Errorf("%w: offset delta %d after %d", log.ErrCorrupt, delta, prev)
+			return nil, 0, 0, 0, fmt.Errorf("%w: offset delta %d after %d", log.ErrCorrupt, delta, prev)
 		}
 		prev = delta
 		pos += size
 	}
-	return dec.IterAt(batch, h, pos, read, prev)
+	return plain, pos, read, prev, nil
 }
 
 // recordAt returns the body of the record at batch[pos:] (the bytes after
