@@ -3,9 +3,11 @@ package bench
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stratalog/strata/bench/peers"
 	"github.com/stratalog/strata/internal/cputime"
@@ -54,15 +56,21 @@ func readsRec(arena []byte, i int64) (key, value []byte) {
 // BenchmarkReads reproduces the comparison's W4 (a scan of all 1 M
 // records) and W5 (point reads at random offsets, one fixed seed) outside
 // the program, for Strata's root API (Scan, GetInto) beside bbolt (a cursor
-// in one View; a View and Get per lookup), through the same peers the
-// program runs. Each log is written as W2 writes it (Append calls of 100
-// records) before anything is timed, and every record read is compared
-// with what was written. An op is one scan of the log, or readsLookups
-// lookups (the same offsets in every run); both report ns per record read
-// (ns/rec) and the process's CPU time per op.
+// in one View; a View and Get per lookup) and the raw-mmap baseline (a bare
+// walk of the records' bytes through a mapping: the ceiling of a scan),
+// through the same peers the program runs. Each log is written as W2
+// writes it (Append calls of 100 records) before anything is timed, and
+// every record read is compared with what was written. An op is one scan of
+// the log, or readsLookups lookups (the same offsets in every run); both
+// report ns per record read (ns/rec) and the process's CPU time per op.
+//
+// op=scan scans a log whose mapping the earlier ops have faulted in;
+// op=coldscan reopens the log before each scan (not timed), so that the
+// scan maps the file anew and faults its pages in from the page cache, as
+// W4's one scan after W2 does.
 func BenchmarkReads(b *testing.B) {
 	arena := readsArena(readsRecords)
-	for _, name := range []string{"strata", "bbolt"} {
+	for _, name := range []string{"strata", "bbolt", "raw-mmap"} {
 		var peer peers.Peer
 		for _, p := range peers.All() {
 			if p.Name == name {
@@ -70,44 +78,70 @@ func BenchmarkReads(b *testing.B) {
 			}
 		}
 		if peer.Open == nil {
+			if name == "raw-mmap" {
+				continue // not on this system
+			}
 			b.Fatalf("no peer %q", name)
 		}
-		l, err := peer.Open(filepath.Join(b.TempDir(), name), peers.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		recs := make([]peers.Rec, readsBatch)
-		for i := int64(0); i < readsRecords; i += readsBatch {
-			for j := range recs {
-				recs[j].Key, recs[j].Value = readsRec(arena, i+int64(j))
-			}
-			if err := l.Append(recs); err != nil {
-				b.Fatal(err)
-			}
-		}
+		dir := filepath.Join(b.TempDir(), name)
+		l := readsWrite(b, peer, dir, arena)
 		b.Run("op=scan/log="+name, func(b *testing.B) {
 			b.ReportAllocs()
 			cpu0, ok0 := cputime.Process()
 			for range b.N {
-				var n int64
-				bad := false
-				if err := l.Scan(0, func(i int64, key, value []byte) bool {
-					k, v := readsRec(arena, n)
-					if i != n || !bytes.Equal(key, k) || !bytes.Equal(value, v) {
-						bad = true
-						return false
-					}
-					n++
-					return true
-				}); err != nil {
-					b.Fatal(err)
-				}
-				if bad || n != readsRecords {
-					b.Fatalf("scan read %d records (mismatch: %v), want %d", n, bad, readsRecords)
-				}
+				readsScan(b, l, arena)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/readsRecords, "ns/rec")
 			reportCPU(b, cpu0, ok0)
+		})
+		b.Run("op=coldscan/log="+name, func(b *testing.B) {
+			b.ReportAllocs()
+			var cpu time.Duration
+			ok := true
+			for range b.N {
+				b.StopTimer()
+				err := l.Close()
+				if err == nil {
+					l, err = peer.Open(dir, peers.Options{})
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				cpu0, ok0 := cputime.Process()
+				readsScan(b, l, arena)
+				cpu1, ok1 := cputime.Process()
+				cpu += cpu1 - cpu0
+				ok = ok && ok0 && ok1
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/readsRecords, "ns/rec")
+			if ok {
+				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+			}
+		})
+		b.Run("op=firstscan/log="+name, func(b *testing.B) {
+			b.ReportAllocs()
+			var cpu time.Duration
+			ok := true
+			for k := range b.N {
+				b.StopTimer()
+				fresh := readsWrite(b, peer, filepath.Join(b.TempDir(), fmt.Sprint(k)), arena)
+				b.StartTimer()
+				cpu0, ok0 := cputime.Process()
+				readsScan(b, fresh, arena)
+				cpu1, ok1 := cputime.Process()
+				b.StopTimer()
+				if err := fresh.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				cpu += cpu1 - cpu0
+				ok = ok && ok0 && ok1
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/readsRecords, "ns/rec")
+			if ok {
+				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+			}
 		})
 		b.Run("op=get/log="+name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -139,4 +173,44 @@ func BenchmarkReads(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// readsScan scans l from 0 and fails b unless it gives back exactly the
+// readsRecords records of arena, in order.
+func readsScan(b *testing.B, l peers.Log, arena []byte) {
+	var n int64
+	bad := false
+	if err := l.Scan(0, func(i int64, key, value []byte) bool {
+		k, v := readsRec(arena, n)
+		if i != n || !bytes.Equal(key, k) || !bytes.Equal(value, v) {
+			bad = true
+			return false
+		}
+		n++
+		return true
+	}); err != nil {
+		b.Fatal(err)
+	}
+	if bad || n != readsRecords {
+		b.Fatalf("scan read %d records (mismatch: %v), want %d", n, bad, readsRecords)
+	}
+}
+
+// readsWrite opens peer's log in dir and writes the readsRecords records of
+// arena to it as W2 does, in Append calls of readsBatch records.
+func readsWrite(b *testing.B, peer peers.Peer, dir string, arena []byte) peers.Log {
+	l, err := peer.Open(dir, peers.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	recs := make([]peers.Rec, readsBatch)
+	for i := int64(0); i < readsRecords; i += readsBatch {
+		for j := range recs {
+			recs[j].Key, recs[j].Value = readsRec(arena, i+int64(j))
+		}
+		if err := l.Append(recs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return l
 }

@@ -229,6 +229,14 @@ func summarize(cfg *config, rs *results) []goalRow {
 			}
 		case wScan:
 			against(1.5, "")
+			// What a bare walk of the same bytes through a mapping
+			// reaches: above it, no reader can go.
+			if mc, ok := rs.cell(wl, "raw-mmap"); ok {
+				row.Goal += "; raw-mmap " + format(rate, mc.Median)
+				if haveBest && bc.Median > 0 {
+					row.Goal += fmt.Sprintf(" (%.2f× best)", mc.Median/bc.Median)
+				}
+			}
 		case wGet:
 			against(3, "")
 		case wReopen:

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stratalog/strata/bench/peers"
+)
+
+// TestSummaryScanCeiling: W4's goal names the raw-mmap baseline's figure
+// and its ratio to the best peer, and the baseline is not the best peer.
+func TestSummaryScanCeiling(t *testing.T) {
+	cfg := &config{workloads: []string{wScan}}
+	for _, p := range peers.All() {
+		if p.Name == "strata" || p.Name == "bbolt" || p.Name == "raw-mmap" {
+			cfg.peers = append(cfg.peers, p)
+		}
+	}
+	if len(cfg.peers) < 3 {
+		t.Skip("no raw-mmap peer on this system")
+	}
+	rs := newResults()
+	rs.add("strata", map[string]result{wScan: {value: 12e6}})
+	rs.add("bbolt", map[string]result{wScan: {value: 10e6}})
+	rs.add("raw-mmap", map[string]result{wScan: {value: 20e6}})
+	rows := summarize(cfg, rs)
+	if len(rows) != 1 {
+		t.Fatalf("rows: %+v", rows)
+	}
+	row := rows[0]
+	if row.Best != "bbolt 10.00 M" || !strings.Contains(row.Goal, "; raw-mmap 20.00 M (2.00× best)") || row.Met != "not met" {
+		t.Errorf("W4's summary: %+v", row)
+	}
+}
