@@ -33,18 +33,22 @@ func readsArena(n int) []byte {
 	const size = 16 + 100
 	arena := make([]byte, n*size)
 	for i := range n {
-		b := arena[i*size : (i+1)*size]
-		binary.BigEndian.PutUint64(b, uint64(i))
-		h := uint64(i)*0x9E3779B97F4A7C15 + 1
-		for at := 8; at < size; at += 8 {
-			h ^= h >> 31
-			h *= 0xBF58476D1CE4E5B9
-			var w [8]byte
-			binary.LittleEndian.PutUint64(w[:], h)
-			copy(b[at:], w[:])
-		}
+		fillReadsRec(arena[i*size:(i+1)*size], int64(i))
 	}
 	return arena
+}
+
+// fillReadsRec writes record i of readsArena into b, its 116 bytes.
+func fillReadsRec(b []byte, i int64) {
+	binary.BigEndian.PutUint64(b, uint64(i))
+	h := uint64(i)*0x9E3779B97F4A7C15 + 1
+	for at := 8; at < len(b); at += 8 {
+		h ^= h >> 31
+		h *= 0xBF58476D1CE4E5B9
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], h)
+		copy(b[at:], w[:])
+	}
 }
 
 // readsRec is record i of arena.
