@@ -88,10 +88,19 @@ func readRegistry(fsys vfs.FS, dir string) (map[string]registryEntry, error) {
 	return parseRegistry(path, data)
 }
 
-// parseRegistry parses data, the contents of topics.json at path. The
-// file is decoded once; its topics, kept raw, are checked against their
-// checksum and then decoded by version.
+// parseRegistry parses data, the contents of topics.json at path. A file
+// as this build writes it is read by parseRegistryFast; any other is
+// decoded once with encoding/json, its topics kept raw, checked against
+// their checksum and then decoded by version.
 func parseRegistry(path string, data []byte) (map[string]registryEntry, error) {
+	if topics, ok := parseRegistryFast(data); ok {
+		return topics, nil
+	}
+	return parseRegistryJSON(path, data)
+}
+
+// parseRegistryJSON is parseRegistry with encoding/json.
+func parseRegistryJSON(path string, data []byte) (map[string]registryEntry, error) {
 	var r registry
 	if err := json.Unmarshal(data, &r); err != nil {
 		var head struct {
