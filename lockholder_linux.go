@@ -13,10 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockHolder says which process holds the flock(2) lock on the file at
-// path, as " is held by process 1234 (strata serve)", or "" when it cannot
+// lockHolder says which process holds the flock(2) lock on the file or
+// directory at path, as " is held by process 1234 (strata serve)", or "" when it cannot
 // tell: /proc/locks lists each lock with the pid that took it and the
-// locked file's device and inode, which are matched with the file's; the
+// locked file's device and inode, which are matched with path's; the
 // program's name and first argument come from /proc/<pid>/cmdline when
 // they can be read. Only a failed Open pays for it.
 func lockHolder(path string) string {
@@ -28,12 +28,12 @@ func lockHolder(path string) string {
 }
 
 // lockHeld reports whether a process holds the flock(2) lock on the file
-// at path, from /proc/locks, without taking it (which would make the
+// or directory at path, from /proc/locks, without taking it (which would make the
 // holder's Open fail for that moment).
 func lockHeld(path string) bool { return lockPID(path) > 0 }
 
 // lockPID returns the pid that /proc/locks shows holding a flock(2) lock
-// on the file at path, or 0 when none is listed or it cannot tell.
+// on the file or directory at path, or 0 when none is listed or it cannot tell.
 func lockPID(path string) int {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {

@@ -24,7 +24,7 @@ func TestLockedNamesTheHolder(t *testing.T) {
 	if !errors.Is(err, strata.ErrLocked) {
 		t.Fatalf("second Open: %v, want ErrLocked", err)
 	}
-	want := fmt.Sprintf("%s is held by process %d (%s", filepath.Join(dir, ".lock"), os.Getpid(), filepath.Base(os.Args[0]))
+	want := fmt.Sprintf("%s is held by process %d (%s", dir, os.Getpid(), filepath.Base(os.Args[0]))
 	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "this process)") {
 		t.Fatalf("second Open: %q, want it to say %q... this process)", err, want)
 	}

@@ -11,8 +11,8 @@ import (
 )
 
 // TestOlderStoreDirectories: a directory as an older Strata left it opens
-// as it was left. Its clean-shutdown marker a file of its own (not a second
-// name of .lock): clean, the marker removed, the records there. No marker
+// as it was left. Its clean-shutdown marker a file of its own, or a second
+// name of its .lock file: clean, the marker removed, the records there. No marker
 // (a crash): not clean, the records recovered.
 func TestOlderStoreDirectories(t *testing.T) {
 	for _, tc := range []struct {
@@ -24,6 +24,12 @@ func TestOlderStoreDirectories(t *testing.T) {
 			marker := filepath.Join(dir, ".clean-shutdown")
 			require.NoError(t, os.Remove(marker))
 			require.NoError(t, os.WriteFile(marker, nil, 0o644))
+		}, true},
+		{"lock file, the marker a second name of it", func(t *testing.T, dir string) {
+			marker := filepath.Join(dir, ".clean-shutdown")
+			require.NoError(t, os.Remove(marker))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, ".lock"), nil, 0o644))
+			require.NoError(t, os.Link(filepath.Join(dir, ".lock"), marker))
 		}, true},
 		{"no marker", func(t *testing.T, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, ".clean-shutdown")))

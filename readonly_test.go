@@ -350,7 +350,7 @@ func TestReadOnlyOpenChangesNothing(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// What a crash leaves: no clean-shutdown marker (nor lock file), and
+	// What a crash leaves: no clean-shutdown marker, and
 	// the last batch torn.
 	torn := copyDir(t, dir)
 	log := filepath.Join(torn, "t-0", "00000000000000000000.log")
@@ -361,10 +361,8 @@ func TestReadOnlyOpenChangesNothing(t *testing.T) {
 	if err := os.Truncate(log, fi.Size()-5); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{".lock", ".clean-shutdown"} {
-		if err := os.Remove(filepath.Join(torn, name)); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.Remove(filepath.Join(torn, ".clean-shutdown")); err != nil {
+		t.Fatal(err)
 	}
 	before := dirImage(t, torn)
 	r, err := strata.Open(torn, roOpts())
@@ -721,10 +719,8 @@ func TestReadOnlyOwnerRecovers(t *testing.T) {
 	if err := os.Truncate(last, fi.Size()-5); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{".lock", ".clean-shutdown"} {
-		if err := os.Remove(filepath.Join(torn, name)); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.Remove(filepath.Join(torn, ".clean-shutdown")); err != nil {
+		t.Fatal(err)
 	}
 	r, err := strata.Open(torn, roOpts())
 	if err != nil {

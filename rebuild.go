@@ -31,7 +31,7 @@ import (
 // left alone (ErrInvalidConfig).
 func RebuildRegistry(dir string) (_ []string, err error) {
 	defer wrapErr(&err)
-	lock, err := lockDir(filepath.Join(dir, lockFile))
+	lock, err := lockDir(dir)
 	if err != nil {
 		return nil, err
 	}

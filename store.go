@@ -38,7 +38,7 @@ type Store struct {
 	fsys    vfs.FS
 	topicFS vfs.FS
 	opts    Options
-	lock    *os.File
+	lock    *dirLock // nil off the OS
 
 	// topics is the immutable name → topic map appends and reads load;
 	// changes copy it under mu.
@@ -115,10 +115,10 @@ func openStore(dir string, opts *Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("strata: creating %s: %w", dir, err)
 	}
-	var lock *os.File
+	var lock *dirLock
 	if vfs.IsOS(fsys) {
 		var err error
-		if lock, err = lockDir(filepath.Join(dir, lockFile)); err != nil {
+		if lock, err = lockDir(dir); err != nil {
 			return nil, err
 		}
 	}
@@ -325,19 +325,21 @@ func (s *Store) Close() (err error) {
 	return errors.Join(err, unlockDir(s.lock))
 }
 
-// writeMarker writes the clean-shutdown marker, an empty file. Where the
-// store holds a lock file (on the OS), the marker is made a second name of
-// it (a hard link, which allocates no inode: on ext4 the inodes a store
-// creates are most of what a short-lived one costs); where it holds none,
-// or the file system refuses the link, the marker is a file of its own.
-// Either way it is durable (file and directory fsynced) unless the policy
-// is SyncNever.
+// writeMarker writes the clean-shutdown marker. Its contents mean nothing:
+// only its name is read. On the OS it is made a second name (a hard link,
+// which allocates no inode: on ext4 the inodes a store creates are most of
+// what a short-lived one costs) of the .lock file when the store holds
+// one, else of topics.json; where there is neither, or the file system
+// refuses the link, it is an empty file of its own. Either way it is
+// durable (file and directory fsynced) unless the policy is SyncNever.
 func (s *Store) writeMarker() error {
 	path := filepath.Join(s.dir, cleanFile)
 	err := s.linkMarker(path)
 	if err != nil {
 		var f vfs.File
-		f, err = s.fsys.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+		// Without O_TRUNC: a marker already there may be a second name of
+		// topics.json.
+		f, err = s.fsys.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 		if err == nil {
 			err = f.Sync()
 			if cerr := f.Close(); err == nil {
@@ -354,22 +356,40 @@ func (s *Store) writeMarker() error {
 	return nil
 }
 
-// errNoLock is linkMarker's answer for a store without a lock file.
-var errNoLock = errors.New("strata: no lock file")
+// errNoLock is linkMarker's answer for a store off the OS.
+var errNoLock = errors.New("strata: no lock")
 
-// linkMarker makes path a hard link to the store's lock file, fsyncing the
-// file (its link count) unless the policy is SyncNever.
+// linkMarker makes path a hard link to the store's .lock file or, if it
+// holds none, to topics.json, fsyncing the file (its link count) unless the
+// policy is SyncNever.
 func (s *Store) linkMarker(path string) error {
 	if s.lock == nil {
 		return errNoLock
 	}
-	if err := os.Link(s.lock.Name(), path); err != nil {
+	target := s.lock.lockFilePath()
+	if target == "" {
+		target = filepath.Join(s.dir, topicsFile)
+	}
+	if err := os.Link(target, path); err != nil {
 		return err
 	}
 	if s.opts.Sync.Mode == partition.SyncModeNever {
 		return nil
 	}
-	return s.lock.Sync()
+	if target == s.lock.lockFilePath() {
+		return s.lock.syncLockFile()
+	}
+	return syncFile(target)
+}
+
+// syncFile fsyncs the file at path.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	return errors.Join(err, f.Close())
 }
 
 // topic returns the named topic, or ErrClosed, ErrReservedTopic (the

@@ -111,7 +111,7 @@ func Verify(dir string, opts *VerifyOptions) (_ *VerifyReport, err error) {
 	v := &verifier{fsys: fsys, progress: o.Progress, rep: &VerifyReport{Dir: dir}}
 	_, cerr := fsys.Stat(filepath.Join(dir, cleanFile))
 	v.rep.Clean = cerr == nil
-	v.rep.Live = lockHeld(filepath.Join(dir, lockFile))
+	v.rep.Live = lockHeld(dir) || lockHeld(filepath.Join(dir, lockFile))
 
 	// topics.json before the listing: a topic a running store creates
 	// has its directories before topics.json names it.
