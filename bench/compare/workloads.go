@@ -75,7 +75,7 @@ func (r *runner) run() error {
 			return err
 		}
 	}
-	if r.want(wCycle) && !r.peer.Baseline {
+	if r.want(wCycle) {
 		if err := r.runCycles(); err != nil {
 			return err
 		}
