@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/internal/cputime"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/partition"
 	"github.com/stratalog/strata/vfs"
@@ -67,6 +69,14 @@ func benchPartitionConfig() partition.Config {
 	return partition.Config{Sync: partition.SyncNever, Logger: benchQuiet}
 }
 
+// benchCPUPerOp reports the process's CPU time per op since cpu0, which
+// cputime.Process returned (with ok) before the benchmark's loop.
+func benchCPUPerOp(b *testing.B, cpu0 time.Duration, ok bool) {
+	if cpu1, _ := cputime.Process(); ok {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+	}
+}
+
 func benchRecordsPerSec(b *testing.B, perOp int) {
 	b.ReportMetric(float64(b.N)*float64(perOp)/b.Elapsed().Seconds(), "records/s")
 }
@@ -86,11 +96,13 @@ func BenchmarkAppend(b *testing.B) {
 			}
 			b.SetBytes(size)
 			b.ReportAllocs()
+			cpu0, cpuOK := cputime.Process()
 			for b.Loop() {
 				if _, err := s.Append(benchCtx, benchTopic, recs...); err != nil {
 					b.Fatal(err)
 				}
 			}
+			benchCPUPerOp(b, cpu0, cpuOK)
 			benchRecordsPerSec(b, n)
 		})
 		b.Run(fmt.Sprintf("api=partition/records=%d", n), func(b *testing.B) {
@@ -101,11 +113,13 @@ func BenchmarkAppend(b *testing.B) {
 			defer p.Close()
 			b.SetBytes(size)
 			b.ReportAllocs()
+			cpu0, cpuOK := cputime.Process()
 			for b.Loop() {
 				if _, err := p.Append(recs); err != nil {
 					b.Fatal(err)
 				}
 			}
+			benchCPUPerOp(b, cpu0, cpuOK)
 			benchRecordsPerSec(b, n)
 		})
 	}

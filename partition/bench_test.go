@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/stratalog/strata/internal/cputime"
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/retention"
 	"github.com/stratalog/strata/segment"
@@ -175,6 +176,7 @@ func benchAppend(b *testing.B, cfg Config, recs []log.Record, size int, preencod
 	require.NoError(b, err)
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
+	cpu0, cpuOK := cputime.Process()
 	for b.Loop() {
 		if preencoded {
 			_, err = p.AppendEncoded(batch)
@@ -185,7 +187,11 @@ func benchAppend(b *testing.B, cfg Config, recs []log.Record, size int, preencod
 			b.Fatal(err)
 		}
 	}
+	cpu1, _ := cputime.Process()
 	b.ReportMetric(float64(b.N*len(recs))/b.Elapsed().Seconds(), "records/s")
+	if cpuOK {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+	}
 	require.NoError(b, p.Close())
 }
 
