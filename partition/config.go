@@ -49,10 +49,10 @@ type SyncPolicy struct {
 // The flush policies.
 var (
 	// SyncAlways: Append returns only after the records are fsynced. The
-	// active segment's file is then written with zeros ahead of the
-	// appends (segment.Config.ZeroFill), up to 1 MiB at a time, so that
-	// the fsync of an append has the records to write and no file size
-	// or block allocation to commit.
+	// active segment's file is then written with zeros ahead of all the
+	// appends, its first included (segment.Config.ZeroFill), up to 1 MiB
+	// at a time, so that the fsync of an append has the records to write
+	// and no file size or block allocation to commit.
 	SyncAlways = SyncPolicy{Mode: SyncModeAlways}
 	// SyncNever: nothing is ever fsynced (the partition's files are on
 	// vfs.NoSync of its file system); everything is written to the OS at
@@ -123,11 +123,11 @@ type Config struct {
 	// Preallocate reserves SegmentBytes on disk for each new segment
 	// (fallocate), as Kafka's preallocate does, at a cost of SegmentBytes of
 	// disk per partition up front. It buys little: the active segment's
-	// file is grown ahead of appends smaller than a page anyway (see
-	// WriteCalls), in steps of up to 16 MiB, and under SyncAlways written
-	// with zeros ahead of all appends: reserved blocks are not written ones,
-	// and the fsync after an append into them commits their conversion. It
-	// stays for Kafka's sake. Default false. Where the
+	// file is grown ahead of its appends anyway (see WriteCalls), with
+	// written zeros on Linux and under SyncAlways: reserved blocks are not
+	// written ones, a first write into a page of them costs more, and the
+	// fsync after an append into them commits their conversion. It stays
+	// for Kafka's sake. Default false. Where the
 	// file system cannot reserve blocks (no fallocate, or outside Linux) it
 	// does nothing.
 	Preallocate bool
@@ -136,12 +136,13 @@ type Config struct {
 	// copies it into the active segment's shared memory mapping (the one
 	// reads use) — no system call, which makes a single-record append about
 	// twice as fast (BenchmarkAppend: impl=partition against
-	// impl=partition-writecalls) — with the file's blocks reserved ahead by
-	// fallocate so that the copy cannot meet a full disk; where blocks
-	// cannot be reserved it uses pwrite anyway, as it does for larger
-	// batches. Both put the bytes in the OS page cache, which a crash of the
-	// process does not lose, and the flush policy makes them durable the
-	// same way. Default false.
+	// impl=partition-writecalls) — into zeros written ahead of the appends
+	// after a segment's first (on Linux; elsewhere, blocks reserved ahead
+	// by fallocate), so that the copy cannot meet a full disk; where
+	// neither reaches the append it uses pwrite anyway, as it does for
+	// larger batches. Both put the bytes in the OS page cache, which a
+	// crash of the process does not lose, and the flush policy makes them
+	// durable the same way. Default false.
 	WriteCalls bool
 	// MaxTimestampSkew refuses CreateTime records stamped further than this
 	// ahead of the clock (ErrTimestampTooFarAhead), so that no segment can

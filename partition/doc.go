@@ -23,9 +23,10 @@
 // say so (size, record-time age, full index, relative-offset overflow), and
 // writes the batch: a batch smaller than a page (a few small records),
 // other than a segment's first, is copied into the segment file's shared
-// memory mapping, whose blocks are reserved ahead by fallocate (under
-// SyncAlways, written with zeros ahead, see SyncAlways) — no system call —
-// and a larger one is written with one pwrite (see Config.WriteCalls).
+// memory mapping, written with zeros ahead of the appends on Linux (under
+// SyncAlways from the segment's first append, see SyncAlways), its blocks
+// reserved ahead by fallocate elsewhere — no system call — and a larger
+// one is written with one pwrite (see Config.WriteCalls).
 //
 // # Producers
 //

@@ -19,10 +19,12 @@
 // A segment has one writer at a time. Append takes whole batches whose
 // offsets are already stamped and writes them in one piece: an append
 // smaller than a page, other than the segment's first, is copied into the
-// .log file's shared mapping, the file grown ahead of it with fallocate, or
-// with written zeros under Config.ZeroFill (the zeros past the last batch
-// are trimmed by Seal and Close, and recovery stops at them); the first append, a larger one, or one where the blocks
-// cannot be reserved is written with one pwrite. A batch gets an
+// .log file's shared mapping, the file grown ahead of it with written
+// zeros (on Linux, for every append after the first; everywhere for all
+// appends under Config.ZeroFill) or else with fallocate (the zeros past
+// the last batch are trimmed by Seal and Close, and recovery stops at
+// them); the first append, a larger one, or one that neither zeros nor
+// reserved blocks reach is written with one pwrite. A batch gets an
 // offset-index entry when more than IndexIntervalBytes (4096) bytes were
 // written since the previous entry, and the time index gets the running max
 // timestamp at the same moments. Seal writes the final time-index entry and

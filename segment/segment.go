@@ -47,27 +47,32 @@ type Config struct {
 	// WriteCalls makes every append write to the .log file with pwrite(2).
 	// By default an append smaller than a page (4 KiB), other than the
 	// segment's first, copies its bytes into the file's shared mapping (the
-	// one reads use) instead, which costs no system call: the file is grown ahead of such appends with fallocate,
-	// in steps of 64 KiB doubling up to 16 MiB, so a copy never meets a
-	// full disk, and pwrite is used where blocks cannot be reserved (no
-	// fallocate) or the disk is too full for the next step. Larger appends
-	// use pwrite, which is as fast for them. Both leave the bytes in the OS
-	// page cache, where a crash of the process cannot lose them, and fsync
-	// makes either durable. Reserved zeros past the last batch are trimmed
-	// when the segment is sealed or closed; after a crash, recovery stops at
-	// them.
+	// one reads use) instead, which costs no system call. On Linux every
+	// append after the first writes zeros ahead of itself (64 KiB past the
+	// batches, growing with the file up to 1 MiB; see ZeroFill), so such a
+	// copy lands in written blocks; elsewhere the file is grown ahead of
+	// them with fallocate, in steps of 64 KiB doubling up to 16 MiB. Either
+	// way a copy never meets a full disk: pwrite is used where neither
+	// zeros nor reserved blocks reach the append (no fallocate, or the disk
+	// too full for the next step). Larger appends use pwrite, which is as
+	// fast for them. Both leave the bytes in the OS page cache, where a
+	// crash of the process cannot lose them, and fsync makes either
+	// durable. The zeros or reserved bytes past the last batch are trimmed
+	// when the segment is sealed or closed; after a crash, recovery stops
+	// at them.
 	WriteCalls bool
-	// ZeroFill grows the .log file of a writable segment ahead of its
-	// appends by writing zeros, in steps of 1 MiB, rather than by
-	// reserving blocks (fallocate) or by the appends themselves. An append
-	// into bytes already written changes neither the file's size nor its
+	// ZeroFill grows the .log file of a writable segment ahead of all its
+	// appends, the first included, by writing zeros, in steps of 64 KiB
+	// growing with the file up to 1 MiB, rather than by reserving blocks
+	// (fallocate) or by the appends themselves; without it, on Linux, the
+	// appends after the first do so anyway (see WriteCalls). An append into
+	// bytes already written changes neither the file's size nor its
 	// blocks, so the fsync that follows it (an fdatasync on Linux, see
-	// SyncLog) has only data to write and no file-system journal to
-	// commit: for a partition that syncs every append it is the faster
-	// way, at the cost of writing each step's zeros once. The zeros past
-	// the last batch are trimmed when the segment is sealed or closed,
-	// and recovery after a crash stops at them, as with Preallocate.
-	// Default false.
+	// SyncLog) has only data to write and no file-system journal to commit:
+	// for a partition that syncs every append it is the faster way, at the
+	// cost of writing each step's zeros once. The zeros past the last batch
+	// are trimmed when the segment is sealed or closed, and recovery after
+	// a crash stops at them, as with Preallocate. Default false.
 	ZeroFill bool
 	// AllowGaps lets a batch start past the previous batch's next offset, as
 	// compacted segments and Kafka's transactions leave them (the partition

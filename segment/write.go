@@ -6,10 +6,11 @@ import (
 )
 
 // The steps in which a writable segment's .log file is grown ahead of its
-// appends when they are copied into the mapping: the first step reserves
-// minGrowth bytes, each later one as much as the file holds, up to
+// appends when zeros are not written ahead of them (see zerosAhead) and
+// they are copied into the mapping: the first step reserves minGrowth
+// bytes with fallocate, each later one as much as the file holds, up to
 // maxGrowth. A small partition thus reserves little disk, a busy one calls
-// fallocate once per 16 MiB.
+// fallocate once per 16 MiB. The zeros' steps start at minGrowth too.
 const (
 	minGrowth = 64 << 10
 	maxGrowth = 16 << 20
@@ -28,18 +29,19 @@ const mappedWriteMax = 4<<10 - 1
 // a truncate of the file after it, cost far more than a pwrite (~250-900 µs
 // on ext4 in a VM, against ~3 µs), so a segment that only ever holds one
 // batch (a test's, a quiet partition's) never pays them, nor reserves
-// blocks it does not need.
+// blocks or writes zeros it does not need (unless Config.ZeroFill).
 
 // write puts batches into the .log file at pos, the end of the segment's
-// batches: if they are smaller than a page and not the segment's first,
-// copied into the mapping, the
-// file's blocks being reserved that far (growing the reservation first if
-// needed); otherwise, or if that cannot be, with one pwrite.
+// batches, after writing zeros ahead of them if the append is due to (see
+// zerosAhead and Config.ZeroFill): if they are smaller than a page and not
+// the segment's first, copied into the mapping, the file holding written
+// zeros or reserved blocks that far (reserved first if needed); otherwise,
+// or if that cannot be, with one pwrite.
 // On failure nothing past pos counts, and s.allocated still never exceeds
 // the file's size.
 func (s *Segment) write(batches []byte, pos int64) error {
 	end := pos + int64(len(batches))
-	if s.cfg.ZeroFill && end > s.zeroed {
+	if (s.cfg.ZeroFill || zerosAhead && pos > 0) && end > s.zeroed {
 		s.fillZeros(pos, end)
 	}
 	if len(batches) <= mappedWriteMax && pos > 0 && s.reserve(end) {
@@ -64,9 +66,10 @@ func (s *Segment) write(batches []byte, pos int64) error {
 	return nil
 }
 
-// zeroStep is the most that ZeroFill writes ahead of an append: past the
-// first steps (see fillZeros), one step costs a journal commit and a
-// MiB of zeros, which 80 appends of 12 KiB share.
+// zeroStep is the most that fillZeros writes ahead of an append: past the
+// first steps, one step costs a MiB of zeros (and, for a segment synced
+// after every append, a journal commit), which 80 appends of 12 KiB or
+// 8000 of one small record share.
 const zeroStep = 1 << 20
 
 // zeroes is what fillZeros writes: never written to.

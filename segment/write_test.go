@@ -24,26 +24,41 @@ func logFileSize(t *testing.T, fx fixture, base int64) int64 {
 }
 
 // TestMappedWritesGrowAndTrim checks the life of a file that appends copy
-// into: it is grown in steps ahead of the batches (64 KiB, then doubling),
-// reads see every batch, Seal trims the zeros, and after a crash recovery
-// counts them as the zero tail, not as damage.
+// into: the first append writes its batch alone; after it the file is
+// grown ahead of the batches, with zeros written in steps of 64 KiB that
+// grow with the file (on Linux, zerosAhead) or with blocks reserved in
+// steps of 64 KiB, then doubling (elsewhere); reads see every batch, Seal
+// trims the zeros, and after a crash recovery counts them as the zero
+// tail, not as damage.
 func TestMappedWritesGrowAndTrim(t *testing.T) {
 	eachFS(t, func(t *testing.T, fx fixture) {
 		cfg := Config{MaxBytes: 8 << 20}
 		s, err := Create(fx.fsys, fx.dir, 0, cfg)
 		require.NoError(t, err)
-		written := appendRandom(t, s, rand.New(rand.NewPCG(1, 2)), 3, 5, 100)
-		require.Equal(t, int64(minGrowth), logFileSize(t, fx, 0), "the first step reserves 64 KiB")
+		written := appendRandom(t, s, rand.New(rand.NewPCG(1, 2)), 1, 5, 100)
+		require.Equal(t, s.Size(), logFileSize(t, fx, 0), "the first append writes its batch only")
+		written = append(written, appendRandom(t, s, rand.New(rand.NewPCG(1, 3)), 1, 5, 100)...)
+		if zerosAhead {
+			require.Equal(t, s.Size()+minGrowth, logFileSize(t, fx, 0), "zeros 64 KiB past the second batch")
+		} else {
+			require.Equal(t, int64(minGrowth), logFileSize(t, fx, 0), "the first step reserves 64 KiB")
+		}
 		for s.Size() < 300<<10 {
 			written = append(written, appendRandom(t, s, rand.New(rand.NewPCG(uint64(s.Size()), 2)), 10, 5, 500)...)
 		}
 		fileSize := logFileSize(t, fx, 0)
-		require.Equal(t, int64(512<<10), fileSize, "64 KiB, then doubling: 128, 256, 512")
+		if zerosAhead {
+			require.Equal(t, s.zeroed, fileSize, "the zeros reach the end of the file")
+			require.Greater(t, fileSize, s.Size()+int64(minGrowth), "the steps grow with the file")
+			require.LessOrEqual(t, fileSize, s.Size()+zeroStep)
+		} else {
+			require.Equal(t, int64(512<<10), fileSize, "64 KiB, then doubling: 128, 256, 512")
+		}
 		require.Equal(t, fileSize, s.allocated)
 		requireRecords(t, written, 0, readAll(t, s, 0, 1<<30))
 
 		require.NoError(t, s.Seal())
-		require.Equal(t, s.Size(), logFileSize(t, fx, 0), "Seal trims the reserved zeros")
+		require.Equal(t, s.Size(), logFileSize(t, fx, 0), "Seal trims the zeros")
 		require.NoError(t, s.Close())
 	})
 
@@ -52,18 +67,21 @@ func TestMappedWritesGrowAndTrim(t *testing.T) {
 	require.NoError(t, err)
 	written := appendRandom(t, s, rand.New(rand.NewPCG(3, 4)), 20, 5, 100)
 	require.NoError(t, s.Sync())
+	fileSize := logFileSize(t, fx, 0)
+	require.Greater(t, fileSize, s.Size())
 	after := m.Crash()
 	r, rec, err := OpenRecover(after, fx.dir, 0, Config{MaxBytes: 8 << 20})
 	require.NoError(t, err)
 	require.Zero(t, rec.Truncated)
-	require.Equal(t, int64(minGrowth)-r.Size(), rec.ZeroTail)
+	require.Equal(t, fileSize-r.Size(), rec.ZeroTail)
 	requireRecords(t, written, 0, readAll(t, r, 0, 1<<30))
 	require.NoError(t, r.Close())
 }
 
 // TestLargeAppendsWrite checks that an append of a page or more uses a
 // write call, between appends that copy into the mapping, and that reads
-// see them all.
+// see them all; on Linux each append after the first that reaches past the
+// zeros writes zeros ahead first, with one more write call.
 func TestLargeAppendsWrite(t *testing.T) {
 	fx, m := memFixture(t)
 	logWrites := 0 // write calls to the .log; the injector runs under the Mem's lock
@@ -84,42 +102,57 @@ func TestLargeAppendsWrite(t *testing.T) {
 		writes := logWrites
 		recs := makeRecords(s.NextOffset(), 5, valueSize, 1)
 		b := encode(t, recs)
+		want := writes
+		if zerosAhead && i > 0 && s.Size()+int64(len(b)) > s.zeroed {
+			want++ // the zeros
+		}
+		if len(b) > mappedWriteMax || i == 0 { // the first append is written too
+			want++
+		}
 		require.NoError(t, s.Append(b))
 		written = append(written, writtenBatch{b, recs})
-		if len(b) > mappedWriteMax || i == 0 { // the first append is written too
-			require.Equal(t, writes+1, logWrites, "append %d of %d bytes", i, len(b))
-		} else {
-			require.Equal(t, writes, logWrites, "append %d of %d bytes", i, len(b))
-		}
+		require.Equal(t, want, logWrites, "append %d of %d bytes", i, len(b))
 	}
 	requireRecords(t, written, 0, readAll(t, s, 0, 1<<30))
 	require.NoError(t, s.Close())
 }
 
 // TestMappedWritesFallBack checks that appends use write calls where the
-// file system cannot reserve blocks, and still land.
+// file system cannot reserve blocks and the zeros ahead of them cannot be
+// written (on Linux, the first write call of each append), and still land.
 func TestMappedWritesFallBack(t *testing.T) {
 	fx, m := memFixture(t)
-	logAllocs := 0 // the injector runs under the Mem's lock
+	logAllocs, batchWrites := 0, 0 // the injector runs under the Mem's lock
+	failZeros := false
 	m.SetInjector(func(op vfs.Op, path string) error {
-		if op == vfs.OpAllocate {
-			if strings.HasSuffix(path, LogSuffix) {
-				logAllocs++
-			}
+		switch {
+		case !strings.HasSuffix(path, LogSuffix):
+		case op == vfs.OpAllocate:
+			logAllocs++
 			return errors.ErrUnsupported
+		case op == vfs.OpWrite && failZeros:
+			failZeros = false
+			return vfs.ErrInjected
+		case op == vfs.OpWrite:
+			batchWrites++
 		}
 		return nil
 	})
 	s, err := Create(fx.fsys, fx.dir, 0, Config{MaxBytes: 1 << 20})
 	require.NoError(t, err)
-	writes := m.Count(vfs.OpWrite)
-	written := appendRandom(t, s, rand.New(rand.NewPCG(5, 6)), 10, 5, 100)
+	r := rand.New(rand.NewPCG(5, 6))
+	var written []writtenBatch
+	for i := range 10 {
+		failZeros = zerosAhead && i > 0
+		written = append(written, appendRandom(t, s, r, 1, 5, 100)...)
+		require.False(t, failZeros, "append %d wrote zeros first", i)
+	}
 	require.True(t, s.noReserve)
-	require.Equal(t, writes+10, m.Count(vfs.OpWrite), "one write call per append")
+	require.Equal(t, 10, batchWrites, "one write call per append")
 	require.Equal(t, 1, logAllocs, "an unsupported reservation is not retried")
-	require.Equal(t, s.Size(), logFileSize(t, fx, 0))
 	requireRecords(t, written, 0, readAll(t, s, 0, 1<<30))
 	require.NoError(t, s.Close())
+	require.Equal(t, int64(len(concat(written))), logFileSize(t, fx, 0), "Close trims the torn zeros")
 }
 
 // TestMappedWriteFaultIsAnError shrinks a segment's file behind its back,
