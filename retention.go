@@ -85,38 +85,20 @@ func (s *Store) DeleteRecords(topicName string, part int, offset int64) (err err
 }
 
 // startBackground runs retention every RetentionCheckInterval and the
-// cleaner every CleanerInterval, until Close.
+// cleaner every CleanerInterval, until Close (see background).
 func (s *Store) startBackground() {
-	s.stop = make(chan struct{})
-	s.done = make(chan struct{})
-	ticker := func(d time.Duration) (<-chan time.Time, func()) {
-		if d <= 0 {
-			return nil, func() {}
+	s.bg = &background{}
+	report := func(job string, err error) {
+		if err != nil && !errors.Is(err, ErrClosed) {
+			s.opts.Logger.Error("strata: background "+job+" failed", "err", err)
 		}
-		t := time.NewTicker(d)
-		return t.C, t.Stop
 	}
-	go func() {
-		defer close(s.done)
-		retain, stopRetain := ticker(s.opts.RetentionCheckInterval)
-		defer stopRetain()
-		clean, stopClean := ticker(s.opts.CleanerInterval)
-		defer stopClean()
-		for {
-			var err error
-			job := "retention"
-			select {
-			case <-s.stop:
-				return
-			case <-retain:
-				_, err = s.EnforceRetention(context.Background())
-			case <-clean:
-				job = "cleaning"
-				_, err = s.compactAll(context.Background())
-			}
-			if err != nil && !errors.Is(err, ErrClosed) {
-				s.opts.Logger.Error("strata: background "+job+" failed", "err", err)
-			}
-		}
-	}()
+	s.bg.every(s.opts.RetentionCheckInterval, func() {
+		_, err := s.EnforceRetention(context.Background())
+		report("retention", err)
+	})
+	s.bg.every(s.opts.CleanerInterval, func() {
+		_, err := s.compactAll(context.Background())
+		report("cleaning", err)
+	})
 }

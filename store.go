@@ -71,8 +71,7 @@ type Store struct {
 	// readOnly is set on a store opened with Options.ReadOnly.
 	readOnly *readOnlyState
 
-	stop chan struct{} // closed by Close: stops the background goroutine (retention and cleaning)
-	done chan struct{} // closed when it has stopped
+	bg *background // retention and cleaning, stopped by Close
 }
 
 // Open opens the store in dir, creating the directory if needed.
@@ -306,9 +305,8 @@ func (s *Store) Close() (err error) {
 	s.groups.LeaveAll()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stop != nil {
-		close(s.stop)
-		<-s.done
+	if s.bg != nil {
+		s.bg.stop()
 	}
 	var errs []error
 	for _, t := range *s.topics.Load() {

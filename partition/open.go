@@ -150,7 +150,7 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 		p.checkpoint.set(active.seg.Base())
 		p.checkpointSyncMuLocked()
 	}
-	p.startBackground()
+	p.initBackground()
 	return p, nil
 }
 

@@ -78,6 +78,9 @@ type Partition struct {
 		// durable at once if the marker may not be (see rollMuLocked).
 		markerEnd int64
 		appended  appendCounters
+		// bgStarted says the background goroutine runs (see
+		// startBackgroundMuLocked).
+		bgStarted bool
 	}
 	state atomic.Pointer[state] // stored with mu held
 	start atomic.Int64          // first retained offset; stored with mu held
@@ -102,7 +105,7 @@ type Partition struct {
 	checkpoint recoveryCheckpoint // guarded by syncMu
 
 	bgStop chan struct{} // closed by Close
-	bgDone chan struct{} // closed when the background goroutine returns
+	bgDone chan struct{} // closed when the background goroutine returns, if it started
 	rolled chan struct{} // a roll left a segment to fsync
 
 	stats counters
@@ -271,13 +274,16 @@ func (p *Partition) Close() error {
 	}
 	p.mu.closed = true
 	p.done.Store(true)
+	bgStarted := p.mu.bgStarted // none starts once closed is set
 	p.mu.Unlock()
 	// A cleaning round in flight sees closed and discards its output; wait
 	// for it, so nothing renames files after Close returns.
 	p.cleanMu.Lock()
 	defer p.cleanMu.Unlock()
 	close(p.bgStop)
-	<-p.bgDone
+	if bgStarted {
+		<-p.bgDone
+	}
 	p.appended.broadcast()
 
 	p.syncMu.Lock()
