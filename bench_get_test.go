@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/internal/cputime"
 	"github.com/stratalog/strata/log"
 )
 
@@ -14,12 +15,14 @@ import (
 // SetOffset and Next (the record decoded in place in the mapping, nothing
 // copied) and Partition.ReadRecord (what GetInto calls), and what a point
 // read took without Get. The store is filled once; every line looks up the
-// same offsets.
+// same offsets. Each reports the process's CPU time per lookup (cpu-ns/op)
+// beside the wall time.
 func BenchmarkGet(b *testing.B) {
 	dir, _ := benchFillStore(b)
 	lookups := func(b *testing.B, get func(off int64) (int64, error)) {
 		b.ReportAllocs()
 		x := uint64(1)
+		cpu0, cpuOK := cputime.Process()
 		for b.Loop() {
 			x = x*6364136223846793005 + 1442695040888963407
 			off := int64(x>>1) % benchRecords
@@ -27,7 +30,11 @@ func BenchmarkGet(b *testing.B) {
 				b.Fatal(got, err)
 			}
 		}
+		cpu1, _ := cputime.Process()
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
+		if cpuOK {
+			b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+		}
 	}
 	b.Run("api=store/call=Get/records=1M", func(b *testing.B) {
 		s := benchOpenStore(b, dir)

@@ -115,21 +115,34 @@ func (h BatchHeader) HasDeleteHorizon() bool { return h.Attributes&AttrDeleteHor
 // package does not know (attribute values 5 to 7) is not an error here:
 // reading the records is ([ErrUnsupportedCompression]).
 func ReadHeader(b []byte) (BatchHeader, error) {
+	var h BatchHeader
+	err := ReadHeaderInto(b, &h)
+	return h, err
+}
+
+// ReadHeaderInto is ReadHeader that decodes into *h, for a caller that
+// keeps the header in place rather than copy it: after an error *h is what
+// ReadHeader would have returned with it.
+func ReadHeaderInto(b []byte, h *BatchHeader) (err error) {
 	if len(b) < PrefixSize {
-		return BatchHeader{}, errorf(ErrIncomplete, "header needs %d bytes, have %d", PrefixSize, len(b))
+		*h = BatchHeader{}
+		return errorf(ErrIncomplete, "header needs %d bytes, have %d", PrefixSize, len(b))
 	}
 	need, ok := headerSize(b[offMagic])
 	if !ok {
-		return BatchHeader{}, errorf(ErrCorrupt, "magic %d, want 0, 1 or %d", int8(b[offMagic]), Magic)
+		*h = BatchHeader{}
+		return errorf(ErrCorrupt, "magic %d, want 0, 1 or %d", int8(b[offMagic]), Magic)
 	}
 	if len(b) < need {
-		return BatchHeader{}, errorf(ErrIncomplete, "header needs %d bytes, have %d", need, len(b))
+		*h = BatchHeader{}
+		return errorf(ErrIncomplete, "header needs %d bytes, have %d", need, len(b))
 	}
 	if b[offMagic] != Magic {
-		return readLegacy(b)
+		*h, err = readLegacy(b)
+		return err
 	}
 	be := binary.BigEndian
-	h := BatchHeader{
+	*h = BatchHeader{
 		BaseOffset:           int64(be.Uint64(b)),
 		Length:               int32(be.Uint32(b[offLength:])),
 		PartitionLeaderEpoch: int32(be.Uint32(b[offLeaderEpoch:])),
@@ -145,14 +158,14 @@ func ReadHeader(b []byte) (BatchHeader, error) {
 		NumRecords:           int32(be.Uint32(b[offNumRecords:])),
 	}
 	if h.Length < minLength || h.Length > maxLength {
-		return h, errorf(ErrCorrupt, "batch length %d out of range [%d, %d]", h.Length, minLength, maxLength)
+		return errorf(ErrCorrupt, "batch length %d out of range [%d, %d]", h.Length, minLength, maxLength)
 	}
-	return h, checkCounts(h)
+	return checkCounts(h)
 }
 
 // checkCounts checks the counts of a header read from disk, failing with
 // ErrCorrupt.
-func checkCounts(h BatchHeader) error {
+func checkCounts(h *BatchHeader) error {
 	switch c := h.Compression(); {
 	case h.LastOffsetDelta < 0:
 		return errorf(ErrCorrupt, "negative last offset delta %d", h.LastOffsetDelta)

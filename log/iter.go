@@ -88,7 +88,7 @@ func NewRecordIterAt(batch []byte, h BatchHeader, pos int, read int32, prev int6
 // at moves a fresh iterator to byte pos of its batch, after read records
 // the last of which has offset delta prev (see NewRecordIterAt).
 func (it RecordIter) at(pos int, read int32, prev int64) (RecordIter, error) {
-	if err := checkStart(it.h, len(it.b), pos, read, prev); err != nil {
+	if err := checkStart(&it.h, len(it.b), pos, read, prev); err != nil {
 		return RecordIter{}, err
 	}
 	it.pos, it.n, it.prev = pos, read, prev

@@ -12,11 +12,11 @@ package log
 // ErrCorrupt for a point no record can start at, a bad record, or bytes
 // left after the last record. A header that is not plain's makes the
 // record read wrong, never a panic.
-func ReadRecordAt(plain []byte, h BatchHeader, pos int, read int32, prev int64, r *Record) (bool, error) {
+func ReadRecordAt(plain []byte, h *BatchHeader, pos int, read int32, prev int64, r *Record) (bool, error) {
 	if err := checkStart(h, len(plain), pos, read, prev); err != nil {
 		return false, err
 	}
-	it := RecordIter{b: plain, h: h, pos: pos, n: read, prev: prev}
+	it := RecordIter{b: plain, h: *h, pos: pos, n: read, prev: prev}
 	ok := it.next(r)
 	return ok, it.err
 }
@@ -24,7 +24,7 @@ func ReadRecordAt(plain []byte, h BatchHeader, pos int, read int32, prev int64, 
 // checkStart checks that byte pos of the plain form, of size bytes, of a
 // batch with header h can follow read records the last of which has offset
 // delta prev (-1 if read is 0).
-func checkStart(h BatchHeader, size, pos int, read int32, prev int64) error {
+func checkStart(h *BatchHeader, size, pos int, read int32, prev int64) error {
 	if pos < BatchHeaderSize || pos > size || read < 0 || read > h.NumRecords ||
 		prev < -1 || prev > int64(h.LastOffsetDelta) || (read == 0) != (pos == BatchHeaderSize) || (read == 0) != (prev == -1) {
 		return errorf(ErrCorrupt, "no record %d at byte %d after offset delta %d in a batch of %d records and %d bytes",

@@ -31,7 +31,7 @@ func TestReadRecordAt(t *testing.T) {
 			for k := range len(recs) {
 				var want, got log.Record
 				require.True(t, it.Next(&want))
-				ok, err := log.ReadRecordAt(plain, h, pos, int32(k), int64(k)-1, &got)
+				ok, err := log.ReadRecordAt(plain, &h, pos, int32(k), int64(k)-1, &got)
 				require.NoError(t, err, "record %d", k)
 				require.True(t, ok, "record %d", k)
 				require.Equal(t, want, got, "record %d", k)
@@ -40,7 +40,7 @@ func TestReadRecordAt(t *testing.T) {
 				pos += n + length
 			}
 			var r log.Record
-			ok, err := log.ReadRecordAt(plain, h, pos, int32(len(recs)), int64(len(recs))-1, &r)
+			ok, err := log.ReadRecordAt(plain, &h, pos, int32(len(recs)), int64(len(recs))-1, &r)
 			n0, length0, err0 := log.RecordLength(plain[log.BatchHeaderSize:])
 			require.NoError(t, err0)
 			second := log.BatchHeaderSize + n0 + length0
@@ -63,12 +63,12 @@ func TestReadRecordAt(t *testing.T) {
 				{len(plain) + 1, 5, 4},
 				{1 << 30, 5, 4},
 			} {
-				_, err := log.ReadRecordAt(plain, h, p.pos, p.read, p.prev, &r)
+				_, err := log.ReadRecordAt(plain, &h, p.pos, p.read, p.prev, &r)
 				require.ErrorIs(t, err, log.ErrCorrupt, "%+v", p)
 			}
 			// Told 18 records were stepped over to reach the end of a batch
 			// of 20: the two missing are found there.
-			_, err = log.ReadRecordAt(plain, h, len(plain), 18, 17, &r)
+			_, err = log.ReadRecordAt(plain, &h, len(plain), 18, 17, &r)
 			require.ErrorIs(t, err, log.ErrCorrupt)
 		})
 	}

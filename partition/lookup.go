@@ -46,10 +46,9 @@ func (p *Partition) ReadRecordHeader(offset int64, rec *log.Record, buf []byte) 
 		return log.BatchHeader{}, buf, fmt.Errorf("partition: offset %d of %s out of range [%d, %d): %w", offset, p.name, start, hw, ErrOutOfRange)
 	}
 	var (
-		held  *segRef
-		h     log.BatchHeader
-		batch []byte
-		cur   segment.Cursor
+		held *segRef
+		h    log.BatchHeader
+		rerr error // reading the record from the batch kept
 	)
 	found, err := p.fromSegment(offset, func(st *state, i int, r *segRef, hw int64) (bool, error) {
 		c, ok, err := cursorAt(st, i, r, offset)
@@ -57,11 +56,12 @@ func (p *Partition) ReadRecordHeader(offset int64, rec *log.Record, buf []byte) 
 			return false, err
 		}
 		c.SetLimit(hw)
-		bh, b, err := c.Next()
+		b, err := c.NextInto(&h)
 		if err != nil || b == nil {
 			return false, err
 		}
-		held, h, batch, cur = r, bh, b, c
+		held = r
+		buf, rerr = p.recordIn(&h, b, &c, offset, rec, buf)
 		return true, nil
 	})
 	if err != nil {
@@ -73,14 +73,13 @@ func (p *Partition) ReadRecordHeader(offset int64, rec *log.Record, buf []byte) 
 		// meanwhile (fromSegment reports that as out of range).
 		return log.BatchHeader{}, buf, p.noRecord(offset)
 	}
-	buf, err = p.recordIn(h, batch, &cur, offset, rec, buf)
 	_ = held.release()
-	return h, buf, err
+	return h, buf, rerr
 }
 
 // recordIn reads the record at offset from batch, whose header is h and
 // which cur returned last, into rec, copying its bytes into buf.
-func (p *Partition) recordIn(h log.BatchHeader, batch []byte, cur *segment.Cursor, offset int64, rec *log.Record, buf []byte) ([]byte, error) {
+func (p *Partition) recordIn(h *log.BatchHeader, batch []byte, cur *segment.Cursor, offset int64, rec *log.Record, buf []byte) ([]byte, error) {
 	if h.BaseOffset > offset || h.IsControl() {
 		return buf, p.noRecord(offset)
 	}
@@ -97,7 +96,7 @@ func (p *Partition) recordIn(h log.BatchHeader, batch []byte, cur *segment.Curso
 }
 
 // decodeAt is recordIn once it has a Decoder for the batch.
-func (p *Partition) decodeAt(h log.BatchHeader, batch []byte, cur *segment.Cursor, offset int64, rec *log.Record, buf []byte, dec *log.Decoder) ([]byte, error) {
+func (p *Partition) decodeAt(h *log.BatchHeader, batch []byte, cur *segment.Cursor, offset int64, rec *log.Record, buf []byte, dec *log.Decoder) ([]byte, error) {
 	plain, pos, read, prev, err := seekRecord(h, batch, offset, cur, dec)
 	if err != nil {
 		return buf, fmt.Errorf("partition: reading %s at %d: %w", p.name, offset, err)

@@ -15,7 +15,7 @@ import (
 // checks the records it reads, and the batch's end, as one from the first
 // record would (log.Decoder.IterAt).
 func skipTo(h log.BatchHeader, batch []byte, offset int64, cur *segment.Cursor, dec *log.Decoder) (log.RecordIter, error) {
-	_, pos, read, prev, err := seekRecord(h, batch, offset, cur, dec)
+	_, pos, read, prev, err := seekRecord(&h, batch, offset, cur, dec)
 	if err != nil {
 		return log.RecordIter{}, err
 	}
@@ -30,9 +30,9 @@ func skipTo(h log.BatchHeader, batch []byte, offset int64, cur *segment.Cursor, 
 // log.Decoder.IterAt take them. The records before it are stepped over by
 // their length prefixes, without being decoded: the batch's CRC, checked by
 // the segment, vouches for their bytes.
-func seekRecord(h log.BatchHeader, batch []byte, offset int64, cur *segment.Cursor, dec *log.Decoder) (plain []byte, pos int, read int32, prev int64, err error) {
+func seekRecord(h *log.BatchHeader, batch []byte, offset int64, cur *segment.Cursor, dec *log.Decoder) (plain []byte, pos int, read int32, prev int64, err error) {
 	compressed := h.Compression() != log.None
-	plain, err = dec.Plain(batch, h)
+	plain, err = dec.Plain(batch, *h)
 	if err != nil {
 		return nil, 0, 0, 0, err
 	}

@@ -85,46 +85,57 @@ func (c *Cursor) AtLimit() bool { return c.limited }
 // SetLimit); a later call returns the batches appended or made visible
 // meanwhile. The batch aliases the segment's mapping (see Cursor).
 func (c *Cursor) Next() (log.BatchHeader, []byte, error) {
+	var h log.BatchHeader
+	batch, err := c.NextInto(&h)
+	return h, batch, err
+}
+
+// NextInto is Next that decodes the batch's header into *h, for a caller
+// that keeps it in place rather than copy it; *h is Next's header.
+func (c *Cursor) NextInto(h *log.BatchHeader) ([]byte, error) {
 	s := c.s
 	c.limited = false
 	if s == nil {
-		return log.BatchHeader{}, nil, nil
+		*h = log.BatchHeader{}
+		return nil, nil
 	}
 	if c.pos+log.PrefixSize > c.end {
 		c.load()
 		if c.pos+log.PrefixSize > c.end {
-			return log.BatchHeader{}, nil, nil
+			*h = log.BatchHeader{}
+			return nil, nil
 		}
 	}
-	h, err := s.headerAt(c.pos, c.end)
-	if err != nil {
-		return h, nil, err
+	if err := s.headerInto(c.pos, c.end, h); err != nil {
+		return nil, err
 	}
 	if h.BaseOffset >= c.next {
 		// Written after next was loaded: look again.
 		c.load()
 		if h.BaseOffset >= c.next {
-			return log.BatchHeader{}, nil, nil
+			*h = log.BatchHeader{}
+			return nil, nil
 		}
 	}
 	if h.LastOffset() >= c.limit {
 		c.limited = true
-		return log.BatchHeader{}, nil, nil
+		*h = log.BatchHeader{}
+		return nil, nil
 	}
 	if c.expect >= 0 {
 		if err := s.checkFollows(h.BaseOffset, c.expect, c.pos); err != nil {
-			return h, nil, err
+			return nil, err
 		}
 	}
 	size := int64(h.Size())
 	if err := s.check(c.pos, int(size)); err != nil {
-		return h, nil, err
+		return nil, err
 	}
 	batch := s.data[c.pos : c.pos+size : c.pos+size]
 	c.last = c.pos
 	c.pos += size
 	c.expect = h.NextOffset()
-	return h, batch, nil
+	return batch, nil
 }
 
 // nextSize returns the size of the next batch as its header gives it, and

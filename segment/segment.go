@@ -555,17 +555,24 @@ func (s *Segment) Delete() error {
 // headerAt decodes the header of the batch at pos and checks that the batch
 // ends by end.
 func (s *Segment) headerAt(pos, end int64) (log.BatchHeader, error) {
+	var h log.BatchHeader
+	err := s.headerInto(pos, end, &h)
+	return h, err
+}
+
+// headerInto is headerAt decoding into *h.
+func (s *Segment) headerInto(pos, end int64, h *log.BatchHeader) error {
 	if end-pos < log.PrefixSize {
-		return log.BatchHeader{}, corruptAt(s.path, pos, fmt.Errorf("a batch header runs past the end at %d: %w", end, log.ErrIncomplete))
+		*h = log.BatchHeader{}
+		return corruptAt(s.path, pos, fmt.Errorf("a batch header runs past the end at %d: %w", end, log.ErrIncomplete))
 	}
-	h, err := log.ReadHeader(s.data[pos:end])
-	if err != nil {
-		return h, corruptAt(s.path, pos, err)
+	if err := log.ReadHeaderInto(s.data[pos:end], h); err != nil {
+		return corruptAt(s.path, pos, err)
 	}
 	if pos+int64(h.Size()) > end {
-		return h, corruptAt(s.path, pos, fmt.Errorf("batch of %d bytes runs past the end at %d: %w", h.Size(), end, log.ErrIncomplete))
+		return corruptAt(s.path, pos, fmt.Errorf("batch of %d bytes runs past the end at %d: %w", h.Size(), end, log.ErrIncomplete))
 	}
-	return h, nil
+	return nil
 }
 
 // SyncLog makes the .log file's contents and size durable without

@@ -128,7 +128,7 @@ func (t *startsTable) reset() {
 // of its size. A batch whose
 // prefixes do not add up to its size is not remembered; the caller's own
 // steps report the damage.
-func (c *Cursor) RecordStart(batch []byte, h log.BatchHeader, k int) (at, j int) {
+func (c *Cursor) RecordStart(batch []byte, h *log.BatchHeader, k int) (at, j int) {
 	at = log.BatchHeaderSize
 	if c == nil || c.s == nil || len(batch) < log.BatchHeaderSize {
 		return at, 0

@@ -42,7 +42,7 @@ func TestRecordStart(t *testing.T) {
 		}
 		require.Len(t, starts, n)
 		for k := range n {
-			at, j := c.RecordStart(batch, h, k)
+			at, j := c.RecordStart(batch, &h, k)
 			wantJ := 0
 			if n >= 2*recordStride && len(batch) >= startsMinBatch {
 				wantJ = k / recordStride * recordStride
@@ -138,7 +138,7 @@ func TestPrefetchIsOnlyAHint(t *testing.T) {
 				require.NoError(t, err)
 				require.LessOrEqual(t, h.BaseOffset, off, "round %d", round)
 				require.GreaterOrEqual(t, h.BaseOffset+int64(h.LastOffsetDelta), off, "round %d", round)
-				at, j := c.RecordStart(batch, h, int(off-h.BaseOffset))
+				at, j := c.RecordStart(batch, &h, int(off-h.BaseOffset))
 				require.LessOrEqual(t, j, int(off-h.BaseOffset))
 				require.Less(t, at, len(batch))
 			}
