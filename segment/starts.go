@@ -166,13 +166,18 @@ func (c *Cursor) starts(batch []byte, k, n int) *starts {
 
 // recordStarts returns the positions in batch (which is at pos) of records
 // 0, recordStride, 2*recordStride…, or nil if the length prefixes of its n
-// records do not add up to its size.
+// records do not add up to its size. It fetches every line of the batch at
+// once before it walks the prefixes (each position read from the one
+// before), so that the walk finds them in cache rather than waiting for one
+// miss after another: with the batch out of the caches, that takes less
+// than half the time.
 func recordStarts(pos int64, batch []byte, n int) *starts {
 	m := (n + recordStride - 1) / recordStride
 	e := &starts{pos: pos, n: int32(m)}
 	if m > startsInline {
 		e.more = make([]uint32, m-startsInline)
 	}
+	_ = touch(batch)
 	p := log.BatchHeaderSize
 	for i := range n {
 		if i%recordStride == 0 {
