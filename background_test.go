@@ -1,12 +1,16 @@
 package strata_test
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/stratatest"
 	"github.com/stratalog/strata/vfs"
 )
 
@@ -28,4 +32,49 @@ func TestOpenStartsNoGoroutine(t *testing.T) {
 	_, err = s.AppendTo(ctx, "t", 0, strata.Record{Key: []byte("k"), Value: []byte("v")})
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
+}
+
+// TestBackgroundCleansOnItsInterval: between its jobs a store (under SyncNever
+// or SyncAlways, whose partitions have no goroutine before they roll) has
+// no goroutine of its own; the background cleaner still cleans a
+// compacted topic every CleanerInterval, on the bubble's clock, and after
+// Close nothing runs.
+func TestBackgroundCleansOnItsInterval(t *testing.T) {
+	for _, policy := range []strata.SyncPolicy{strata.SyncNever, strata.SyncAlways} {
+		t.Run(policy.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				before := runtime.NumGoroutine()
+				s := stratatest.Open(t, &strata.Options{Sync: policy, CleanerInterval: time.Minute})
+				require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
+				_, err := s.Append(ctx, "t", rec("k", "v"))
+				require.NoError(t, err)
+				synctest.Wait()
+				require.Equal(t, before, runtime.NumGoroutine(), "goroutines of an open store")
+
+				require.NoError(t, s.CreateTopic("profiles", strata.TopicConfig{
+					CleanupPolicy: strata.CleanupCompact, SegmentBytes: 4096, MinCleanableDirtyRatio: -1,
+				}))
+				for i := range 300 {
+					_, err := s.Append(ctx, "profiles", rec(fmt.Sprint("user-", i%10), fmt.Sprint("v", i)))
+					require.NoError(t, err)
+				}
+				d, err := s.DescribeTopic("profiles")
+				require.NoError(t, err)
+				written := d.Partitions[0].Bytes
+				time.Sleep(time.Minute - time.Nanosecond)
+				synctest.Wait()
+				d, err = s.DescribeTopic("profiles")
+				require.NoError(t, err)
+				require.Equal(t, written, d.Partitions[0].Bytes, "not cleaned before the interval")
+				time.Sleep(time.Nanosecond)
+				synctest.Wait()
+				d, err = s.DescribeTopic("profiles")
+				require.NoError(t, err)
+				require.Less(t, d.Partitions[0].Bytes, written/3, "cleaned at the interval")
+				require.NoError(t, s.Close())
+				time.Sleep(time.Hour)
+				synctest.Wait()
+			})
+		})
+	}
 }
