@@ -31,3 +31,18 @@ func TestOpenLooksOnlyForWhatIsThere(t *testing.T) {
 	require.Len(t, recs, 1)
 	require.NoError(t, s.Close())
 }
+
+// TestReopenStatsEachFileOnce: a clean reopen makes no directory but the
+// store's own (its MkdirAll: a partition's directory is made only when its
+// listing finds none) and asks each file it reads or maps for its size
+// once: topics.json, partition.metadata and the segment's .log.
+func TestReopenStatsEachFileOnce(t *testing.T) {
+	m := vfs.NewMem()
+	coldCycle(t, m, strata.SyncNever)
+	mkdirs, stats := m.Count(vfs.OpMkdir), m.Count(vfs.OpStat)
+	s, err := strata.Open("/store", &strata.Options{FS: m, Sync: strata.SyncNever})
+	require.NoError(t, err)
+	require.Equal(t, mkdirs+1, m.Count(vfs.OpMkdir), "directories made by a clean reopen")
+	require.Equal(t, stats+3, m.Count(vfs.OpStat), "sizes asked by a clean reopen")
+	require.NoError(t, s.Close())
+}

@@ -54,9 +54,6 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 	if cfg.ReadOnly {
 		return openFollow(fsys, dir, cfg)
 	}
-	if err := fsys.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("partition: creating %s: %w", dir, err)
-	}
 	if cfg.Sync.Mode == SyncModeNever {
 		fsys = vfs.NoSync(fsys) // no fsync of data, indexes, checkpoints or directories
 	}
@@ -166,6 +163,15 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 // they were before it removed anything.
 func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, listed listing, err error) {
 	names, err := p.fsys.ReadDir(p.dir)
+	if errors.Is(err, os.ErrNotExist) {
+		// A new partition (or one whose directory is gone): its directory
+		// is made here, where a look before the listing would cost every
+		// Open of a partition that is there.
+		if err := p.fsys.MkdirAll(p.dir, 0o755); err != nil {
+			return nil, nil, nil, fmt.Errorf("partition: creating %s: %w", p.dir, err)
+		}
+		names, err = nil, nil
+	}
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("partition: listing %s: %w", p.name, err)
 	}

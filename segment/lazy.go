@@ -108,21 +108,6 @@ func (s *Segment) needIndexes(end int64) error {
 	return nil
 }
 
-// missingIndexes returns the paths of the index files of the segment at
-// base that are not there and should be: its .log is larger than a segment
-// without index files can be (cfg's IndexIntervalBytes), or is not there.
-func missingIndexes(fsys vfs.FS, dir string, base int64, cfg Config) []string {
-	missing := absentIndexes(fsys, dir, base, cfg.listed)
-	if len(missing) == 0 {
-		return nil
-	}
-	info, err := fsys.Stat(filepath.Join(dir, FileName(base, LogSuffix)))
-	if err == nil && info.Size <= int64(cfg.withDefaults().IndexIntervalBytes) {
-		return nil
-	}
-	return missing
-}
-
 // absentIndexes returns the paths of the index files of the segment at base
 // that are not there (by listed, if it is set: see fileThere).
 func absentIndexes(fsys vfs.FS, dir string, base int64, listed func(name string) bool) []string {

@@ -24,6 +24,11 @@ func (s *Segment) load() error {
 	if err != nil {
 		return fmt.Errorf("segment: %s: %w", s.path, err)
 	}
+	return s.loadSized(size)
+}
+
+// loadSized is load of a .log file of size bytes.
+func (s *Segment) loadSized(size int64) error {
 	s.size.Store(size)
 	s.allocated, s.zeroed = size, size
 	if err := s.checkIndexShape(size); err != nil {

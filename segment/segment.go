@@ -120,6 +120,7 @@ type Segment struct {
 	cfg     Config
 	path    string // the .log file
 	log     vfs.File
+	logSize int64  // the .log file's size when it was opened
 	data    []byte // a mapping of the .log file, len ≥ size; appends write past size (WriteMap)
 	offsets *index.Offset
 	times   *index.Time
@@ -270,16 +271,27 @@ func OpenListed(fsys vfs.FS, dir string, base int64, cfg Config, writable bool, 
 }
 
 func openListed(fsys vfs.FS, dir string, base int64, cfg Config, writable bool) (*Segment, error) {
-	if missing := missingIndexes(fsys, dir, base, cfg); len(missing) > 0 {
-		return nil, fmt.Errorf("%w: index file %s is missing: %w", ErrCorrupt, missing[0], os.ErrNotExist)
+	// Index files that are not there are missing if the .log is larger
+	// than a segment without them can be, or is not there: its size is
+	// the open's.
+	absent := absentIndexes(fsys, dir, base, cfg.listed)
+	missing := func() error {
+		return fmt.Errorf("%w: index file %s is missing: %w", ErrCorrupt, absent[0], os.ErrNotExist)
 	}
 	s, err := open(fsys, dir, base, cfg, writable, false)
 	if err != nil {
+		if len(absent) > 0 {
+			return nil, missing()
+		}
 		return nil, err
+	}
+	if len(absent) > 0 && s.logSize > int64(s.cfg.IndexIntervalBytes) {
+		s.closeFiles()
+		return nil, missing()
 	}
 	err = s.txns.damage
 	if err == nil {
-		err = s.load()
+		err = s.loadSized(s.logSize) // the file just opened: nobody else writes it
 	}
 	if err == nil {
 		err = s.preallocate()
@@ -329,6 +341,7 @@ func openNamed(fsys vfs.FS, dir string, base int64, tmp string, cfg Config, writ
 		s.closeFiles()
 		return nil, fmt.Errorf("segment: %s: %w", s.path, err)
 	}
+	s.logSize = fileSize
 	if fileSize > MaxBytesLimit {
 		s.closeFiles()
 		return nil, corruptAt(s.path, MaxBytesLimit, fmt.Errorf("file of %d bytes is larger than a segment can be", fileSize))

@@ -9,6 +9,14 @@ import (
 
 // ReadFile returns the contents of the file at path.
 func ReadFile(fsys FS, path string) ([]byte, error) {
+	if n, ok := fsys.(noSyncFS); ok {
+		fsys = n.FS // a read is the same without fsyncs
+	}
+	if fsys == OS {
+		if data, ok, err := readFileOS(path); ok {
+			return data, err
+		}
+	}
 	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err

@@ -9,3 +9,6 @@ func openOS(name string, flag int, perm os.FileMode) (*os.File, error) {
 }
 
 func removeOS(name string) error { return os.Remove(name) }
+
+// readFileOS leaves the reading to ReadFile's own way (false).
+func readFileOS(string) ([]byte, bool, error) { return nil, false, nil }
