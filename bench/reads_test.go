@@ -75,8 +75,10 @@ func readsRec(arena []byte, i int64) (key, value []byte) {
 // scan maps the file anew and faults its pages in from the page cache (and
 // Strata checks each batch's CRC, once per process); op=firstscan writes a
 // new log before each scan (not timed) and scans it once, as W4 scans the
-// log W2 has just written. Each peer's log is written only when a
-// benchmark that reads it runs, so that -bench can pick one cheaply.
+// log W2 has just written. Those two report, besides the CPU time, the
+// minor page faults per scan (faults/op). Each peer's log is written only
+// when a benchmark that reads it runs, so that -bench can pick one
+// cheaply.
 func BenchmarkReads(b *testing.B) {
 	arena := readsArena(readsRecords)
 	for _, name := range []string{"strata", "bbolt", "raw-mmap"} {
@@ -116,8 +118,7 @@ func BenchmarkReads(b *testing.B) {
 		})
 		b.Run("op=coldscan/log="+name, func(b *testing.B) {
 			b.ReportAllocs()
-			var cpu time.Duration
-			ok := true
+			m := scanMeter{cpuOK: true, faultsOK: true}
 			written(b)
 			for range b.N {
 				b.StopTimer()
@@ -129,41 +130,32 @@ func BenchmarkReads(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				cpu0, ok0 := cputime.Process()
+				m.start()
 				readsScan(b, l, arena)
-				cpu1, ok1 := cputime.Process()
-				cpu += cpu1 - cpu0
-				ok = ok && ok0 && ok1
+				m.stop()
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/readsRecords, "ns/rec")
-			if ok {
-				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
-			}
+			m.report(b)
 		})
 		b.Run("op=firstscan/log="+name, func(b *testing.B) {
 			b.ReportAllocs()
-			var cpu time.Duration
-			ok := true
+			m := scanMeter{cpuOK: true, faultsOK: true}
 			for k := range b.N {
 				b.StopTimer()
 				freshDir := filepath.Join(b.TempDir(), fmt.Sprint(k))
 				fresh := readsWrite(b, peer, freshDir, arena)
 				b.StartTimer()
-				cpu0, ok0 := cputime.Process()
+				m.start()
 				readsScan(b, fresh, arena)
-				cpu1, ok1 := cputime.Process()
+				m.stop()
 				b.StopTimer()
 				if err := errors.Join(fresh.Close(), os.RemoveAll(freshDir)); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				cpu += cpu1 - cpu0
-				ok = ok && ok0 && ok1
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/readsRecords, "ns/rec")
-			if ok {
-				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
-			}
+			m.report(b)
 		})
 		b.Run("op=get/log="+name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -238,4 +230,38 @@ func readsWrite(b *testing.B, peer peers.Peer, dir string, arena []byte) peers.L
 		}
 	}
 	return l
+}
+
+// scanMeter adds up the process's CPU time and minor page faults over the
+// parts of a benchmark it is started and stopped around, and reports them
+// per op (cpu-ns/op, faults/op): what the scans alone cost, when each op
+// also does work that is not timed. Start it with cpuOK and faultsOK true.
+type scanMeter struct {
+	cpu, cpu0       time.Duration
+	faults, faults0 int64
+	cpuOK, faultsOK bool
+}
+
+func (m *scanMeter) start() {
+	var ok, fok bool
+	m.cpu0, ok = cputime.Process()
+	m.faults0, fok = minorFaults()
+	m.cpuOK, m.faultsOK = m.cpuOK && ok, m.faultsOK && fok
+}
+
+func (m *scanMeter) stop() {
+	cpu, ok := cputime.Process()
+	faults, fok := minorFaults()
+	m.cpu += cpu - m.cpu0
+	m.faults += faults - m.faults0
+	m.cpuOK, m.faultsOK = m.cpuOK && ok, m.faultsOK && fok
+}
+
+func (m *scanMeter) report(b *testing.B) {
+	if m.cpuOK {
+		b.ReportMetric(float64(m.cpu)/float64(b.N), "cpu-ns/op")
+	}
+	if m.faultsOK {
+		b.ReportMetric(float64(m.faults)/float64(b.N), "faults/op")
+	}
 }
