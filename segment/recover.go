@@ -96,7 +96,6 @@ func (s *Segment) Recover() (Recovery, error) {
 
 	rec.Bytes = valid
 	rec.Truncated = fileSize - valid - rec.ZeroTail
-	s.joinZeros()
 	s.allocated = min(s.allocated, valid) // what holds if the truncation fails
 	s.zeroed = min(s.zeroed, valid)
 	if valid < fileSize {

@@ -111,11 +111,7 @@ func (c Config) withDefaults() Config {
 // same time as the writer appends or seals, without a lock: the size and the
 // next offset are published atomically after the bytes are written.
 // Recover, Close and Delete must not run while a reader uses the segment;
-// the partition reference-counts segments to ensure that. On the OS's file
-// system, with more than one P, a writable segment writes the zeros ahead
-// of its appends (see Config.WriteCalls) on a short-lived goroutine of its
-// own, one step at a time; Seal, Truncate, Recover, Close and Delete wait
-// for the step being written.
+// the partition reference-counts segments to ensure that.
 type Segment struct {
 	fsys    vfs.FS
 	dir     string
@@ -154,9 +150,7 @@ type Segment struct {
 	// zeroed is how far the .log file holds written bytes (batches, or
 	// the zeros of ZeroFill): appends below it allocate nothing. Never
 	// above the file's size.
-	zeroed int64
-	// zeros is the step of zeros being written ahead on a goroutine.
-	zeros         zeroFiller
+	zeroed        int64
 	offsetOfMaxTS int64 // last offset of the first batch that reached maxTS
 	firstTS       int64 // max timestamp of the first batch, -1 if none
 	sinceIndex    int64 // bytes written since the last offset-index entry
@@ -470,7 +464,6 @@ func (s *Segment) Seal() error {
 	if err := s.times.Trim(); err != nil {
 		return err
 	}
-	s.joinZeros()
 	if err := s.log.Truncate(s.size.Load()); err != nil {
 		return fmt.Errorf("segment: trimming %s: %w", s.path, err)
 	}
@@ -517,7 +510,6 @@ func (s *Segment) closeFiles() {
 		_ = s.offsets.Close()
 	}
 	if s.log != nil {
-		s.joinZeros()
 		if !s.heap {
 			_ = s.log.Unmap(s.data)
 		}

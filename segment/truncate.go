@@ -42,7 +42,6 @@ func (s *Segment) truncate(offset int64) error {
 		cutBase = h.BaseOffset
 	}
 
-	s.joinZeros()
 	s.allocated = min(s.allocated, cut) // whatever the outcome: never above the file's size
 	s.zeroed = min(s.zeroed, cut)
 	if err := s.log.Truncate(cut); err != nil {

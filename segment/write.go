@@ -3,8 +3,6 @@ package segment
 import (
 	"errors"
 	"fmt"
-
-	"github.com/stratalog/strata/vfs"
 )
 
 // The steps in which a writable segment's .log file is grown ahead of its
@@ -43,8 +41,8 @@ const mappedWriteMax = 4<<10 - 1
 // the file's size.
 func (s *Segment) write(batches []byte, pos int64) error {
 	end := pos + int64(len(batches))
-	if s.cfg.ZeroFill || zerosAhead && pos > 0 {
-		s.zerosFor(pos, end)
+	if (s.cfg.ZeroFill || zerosAhead && pos > 0) && end > s.zeroed {
+		s.fillZeros(pos, end)
 	}
 	if len(batches) <= mappedWriteMax && pos > 0 && s.reserve(end) {
 		if err := s.log.WriteMap(s.data, int(pos), batches); err != nil {
@@ -57,7 +55,6 @@ func (s *Segment) write(batches []byte, pos int64) error {
 	if err != nil {
 		if n > 0 && end > s.allocated {
 			// Best effort: the next append overwrites the bytes anyway.
-			s.joinZeros()
 			s.allocated = min(s.allocated, pos)
 			s.zeroed = min(s.zeroed, pos)
 			_ = s.log.Truncate(pos)
@@ -88,30 +85,17 @@ var zeroes [zeroStep]byte
 // nothing, and the append goes on as it would have without.
 func (s *Segment) fillZeros(pos, end int64) {
 	from := max(s.zeroed, pos)
-	to := min(int64(len(s.data)), max(end, from)+s.zeroStepAt())
-	if writeZeros(s.log, from, to) != nil {
-		return
-	}
-	s.zeroed = max(s.zeroed, to)
-	s.allocated = max(s.allocated, to)
-}
-
-// zeroStepAt is the size of the next step of zeros: minGrowth at first,
-// then as much as the file holds written, up to zeroStep.
-func (s *Segment) zeroStepAt() int64 {
-	return min(max(s.zeroed, minGrowth), zeroStep)
-}
-
-// writeZeros writes zeros into f from from to to.
-func writeZeros(f vfs.File, from, to int64) error {
+	step := min(max(s.zeroed, minGrowth), zeroStep)
+	to := min(int64(len(s.data)), max(end, from)+step)
 	for off := from; off < to; {
-		n, err := f.WriteAt(zeroes[:min(to-off, zeroStep)], off)
+		n, err := s.log.WriteAt(zeroes[:min(to-off, zeroStep)], off)
 		if err != nil {
-			return err
+			return
 		}
 		off += int64(n)
 	}
-	return nil
+	s.zeroed = max(s.zeroed, to)
+	s.allocated = max(s.allocated, to)
 }
 
 // reserve reports whether an append ending at end may be copied into the
