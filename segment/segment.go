@@ -120,11 +120,15 @@ type Segment struct {
 	cfg     Config
 	path    string // the .log file
 	log     vfs.File
-	logSize int64  // the .log file's size when it was opened
-	data    []byte // a mapping of the .log file, len ≥ size; appends write past size (WriteMap)
-	offsets *index.Offset
-	times   *index.Time
-	txns    txnIndex // the aborted transactions whose markers the segment holds
+	logSize int64 // the .log file's size when it was opened
+	// zerosAhead says whether the appends after the first write zeros
+	// ahead of themselves (see write): on the OS's files where zerosAhead
+	// holds, never in memory, where zeros buy nothing and cost memory.
+	zerosAhead bool
+	data       []byte // a mapping of the .log file, len ≥ size; appends write past size (WriteMap)
+	offsets    *index.Offset
+	times      *index.Time
+	txns       txnIndex // the aborted transactions whose markers the segment holds
 
 	size  atomic.Int64 // bytes of whole batches in the .log file
 	next  atomic.Int64 // the offset after the last batch
@@ -322,6 +326,7 @@ func openNamed(fsys vfs.FS, dir string, base int64, tmp string, cfg Config, writ
 		sealed:   !writable,
 		firstTS:  -1,
 	}
+	s.zerosAhead = zerosAhead && vfs.IsOS(fsys)
 	s.path = s.filePath(LogSuffix)
 	s.next.Store(base)
 	s.maxTS.Store(-1)

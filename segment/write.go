@@ -33,7 +33,7 @@ const mappedWriteMax = 4<<10 - 1
 
 // write puts batches into the .log file at pos, the end of the segment's
 // batches, after writing zeros ahead of them if the append is due to (see
-// zerosAhead and Config.ZeroFill): if they are smaller than a page and not
+// Segment.zerosAhead and Config.ZeroFill): if they are smaller than a page and not
 // the segment's first, copied into the mapping, the file holding written
 // zeros or reserved blocks that far (reserved first if needed); otherwise,
 // or if that cannot be, with one pwrite.
@@ -41,7 +41,7 @@ const mappedWriteMax = 4<<10 - 1
 // the file's size.
 func (s *Segment) write(batches []byte, pos int64) error {
 	end := pos + int64(len(batches))
-	if (s.cfg.ZeroFill || zerosAhead && pos > 0) && end > s.zeroed {
+	if (s.cfg.ZeroFill || s.zerosAhead && pos > 0) && end > s.zeroed {
 		s.fillZeros(pos, end)
 	}
 	if len(batches) <= mappedWriteMax && pos > 0 && s.reserve(end) {

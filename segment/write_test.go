@@ -38,7 +38,7 @@ func TestMappedWritesGrowAndTrim(t *testing.T) {
 		written := appendRandom(t, s, rand.New(rand.NewPCG(1, 2)), 1, 5, 100)
 		require.Equal(t, s.Size(), logFileSize(t, fx, 0), "the first append writes its batch only")
 		written = append(written, appendRandom(t, s, rand.New(rand.NewPCG(1, 3)), 1, 5, 100)...)
-		if zerosAhead {
+		if s.zerosAhead {
 			require.Equal(t, s.Size()+minGrowth, logFileSize(t, fx, 0), "zeros 64 KiB past the second batch")
 		} else {
 			require.Equal(t, int64(minGrowth), logFileSize(t, fx, 0), "the first step reserves 64 KiB")
@@ -47,7 +47,7 @@ func TestMappedWritesGrowAndTrim(t *testing.T) {
 			written = append(written, appendRandom(t, s, rand.New(rand.NewPCG(uint64(s.Size()), 2)), 10, 5, 500)...)
 		}
 		fileSize := logFileSize(t, fx, 0)
-		if zerosAhead {
+		if s.zerosAhead {
 			require.Equal(t, s.zeroed, fileSize, "the zeros reach the end of the file")
 			require.Greater(t, fileSize, s.Size()+int64(minGrowth), "the steps grow with the file")
 			require.LessOrEqual(t, fileSize, s.Size()+zeroStep)
@@ -103,7 +103,7 @@ func TestLargeAppendsWrite(t *testing.T) {
 		recs := makeRecords(s.NextOffset(), 5, valueSize, 1)
 		b := encode(t, recs)
 		want := writes
-		if zerosAhead && i > 0 && s.Size()+int64(len(b)) > s.zeroed {
+		if s.zerosAhead && i > 0 && s.Size()+int64(len(b)) > s.zeroed {
 			want++ // the zeros
 		}
 		if len(b) > mappedWriteMax || i == 0 { // the first append is written too
@@ -143,7 +143,7 @@ func TestMappedWritesFallBack(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	var written []writtenBatch
 	for i := range 10 {
-		failZeros = zerosAhead && i > 0
+		failZeros = s.zerosAhead && i > 0
 		written = append(written, appendRandom(t, s, r, 1, 5, 100)...)
 		require.False(t, failZeros, "append %d wrote zeros first", i)
 	}
