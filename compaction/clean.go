@@ -458,11 +458,11 @@ func (c *cleaner) flushBatches() error {
 	it := log.NewBatchIter(c.buf)
 	for it.Next() {
 		h, b := it.Header(), it.Batch()
-		err = dst.AppendHeader(b, h)
+		err = dst.AppendHeader(b, &h)
 		if errors.Is(err, segment.ErrFull) && dst.Size() > 0 {
 			if err = c.next(h.BaseOffset); err == nil {
 				dst = c.out[len(c.out)-1]
-				err = dst.AppendHeader(b, h)
+				err = dst.AppendHeader(b, &h)
 			}
 		}
 		if err != nil {

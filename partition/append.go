@@ -63,7 +63,7 @@ func (p *Partition) appendRecords(records []log.Record, c log.Compression, level
 				return 0, err
 			}
 		}
-		a, err := p.appendEncoded(b.bytes, b.header, cond, records)
+		a, err := p.appendEncoded(b.bytes, &b.header, cond, records)
 		if err != errKeysDropped {
 			return a.base, err
 		}
@@ -251,7 +251,7 @@ func (p *Partition) appendRaw(batch []byte) (appendResult, error) {
 	if err := checkProducerFields(h); err != nil {
 		return appendResult{}, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
-	return p.appendEncoded(batch, h, condition{end: anyEnd}, nil)
+	return p.appendEncoded(batch, &h, condition{end: anyEnd}, nil)
 }
 
 // decoders recycles the Decoders that appends check compressed batches
@@ -275,7 +275,7 @@ type appendResult struct {
 // appendEncoded appends a batch whose header h has been checked, if cond
 // holds. records are the batch's records if the caller has them (nil
 // otherwise), for the key index.
-func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader, cond condition, records []log.Record) (appendResult, error) {
+func (p *Partition) appendEncoded(batch []byte, h *log.BatchHeader, cond condition, records []log.Record) (appendResult, error) {
 	if len(batch) > p.cfg.MaxBatchBytes {
 		return appendResult{}, fmt.Errorf("partition: batch of %d bytes to %s is over the limit of %d: %w", len(batch), p.name, p.cfg.MaxBatchBytes, ErrBatchTooLarge)
 	}
@@ -315,7 +315,7 @@ func (p *Partition) appendEncoded(batch []byte, h log.BatchHeader, cond conditio
 // appendMuLocked stamps and writes the batch, rolling first if needed, if
 // cond holds, and enters its keys into the key index if there is one. The
 // caller holds mu.
-func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader, cond condition, records []log.Record) (appendResult, error) {
+func (p *Partition) appendMuLocked(batch []byte, h *log.BatchHeader, cond condition, records []log.Record) (appendResult, error) {
 	if err := p.writableMuLocked(); err != nil {
 		return appendResult{}, fmt.Errorf("partition: append to %s: %w", p.name, err)
 	}
@@ -327,7 +327,7 @@ func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader, cond conditi
 	if h.ProducerID != noProducer {
 		var dup producerBatchMeta
 		var err error
-		if op, dup, err = p.checkProducerMuLocked(batch, h); err != nil {
+		if op, dup, err = p.checkProducerMuLocked(batch, *h); err != nil {
 			return appendResult{}, fmt.Errorf("partition: append to %s: %w", p.name, err)
 		}
 		if op.dup {
@@ -335,7 +335,9 @@ func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader, cond conditi
 		}
 	}
 	log.SetBaseOffset(batch, base)
-	h.BaseOffset = base
+	stamped := *h
+	stamped.BaseOffset = base
+	h = &stamped
 	last := base + int64(h.LastOffsetDelta)
 	active := p.mu.active.seg
 	if p.shouldRoll(active, len(batch), h.MaxTimestamp, last) {
@@ -365,7 +367,7 @@ func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader, cond conditi
 		// transaction it opens (the last stable offset stays below it) and
 		// the .txnindex entry of the transaction an ABORT ends.
 		op.decided = cond.decided
-		if err := p.applyProducerMuLocked(op, h); err != nil {
+		if err := p.applyProducerMuLocked(op, *h); err != nil {
 			return appendResult{}, p.failMuLocked(err)
 		}
 	}
@@ -377,7 +379,7 @@ func (p *Partition) appendMuLocked(batch []byte, h log.BatchHeader, cond conditi
 	p.mu.appended.records += int64(h.LastOffsetDelta) + 1
 	p.mu.appended.bytes += int64(len(batch))
 	if p.mu.keys != nil {
-		p.addRecordsMuLocked(p.mu.keys, base, records, batch, h)
+		p.addRecordsMuLocked(p.mu.keys, base, records, batch, *h)
 	}
 	return appendResult{base: base}, nil
 }

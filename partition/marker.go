@@ -89,6 +89,6 @@ func (p *Partition) writeMarker(pid int64, epoch int16, commit bool, coordinator
 		return 0, fmt.Errorf("partition: marker to %s: %w", p.name, err)
 	}
 	h, _ := log.ReadHeader(b) // just encoded: cannot fail
-	a, err := p.appendEncoded(b, h, condition{end: anyEnd, decided: decided}, nil)
+	a, err := p.appendEncoded(b, &h, condition{end: anyEnd, decided: decided}, nil)
 	return a.base, err
 }

@@ -69,7 +69,7 @@ func (p *Partition) AppendProduced(records []log.Record, pb ProducerBatch, c log
 	if err != nil {
 		return 0, false, err
 	}
-	a, err := p.appendEncoded(b.bytes, b.header, condition{end: anyEnd}, records)
+	a, err := p.appendEncoded(b.bytes, &b.header, condition{end: anyEnd}, records)
 	return a.base, a.dup, err
 }
 
@@ -91,7 +91,7 @@ func (p *Partition) AppendEncodedProduced(b EncodedBatch) (base int64, dup bool,
 	if b.bytes == nil {
 		return 0, false, fmt.Errorf("partition: append to %s: %w", p.name, ErrEmptyBatch)
 	}
-	a, err := p.appendEncoded(b.bytes, b.header, condition{end: anyEnd}, nil)
+	a, err := p.appendEncoded(b.bytes, &b.header, condition{end: anyEnd}, nil)
 	return a.base, a.dup, err
 }
 

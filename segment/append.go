@@ -35,13 +35,13 @@ func (s *Segment) Append(batches []byte) error {
 	if err != nil {
 		return err
 	}
-	return s.appendChecked(batches, first, len(batches) > first.Size())
+	return s.appendChecked(batches, &first, len(batches) > first.Size())
 }
 
 // AppendHeader is Append for one batch whose header h the caller has read
 // (encoded it, or read it with log.ReadHeader), which saves parsing it
-// again.
-func (s *Segment) AppendHeader(batch []byte, h log.BatchHeader) error {
+// again. It neither changes *h nor keeps h.
+func (s *Segment) AppendHeader(batch []byte, h *log.BatchHeader) error {
 	if err := s.checkWritable(len(batch)); err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (s *Segment) checkWritable(n int) error {
 // appendChecked writes batches, checked, whose first header is first, and
 // indexes them; more says whether headers follow the first, to be read
 // from the bytes.
-func (s *Segment) appendChecked(batches []byte, first log.BatchHeader, more bool) error {
+func (s *Segment) appendChecked(batches []byte, first *log.BatchHeader, more bool) error {
 	pos := s.size.Load()
 	if err := s.needIndexes(pos + int64(len(batches))); err != nil {
 		return err
@@ -94,7 +94,7 @@ func (s *Segment) appendChecked(batches []byte, first log.BatchHeader, more bool
 	// checked.
 	extends := s.verified.CompareAndSwap(pos, end)
 	last := first
-	index := func(h log.BatchHeader, at int64) {
+	index := func(h *log.BatchHeader, at int64) {
 		s.indexBatch(h, at)
 		if !extends {
 			s.marks.set(at, int64(len(s.data)))
@@ -105,7 +105,8 @@ func (s *Segment) appendChecked(batches []byte, first log.BatchHeader, more bool
 		index(first, pos)
 	} else {
 		for it := log.NewBatchIter(batches); it.Next(); { // checked by checkAppend
-			index(it.Header(), pos+int64(it.Pos()))
+			h := it.Header()
+			index(&h, pos+int64(it.Pos()))
 		}
 	}
 	s.size.Store(end)
@@ -121,7 +122,7 @@ func (s *Segment) appendChecked(batches []byte, first log.BatchHeader, more bool
 // segment written with larger indexes) is such a case, and so is an entry
 // for which the disk has no room (the index files are sparse, their blocks
 // reserved ahead of the entries), after which the next batch tries again.
-func (s *Segment) indexBatch(h log.BatchHeader, pos int64) {
+func (s *Segment) indexBatch(h *log.BatchHeader, pos int64) {
 	if s.firstTS < 0 {
 		s.firstTS = h.MaxTimestamp
 	}
@@ -138,7 +139,7 @@ func (s *Segment) indexBatch(h log.BatchHeader, pos int64) {
 
 // raiseMaxTimestamp makes h's max timestamp the segment's, and h's last
 // offset the one that reached it, if it is above the segment's.
-func (s *Segment) raiseMaxTimestamp(h log.BatchHeader) {
+func (s *Segment) raiseMaxTimestamp(h *log.BatchHeader) {
 	if h.MaxTimestamp > s.maxTS.Load() {
 		s.maxTS.Store(h.MaxTimestamp)
 		s.offsetOfMaxTS = h.LastOffset()
@@ -152,10 +153,11 @@ func (s *Segment) checkAppend(batches []byte) (first log.BatchHeader, err error)
 	c := s.newAppendCheck()
 	it := log.NewBatchIter(batches)
 	for n := 0; it.Next(); n++ {
+		h := it.Header()
 		if n == 0 {
-			first = it.Header()
+			first = h
 		}
-		if err := c.add(it.Header(), it.Pos()); err != nil {
+		if err := c.add(&h, it.Pos()); err != nil {
 			return first, err
 		}
 	}
@@ -180,7 +182,7 @@ func (s *Segment) newAppendCheck() appendCheck {
 
 // add checks the batch with header h at byte p of the append: RecordBatch
 // v2, following the one before, within the segment's relative offsets.
-func (c *appendCheck) add(h log.BatchHeader, p int) error {
+func (c *appendCheck) add(h *log.BatchHeader, p int) error {
 	s := c.s
 	if h.IsLegacy() {
 		return fmt.Errorf("segment: batch at byte %d of the append has magic %d; appends are RecordBatch v2: %w", p, h.Magic, ErrInvalidBatch)

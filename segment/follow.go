@@ -269,7 +269,7 @@ func (s *Segment) Extend() (grew bool, err error) {
 		if s.heap {
 			copy(s.data[pos:end], b)
 		}
-		s.indexBatch(h, pos)
+		s.indexBatch(&h, pos)
 		next = h.NextOffset()
 		pos = end
 		s.verified.Store(end)

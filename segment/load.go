@@ -127,7 +127,7 @@ func (s *Segment) raiseMaxTimestampChecked(h log.BatchHeader, pos int64) error {
 	if err := s.check(pos, h.Size()); err != nil {
 		return err
 	}
-	s.raiseMaxTimestamp(h)
+	s.raiseMaxTimestamp(&h)
 	return nil
 }
 

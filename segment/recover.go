@@ -88,7 +88,7 @@ func (s *Segment) Recover() (Recovery, error) {
 			rec.Reason = err
 			break
 		}
-		s.indexBatch(h, valid)
+		s.indexBatch(&h, valid)
 		next = h.NextOffset()
 		valid += int64(h.Size())
 		rec.Batches++
