@@ -23,8 +23,8 @@ import (
 //
 // A torn tail that a crashed owner left also reads the same, but looks
 // torn (Torn): a batch that reaches past the end of the file, or whose
-// last bytes are zeros, the reserved zeros a write stopped short of. It is
-// not damage: the next owner's recovery cuts it.
+// last or first bytes are zeros, the reserved zeros a write stopped short
+// of. It is not damage: the next owner's recovery cuts it.
 
 // SettleWait is how long bad bytes after a live segment's last valid batch
 // must read the same before a reader takes them for damage.
@@ -64,9 +64,15 @@ func (u *Unsettled) Settled(pos int64, b []byte, n int64, now time.Time) bool {
 const tornZeros = 16
 
 // Torn reports whether the bad bytes b (a batch, or its header) end in
-// zeros, as a batch does that a crash stopped being copied into zeros the
-// file held (preallocated, or reserved ahead of appends).
+// zeros, or start with a zero base offset and length, as a batch does that
+// a crash stopped being copied into zeros the file held (preallocated, or
+// reserved ahead of appends): a copy runs from the start on, but Go's copy
+// of more than 256 bytes (runtime memmove on amd64) stores the first 32
+// and the last 128 bytes after the rest.
 func Torn(b []byte) bool {
+	if len(b) >= log.PrefixSize && firstNonZero(b[:log.PrefixSize]) < 0 {
+		return true // no batch has a length of 0
+	}
 	n := 0
 	for i := len(b) - 1; i >= 0 && b[i] == 0; i-- {
 		n++
