@@ -372,9 +372,6 @@ func (p *Partition) appendMuLocked(batch []byte, h *log.BatchHeader, cond condit
 		}
 	}
 	p.end.Store(last + 1)
-	if p.cfg.Sync.Mode == SyncModeEvery && !p.mu.bgStarted {
-		p.startBackgroundMuLocked()
-	}
 	p.mu.appended.appends++
 	p.mu.appended.records += int64(h.LastOffsetDelta) + 1
 	p.mu.appended.bytes += int64(len(batch))
@@ -449,7 +446,6 @@ func (p *Partition) rollMuLocked(base int64) error {
 		p.mu.pending = append(p.mu.pending, old)
 	}
 	p.takeSnapshotMuLocked()
-	p.startBackgroundMuLocked()
 	select {
 	case p.rolled <- struct{}{}:
 	default: // a flush is already due

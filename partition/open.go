@@ -147,7 +147,7 @@ func Open(fsys vfs.FS, dir string, cfg Config, clean bool) (*Partition, error) {
 		p.checkpoint.set(active.seg.Base())
 		p.checkpointSyncMuLocked()
 	}
-	p.initBackground()
+	p.startBackground()
 	return p, nil
 }
 

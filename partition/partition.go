@@ -78,9 +78,6 @@ type Partition struct {
 		// durable at once if the marker may not be (see rollMuLocked).
 		markerEnd int64
 		appended  appendCounters
-		// bgStarted says the background goroutine runs (see
-		// startBackgroundMuLocked).
-		bgStarted bool
 	}
 	state atomic.Pointer[state] // stored with mu held
 	start atomic.Int64          // first retained offset; stored with mu held
@@ -105,7 +102,7 @@ type Partition struct {
 	checkpoint recoveryCheckpoint // guarded by syncMu
 
 	bgStop chan struct{} // closed by Close
-	bgDone chan struct{} // closed when the background goroutine returns, if it started
+	bgDone chan struct{} // closed when the background goroutine returns
 	rolled chan struct{} // a roll left a segment to fsync
 
 	stats counters
@@ -274,16 +271,13 @@ func (p *Partition) Close() error {
 	}
 	p.mu.closed = true
 	p.done.Store(true)
-	bgStarted := p.mu.bgStarted // none starts once closed is set
 	p.mu.Unlock()
 	// A cleaning round in flight sees closed and discards its output; wait
 	// for it, so nothing renames files after Close returns.
 	p.cleanMu.Lock()
 	defer p.cleanMu.Unlock()
 	close(p.bgStop)
-	if bgStarted {
-		<-p.bgDone
-	}
+	<-p.bgDone
 	p.appended.broadcast()
 
 	p.syncMu.Lock()

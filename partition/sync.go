@@ -186,28 +186,17 @@ func (p *Partition) fail(err error) error {
 	return p.failMuLocked(err)
 }
 
-// initBackground makes the channels of the background goroutine, which
-// startBackgroundMuLocked starts.
-func (p *Partition) initBackground() {
+// startBackground starts the goroutine that fsyncs rolled segments soon
+// after each roll and, under SyncEvery, everything every interval. Open
+// starts it, not the first write that needs it, so that a store opened
+// outside a testing/synctest bubble and written inside one starts no
+// goroutine in the bubble: blocked on the partition's channels, made
+// outside, such a goroutine would never count as durably blocked, and the
+// bubble's clock would stop. Close stops it.
+func (p *Partition) startBackground() {
 	p.bgStop = make(chan struct{})
 	p.bgDone = make(chan struct{})
 	p.rolled = make(chan struct{}, 1)
-}
-
-// startBackgroundMuLocked starts, unless it runs already or the partition
-// is closed, the goroutine that fsyncs rolled segments soon after each roll
-// and, under SyncEvery, everything every interval. The first roll starts
-// it, and under SyncEvery the first append: until then there is nothing
-// for it to fsync, so a partition opened and closed without a write (a
-// reopen to read) starts no goroutine, which in a process's first Open
-// costs more than the rest of the partition's. The interval counts from
-// that first append, so what is appended is still durable within it.
-// Close stops it.
-func (p *Partition) startBackgroundMuLocked() {
-	if p.mu.bgStarted || p.mu.closed {
-		return
-	}
-	p.mu.bgStarted = true
 	go func() {
 		defer close(p.bgDone)
 		var tick <-chan time.Time
