@@ -140,7 +140,7 @@ func legend(b *strings.Builder, cfg *config, rs *results) {
 	fmt.Fprintf(b, "Each cell is the median of %d runs with the range (min–max) in parentheses; in each run every peer runs once, in an order rotated from run to run, in a fresh directory removed after it. ", cfg.runs)
 	fmt.Fprintf(b, "† the workload stopped at the -budget of %v and its figure is over what it did (the median count of records, lookups or cycles follows); a W4 or W6 cell is marked so when it read a log that W2 stopped at the budget, with W2's count. ", cfg.budget)
 	fmt.Fprintf(b, "W4, W5 (%d lookups at random, one seed) and W6 read the log W2 wrote; W6 times Open and a point read of the last record, not the Close after. ", cfg.lookups)
-	fmt.Fprintf(b, "W7 is the median of up to %d cycles per run, each in a new directory, not durable. ", cfg.cycles)
+	fmt.Fprintf(b, "W7 is the median of up to %d cycles per run, each in a new directory removed after it (untimed), not durable. ", cfg.cycles)
 	b.WriteString("Close is the time of Close alone after W1 (a Producer flushed before). ")
 	b.WriteString("Bytes on disk are measured after that Close: the apparent size (the files' lengths, what the log holds whatever the file system's block size) and, below it, the blocks allocated (st_blocks), which preallocation and block rounding add to. ")
 	b.WriteString("Strata ÷ best is Strata's figure over the best peer's (for times and bytes lower is better); the best peer is never a Strata variant or a baseline, nor for W3 a peer in memory.\n\n")
