@@ -15,18 +15,26 @@ import (
 // epoll_ctl that fails, clearing it again) and gains it nothing: the
 // kernel does not poll regular files or directories.
 func openOS(name string, flag int, perm os.FileMode) (*os.File, error) {
-	var fd int
-	var err error
-	for {
-		fd, err = unix.Open(name, flag|unix.O_CLOEXEC, modeBits(perm))
-		if err != unix.EINTR {
-			break
-		}
-	}
+	fd, err := openFD(name, flag, modeBits(perm))
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		return nil, err
 	}
 	return os.NewFile(uintptr(fd), name), nil
+}
+
+// openFD is open(2) with O_CLOEXEC, again after EINTR; its error is a
+// *fs.PathError.
+func openFD(name string, flag int, mode uint32) (int, error) {
+	for {
+		fd, err := unix.Open(name, flag|unix.O_CLOEXEC, mode)
+		switch err {
+		case nil:
+			return fd, nil
+		case unix.EINTR:
+			continue
+		}
+		return -1, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
 }
 
 // modeBits is perm as open(2) takes it.
@@ -68,16 +76,9 @@ func removeOS(name string) error {
 // ReadFile through an os.File takes six. A directory fails with EISDIR, as
 // OpenFile does. It always reads (true).
 func readFileOS(path string) ([]byte, bool, error) {
-	var fd int
-	var err error
-	for {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			break
-		}
-	}
+	fd, err := openFD(path, unix.O_RDONLY, 0)
 	if err != nil {
-		return nil, true, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, true, err
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
