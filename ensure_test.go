@@ -139,3 +139,19 @@ func TestEnsureTopicBadInput(t *testing.T) {
 	require.ErrorIs(t, s.EnsureTopic("t", strata.TopicConfig{}), strata.ErrClosed)
 	require.ErrorIs(t, s.EnsureTopic("other", strata.TopicConfig{}), strata.ErrClosed)
 }
+
+// TestEnsureTopicExistingAllocatesNothing: EnsureTopic of an open topic
+// whose config is the one wanted (zero fields as their defaults) builds
+// nothing: no error made and dropped, no field-by-field comparison.
+func TestEnsureTopicExistingAllocatesNothing(t *testing.T) {
+	s, err := strata.Open(t.TempDir(), &strata.Options{Sync: strata.SyncNever})
+	require.NoError(t, err)
+	defer s.Close()
+	cfg := strata.TopicConfig{Partitions: 2, Retention: time.Hour}
+	require.NoError(t, s.EnsureTopic("t", cfg))
+	require.Zero(t, testing.AllocsPerRun(100, func() {
+		if err := s.EnsureTopic("t", cfg); err != nil {
+			t.Fatal(err)
+		}
+	}))
+}
