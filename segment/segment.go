@@ -469,12 +469,28 @@ func (s *Segment) Seal() error {
 	if err := s.times.Trim(); err != nil {
 		return err
 	}
-	if err := s.log.Truncate(s.size.Load()); err != nil {
-		return fmt.Errorf("segment: trimming %s: %w", s.path, err)
+	if err := s.trimLog(); err != nil {
+		return err
 	}
 	s.allocated = s.size.Load()
 	s.zeroed = s.allocated
 	s.sealed = true
+	return nil
+}
+
+// trimLog cuts the .log file to its batches: the zeros or reserved bytes
+// past them, and bytes anyone else appended. A file that has the size
+// already (fstat says so) is left alone: a truncate to the same size is
+// not free, ext4 zeroing the tail of its last page and unmapping that page
+// from every mapping.
+func (s *Segment) trimLog() error {
+	size := s.size.Load()
+	if now, err := s.log.Size(); err == nil && now == size {
+		return nil
+	}
+	if err := s.log.Truncate(size); err != nil {
+		return fmt.Errorf("segment: trimming %s: %w", s.path, err)
+	}
 	return nil
 }
 
