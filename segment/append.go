@@ -89,10 +89,11 @@ func (s *Segment) appendChecked(batches []byte, first *log.BatchHeader, more boo
 	}
 	end := pos + int64(len(batches))
 	// The bytes came from memory the caller encoded: no need to CRC them on
-	// read. They extend the verified prefix, or, when it does not reach
-	// them (a segment reopened and not read through), each batch is marked
-	// checked.
-	extends := s.verified.CompareAndSwap(pos, end)
+	// read. They extend the verified prefix or, when it does not reach
+	// them (a segment reopened and not read through), the verified tail,
+	// which Open, Recover and Truncate leave at the end of the file; were
+	// neither to reach them, each batch would be marked checked.
+	extends := s.verified.CompareAndSwap(pos, end) || s.tail.extend(pos, end)
 	last := first
 	index := func(h *log.BatchHeader, at int64) {
 		s.indexBatch(h, at)

@@ -30,6 +30,7 @@ func (s *Segment) load() error {
 // loadSized is load of a .log file of size bytes.
 func (s *Segment) loadSized(size int64) error {
 	s.size.Store(size)
+	s.tail.reset(size)
 	s.allocated, s.zeroed = size, size
 	if err := s.checkIndexShape(size); err != nil {
 		return err

@@ -71,19 +71,19 @@ func (s *Segment) View(offset int64, maxBytes int, limit int64) ([]byte, error) 
 }
 
 // check verifies the CRC of the batch of size bytes at pos unless it lies in
-// the verified prefix or was checked before, and then extends that prefix
-// when the batch adjoins it, or marks the batch checked.
+// the verified prefix or tail or was checked before, and then extends that
+// prefix or tail when the batch adjoins one, or marks the batch checked.
 func (s *Segment) check(pos int64, size int) error {
 	end := pos + int64(size)
 	v := s.verified.Load()
 	switch {
 	case end <= v:
 		return nil
-	case !s.marks.has(pos):
+	case !s.tail.holds(pos, end) && !s.marks.has(pos):
 		if _, err := log.CheckBatch(s.data[pos:end]); err != nil {
 			return corruptAt(s.path, pos, err)
 		}
-		if pos != v || !s.verified.CompareAndSwap(v, end) {
+		if (pos != v || !s.verified.CompareAndSwap(v, end)) && !s.tail.extend(pos, end) {
 			s.marks.set(pos, int64(len(s.data)))
 		}
 	case pos == v:

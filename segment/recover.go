@@ -113,6 +113,7 @@ func (s *Segment) Recover() (Recovery, error) {
 	s.marks.reset()
 	s.starts.reset()
 	s.verified.Store(valid)
+	s.tail.reset(valid)
 	s.size.Store(valid)
 	s.next.Store(next)
 	s.sealed = false

@@ -137,7 +137,12 @@ type Segment struct {
 	// good: written by this process, recovered, or CRC-checked by a read.
 	// Reads check the CRC of batches past it only.
 	verified atomic.Int64
-	// marks are the batches past the verified prefix already CRC-checked.
+	// tail is a stretch of known good batches after the verified
+	// prefix: those appended since Open, and those a read checked just
+	// below them.
+	tail verifiedTail
+	// marks are the other batches past the verified prefix already
+	// CRC-checked.
 	marks batchMarks
 	// starts are record positions inside large batches, for lookups.
 	starts startsTable

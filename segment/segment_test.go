@@ -488,8 +488,10 @@ func TestVerifiedPrefix(t *testing.T) {
 	require.Zero(t, s.verified.Load(), "a read that does not start at the prefix leaves it")
 	var pos int64
 	for i, b := range written {
-		require.Equal(t, i >= 10, s.marks.has(pos), "batch %d at %d: marked once checked past the prefix", i, pos)
-		pos += int64(len(b.bytes))
+		end := pos + int64(len(b.bytes))
+		require.Equal(t, i >= 10 && i < len(written)-1, s.marks.has(pos), "batch %d at %d: marked once checked past the prefix", i, pos)
+		require.Equal(t, i == len(written)-1, s.tail.holds(pos, end), "batch %d at %d: the last one joins the verified tail instead", i, pos)
+		pos = end
 	}
 	requireRecords(t, written, 0, readAll(t, s, 0, 1<<20))
 	require.Equal(t, s.Size(), s.verified.Load(), "reading from the start extends it to the end")
@@ -528,7 +530,8 @@ func TestMarksDoNotHideDamage(t *testing.T) {
 	require.False(t, s.marks.has(pos[20]), "Truncate forgets the marks")
 	recs := makeRecords(written[20].recs[0].Offset, 3, 10, 1)
 	require.NoError(t, s.Append(encode(t, recs)))
-	require.True(t, s.marks.has(pos[20]), "an append past an unverified prefix marks its batches")
+	require.False(t, s.marks.has(pos[20]), "an append past an unverified prefix marks nothing…")
+	require.True(t, s.tail.holds(pos[20], s.Size()), "… it extends the verified tail, which Truncate left at the cut")
 	requireRecords(t, append(written[:20:20], writtenBatch{encode(t, recs), recs}), 0, readAll(t, s, 0, 1<<20))
 	require.NoError(t, s.Close())
 }

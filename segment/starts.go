@@ -57,20 +57,37 @@ func (e *starts) at(i int) (uint32, bool) {
 func (e *starts) cost() int64 { return int64(unsafe.Sizeof(*e)) + 4*int64(cap(e.more)) }
 
 // startsTable remembers the record positions of the large batches that
-// lookups landed in the middle of, up to a budget. Slots (one per 4 KiB
-// block of the file) come in chunks of 2 KiB per MiB of file, allocated when
-// a batch in that MiB is first remembered. Readers use it without a lock;
-// reset needs the segment to itself (truncate, Recover).
+// lookups landed in the middle of, up to a budget. The first batch learnt
+// is held in the table itself, so that a segment read in one large batch
+// (the last records of a log after a restart) spends no memory of its own
+// on it. The others' slots (one per 4 KiB block of the file) come in chunks
+// of 2 KiB per MiB of file, allocated when a batch in that MiB is first
+// remembered (see chunkTable). Readers use it without a lock; reset needs
+// the segment to itself (truncate, Recover).
 type startsTable struct {
-	slots chunkTable[[startsChunkSlots]atomic.Pointer[starts]]
-	used  atomic.Int64 // bytes of chunks and tables
+	first      starts
+	firstState atomic.Uint32 // firstEmpty, firstFilling or firstSet
+	slots      chunkTable[[startsChunkSlots]atomic.Pointer[starts]]
+	used       atomic.Int64 // bytes of chunks, their tables and positions
 }
+
+// The states of a startsTable's first batch: none yet, one being learnt
+// (by one reader, while the others find nothing there), and one that
+// readers may use.
+const (
+	firstEmpty = iota
+	firstFilling
+	firstSet
+)
 
 // slot returns the index of pos's 4 KiB block in its chunk.
 func slot(pos int64) int { return int(pos>>startsBlockShift) & (startsChunkSlots - 1) }
 
 // get returns what is remembered of the batch at pos, or nil.
 func (t *startsTable) get(pos int64) *starts {
+	if t.firstState.Load() == firstSet && t.first.pos == pos {
+		return &t.first
+	}
 	c := t.slots.get(pos)
 	if c == nil {
 		return nil
@@ -89,13 +106,14 @@ func (t *startsTable) put(e *starts, size int64) {
 	budget := size >> startsBudgetShift
 	c := t.slots.get(e.pos)
 	if c == nil {
-		if t.used.Load()+chunkCost+cost > budget {
+		// At most the chunk, its page and the directory.
+		const most = chunkCost + 8*chunkPageLen + 8*chunkDirLen
+		if t.used.Load()+most+cost > budget {
 			return
 		}
-		var made bool
-		if c, made = t.slots.make(e.pos, size); made {
-			t.used.Add(chunkCost)
-		}
+		var made int64
+		c, made = t.slots.make(e.pos, size)
+		t.used.Add(made)
 		if c == nil {
 			return
 		}
@@ -105,8 +123,32 @@ func (t *startsTable) put(e *starts, size int64) {
 	}
 }
 
+// learn returns the positions of the records of batch, at pos in a file
+// mapped over size bytes, which has n records, learnt from its length
+// prefixes (see recordStarts), and remembers them: as the table's first
+// batch if it has none, else within the budget. It returns nil if the
+// prefixes do not add up to the batch's size.
+func (t *startsTable) learn(pos int64, batch []byte, n int, size int64) *starts {
+	if t.firstState.CompareAndSwap(firstEmpty, firstFilling) {
+		if !fillStarts(&t.first, pos, batch, n) {
+			t.firstState.Store(firstEmpty)
+			return nil
+		}
+		t.used.Add(4 * int64(cap(t.first.more)))
+		t.firstState.Store(firstSet)
+		return &t.first
+	}
+	e := recordStarts(pos, batch, n)
+	if e != nil {
+		t.put(e, size)
+	}
+	return e
+}
+
 // reset forgets everything.
 func (t *startsTable) reset() {
+	t.firstState.Store(firstEmpty)
+	t.first.more = nil
 	t.slots.reset()
 	t.used.Store(0)
 }
@@ -123,11 +165,11 @@ func (t *startsTable) reset() {
 //
 // The first lookup into a batch of at least 2*recordStride records and
 // 4 KiB walks its length prefixes once to learn where every
-// recordStride-th record starts, and the segment remembers that (128
-// bytes, plus 4 per 8 records past the first 184) within a budget of 1/64
-// of its size. A batch whose
-// prefixes do not add up to its size is not remembered; the caller's own
-// steps report the damage.
+// recordStride-th record starts, and the segment remembers that: the first
+// such batch in the segment itself, the others in 128 bytes each (plus 4
+// per 8 records past the first 184, for either) within a budget of 1/64 of
+// its size. A batch whose prefixes do not add up to its size is not
+// remembered; the caller's own steps report the damage.
 func (c *Cursor) RecordStart(batch []byte, h *log.BatchHeader, k int) (at, j int) {
 	at = log.BatchHeaderSize
 	if c == nil || c.s == nil || len(batch) < log.BatchHeaderSize {
@@ -156,24 +198,29 @@ func (c *Cursor) starts(batch []byte, k, n int) *starts {
 	if e := s.starts.get(c.last); e != nil {
 		return e
 	}
-	e := recordStarts(c.last, batch, n)
-	if e == nil {
-		return nil
-	}
-	s.starts.put(e, int64(len(s.data)))
-	return e
+	return s.starts.learn(c.last, batch, n, int64(len(s.data)))
 }
 
 // recordStarts returns the positions in batch (which is at pos) of records
 // 0, recordStride, 2*recordStride…, or nil if the length prefixes of its n
-// records do not add up to its size. It fetches every line of the batch at
-// once before it walks the prefixes (each position read from the one
-// before), so that the walk finds them in cache rather than waiting for one
-// miss after another: with the batch out of the caches, that takes less
-// than half the time.
+// records do not add up to its size (see fillStarts).
 func recordStarts(pos int64, batch []byte, n int) *starts {
+	e := new(starts)
+	if !fillStarts(e, pos, batch, n) {
+		return nil
+	}
+	return e
+}
+
+// fillStarts is recordStarts into e, which it overwrites, reporting
+// whether the prefixes add up. It fetches every line of the batch at once
+// before it walks the prefixes (each position read from the one before),
+// so that the walk finds them in cache rather than waiting for one miss
+// after another: with the batch out of the caches, that takes less than
+// half the time.
+func fillStarts(e *starts, pos int64, batch []byte, n int) bool {
 	m := (n + recordStride - 1) / recordStride
-	e := &starts{pos: pos, n: int32(m)}
+	e.pos, e.n, e.more = pos, int32(m), nil
 	if m > startsInline {
 		e.more = make([]uint32, m-startsInline)
 	}
@@ -189,12 +236,9 @@ func recordStarts(pos int64, batch []byte, n int) *starts {
 		}
 		prefix, length, err := log.RecordLength(batch[p:])
 		if err != nil {
-			return nil
+			return false
 		}
 		p += prefix + length
 	}
-	if p != len(batch) {
-		return nil
-	}
-	return e
+	return p == len(batch)
 }

@@ -145,3 +145,60 @@ func TestPrefetchIsOnlyAHint(t *testing.T) {
 		}
 	})
 }
+
+// TestStartsFirstBatch: the first batch a segment learns the record
+// positions of is held in the table itself, so that learning it allocates
+// nothing; later batches go to the chunks. A batch whose prefixes do not
+// add up leaves the first place free, and reset frees it.
+func TestStartsFirstBatch(t *testing.T) {
+	fx, _ := memFixture(t)
+	s, err := Create(fx.fsys, fx.dir, 0, Config{MaxBytes: testMaxBytes})
+	require.NoError(t, err)
+	defer s.Close()
+	sizes := []int{100, 100, 500}
+	var first int64
+	var pos []int64
+	for _, n := range sizes {
+		pos = append(pos, s.Size())
+		require.NoError(t, s.Append(encode(t, makeRecords(first, n, 300, 1))))
+		first += int64(n)
+	}
+	at := func(i int) (Cursor, log.BatchHeader, []byte) {
+		c, err := s.CursorAt(int64(i * 100))
+		require.NoError(t, err)
+		h, batch, err := c.Next()
+		require.NoError(t, err)
+		return c, h, batch
+	}
+	c1, h1, b1 := at(1)
+	require.Zero(t, testing.AllocsPerRun(20, func() {
+		s.starts.reset()
+		if _, j := c1.RecordStart(b1, &h1, 50); j != 48 {
+			t.Fatal(j)
+		}
+	}), "learning the first batch")
+	require.Same(t, &s.starts.first, s.starts.get(pos[1]))
+	require.Nil(t, s.starts.slots.dir.Load(), "no chunk for it")
+	require.Zero(t, s.starts.used.Load())
+
+	c0, h0, b0 := at(0)
+	_, j := c0.RecordStart(b0, &h0, 50)
+	require.Equal(t, 48, j)
+	require.NotNil(t, s.starts.get(pos[0]))
+	require.NotSame(t, &s.starts.first, s.starts.get(pos[0]), "the second in a chunk")
+	require.Same(t, &s.starts.first, s.starts.get(pos[1]))
+
+	// The first place, taken by a large batch: its positions past the
+	// inline ones count against the budget.
+	s.starts.reset()
+	c2, h2, b2 := at(2)
+	require.Nil(t, s.starts.learn(pos[2], b2[:len(b2)-1], 500, int64(len(s.data))), "prefixes that do not add up")
+	require.Nil(t, s.starts.get(pos[2]))
+	_, j = c2.RecordStart(b2, &h2, 400)
+	require.Equal(t, 400, j)
+	require.Same(t, &s.starts.first, s.starts.get(pos[2]))
+	require.Equal(t, int64(4*len(s.starts.first.more)), s.starts.used.Load())
+	s.starts.reset()
+	require.Nil(t, s.starts.get(pos[2]))
+	require.Zero(t, s.starts.used.Load())
+}

@@ -79,6 +79,7 @@ func (s *Segment) truncate(offset int64) error {
 		s.firstTS = -1
 	}
 	s.verified.Store(min(s.verified.Load(), cut))
+	s.tail.cut(cut)
 	s.marks.reset() // a later append may put another batch where a marked one was
 	s.starts.reset()
 	s.size.Store(cut)
