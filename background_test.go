@@ -14,33 +14,38 @@ import (
 	"github.com/stratalog/strata/vfs"
 )
 
-// TestOpenStartsNoStoreGoroutine: a reopen under the default policy, with its
-// retention and cleaner intervals, starts no goroutine of the store's own
-// until a job is due, only one per partition (its background fsync), and
-// Close stops everything.
-func TestOpenStartsNoStoreGoroutine(t *testing.T) {
-	fsys := vfs.NewMem()
-	s, err := strata.Open("/s", &strata.Options{FS: fsys})
-	require.NoError(t, err)
-	require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 3, CleanupPolicy: strata.CleanupCompact}))
-	require.NoError(t, s.Close())
+// TestOpenStartsNoGoroutine: a reopen under each policy, with the store's
+// retention and cleaner intervals, starts no goroutine, of the store's or
+// of its partitions', until a job or a roll's fsync is due, and Close
+// stops everything.
+func TestOpenStartsNoGoroutine(t *testing.T) {
+	for _, policy := range []strata.SyncPolicy{strata.SyncEvery(0), strata.SyncNever, strata.SyncAlways} {
+		t.Run(policy.String(), func(t *testing.T) {
+			fsys := vfs.NewMem()
+			opts := &strata.Options{FS: fsys, Sync: policy}
+			s, err := strata.Open("/s", opts)
+			require.NoError(t, err)
+			require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 3, CleanupPolicy: strata.CleanupCompact}))
+			require.NoError(t, s.Close())
 
-	before := runtime.NumGoroutine()
-	s, err = strata.Open("/s", &strata.Options{FS: fsys})
-	require.NoError(t, err)
-	require.LessOrEqual(t, runtime.NumGoroutine(), before+3, "goroutines after Open: one per partition")
-	_, err = s.AppendTo(ctx, "t", 0, strata.Record{Key: []byte("k"), Value: []byte("v")})
-	require.NoError(t, err)
-	require.NoError(t, s.Close())
+			before := runtime.NumGoroutine()
+			s, err = strata.Open("/s", opts)
+			require.NoError(t, err)
+			require.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines after Open")
+			_, err = s.AppendTo(ctx, "t", 0, strata.Record{Key: []byte("k"), Value: []byte("v")})
+			require.NoError(t, err)
+			require.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines after an append")
+			require.NoError(t, s.Close())
+		})
+	}
 }
 
 // TestBackgroundCleansOnItsInterval: between its jobs a store has no
-// goroutine of its own, only its partitions' one each; the background
-// cleaner still cleans a
-// compacted topic every CleanerInterval, on the bubble's clock, and after
-// Close nothing runs.
+// goroutine, of its own or of its partitions'; the background cleaner
+// still cleans a compacted topic every CleanerInterval, on the bubble's
+// clock, and after Close nothing runs.
 func TestBackgroundCleansOnItsInterval(t *testing.T) {
-	for _, policy := range []strata.SyncPolicy{strata.SyncNever, strata.SyncAlways} {
+	for _, policy := range []strata.SyncPolicy{strata.SyncEvery(0), strata.SyncNever, strata.SyncAlways} {
 		t.Run(policy.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				before := runtime.NumGoroutine()
@@ -49,7 +54,7 @@ func TestBackgroundCleansOnItsInterval(t *testing.T) {
 				_, err := s.Append(ctx, "t", rec("k", "v"))
 				require.NoError(t, err)
 				synctest.Wait()
-				require.Equal(t, before+1, runtime.NumGoroutine(), "goroutines of an open store of one partition")
+				require.Equal(t, before, runtime.NumGoroutine(), "goroutines of an open store")
 
 				require.NoError(t, s.CreateTopic("profiles", strata.TopicConfig{
 					CleanupPolicy: strata.CleanupCompact, SegmentBytes: 4096, MinCleanableDirtyRatio: -1,

@@ -372,6 +372,9 @@ func (p *Partition) appendMuLocked(batch []byte, h *log.BatchHeader, cond condit
 		}
 	}
 	p.end.Store(last + 1)
+	if p.cfg.Sync.Mode == SyncModeEvery && !p.mu.ticking {
+		p.tickMuLocked()
+	}
 	p.mu.appended.appends++
 	p.mu.appended.records += int64(h.LastOffsetDelta) + 1
 	p.mu.appended.bytes += int64(len(batch))
@@ -398,8 +401,8 @@ func (p *Partition) shouldRoll(s *segment.Segment, size int, maxTS, last int64) 
 
 // rollMuLocked seals the active segment and creates the next one at base
 // (the creation fsyncs the directory). The caller holds mu. The sealed
-// segment is fsynced soon after by the background goroutine (or by the next
-// Sync), outside mu, and the recovery point checkpoint then moves past it:
+// segment is fsynced soon after by a goroutine the roll starts (or by the
+// next Sync), outside mu, and the recovery point checkpoint then moves past it:
 // recovery after a crash starts there.
 //
 // A roll that fails for want of space (ENOSPC) without a failed fsync leaves
@@ -446,10 +449,7 @@ func (p *Partition) rollMuLocked(base int64) error {
 		p.mu.pending = append(p.mu.pending, old)
 	}
 	p.takeSnapshotMuLocked()
-	select {
-	case p.rolled <- struct{}{}:
-	default: // a flush is already due
-	}
+	p.flushRolledMuLocked()
 	p.stats.rolls.Add(1)
 	return nil
 }

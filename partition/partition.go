@@ -50,6 +50,11 @@ import (
 // commit fsync; appended.mu only hands out wake-up channels. Each is taken
 // alone and never held while taking another lock or doing I/O.
 //
+// bg.tickMu is held by a run of SyncEvery's timer, around its fsync
+// (it takes group.mu, syncMu and mu after it); bg.flush by a roll's flush
+// goroutine from its start to its end, and by Close after it (see
+// background.go).
+//
 // A method whose name ends in MuLocked needs mu held by its caller, one
 // ending in SyncMuLocked syncMu.
 type Partition struct {
@@ -78,6 +83,11 @@ type Partition struct {
 		// durable at once if the marker may not be (see rollMuLocked).
 		markerEnd int64
 		appended  appendCounters
+		// flushing says a goroutine fsyncs the segments rolls sealed;
+		// ticking that SyncEvery's timer is armed; bgFailed that a
+		// background fsync failed, after which neither runs again (see
+		// background.go).
+		flushing, ticking, bgFailed bool
 	}
 	state atomic.Pointer[state] // stored with mu held
 	start atomic.Int64          // first retained offset; stored with mu held
@@ -101,9 +111,7 @@ type Partition struct {
 	group      groupCommit        // who fsyncs next, and who waits for it
 	checkpoint recoveryCheckpoint // guarded by syncMu
 
-	bgStop chan struct{} // closed by Close
-	bgDone chan struct{} // closed when the background goroutine returns
-	rolled chan struct{} // a roll left a segment to fsync
+	bg background // the fsyncs after rolls and SyncEvery's
 
 	stats counters
 
@@ -276,8 +284,7 @@ func (p *Partition) Close() error {
 	// for it, so nothing renames files after Close returns.
 	p.cleanMu.Lock()
 	defer p.cleanMu.Unlock()
-	close(p.bgStop)
-	<-p.bgDone
+	p.stopBackground()
 	p.appended.broadcast()
 
 	p.syncMu.Lock()

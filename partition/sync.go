@@ -1,9 +1,6 @@
 package partition
 
-import (
-	"fmt"
-	"time"
-)
+import "fmt"
 
 // Sync makes every record appended so far durable: it fsyncs the segments
 // sealed by rolls whose background fsync has not run yet, then the active
@@ -184,43 +181,4 @@ func (p *Partition) fail(err error) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.failMuLocked(err)
-}
-
-// startBackground starts the goroutine that fsyncs rolled segments soon
-// after each roll and, under SyncEvery, everything every interval. Open
-// starts it, not the first write that needs it, so that a store opened
-// outside a testing/synctest bubble and written inside one starts no
-// goroutine in the bubble: blocked on the partition's channels, made
-// outside, such a goroutine would never count as durably blocked, and the
-// bubble's clock would stop. Close stops it.
-func (p *Partition) startBackground() {
-	p.bgStop = make(chan struct{})
-	p.bgDone = make(chan struct{})
-	p.rolled = make(chan struct{}, 1)
-	go func() {
-		defer close(p.bgDone)
-		var tick <-chan time.Time
-		if p.cfg.Sync.Mode == SyncModeEvery {
-			t := time.NewTicker(p.cfg.Sync.Interval)
-			defer t.Stop()
-			tick = t.C
-		}
-		for {
-			var err error
-			select {
-			case <-p.bgStop:
-				return
-			case <-p.rolled:
-				p.syncMu.Lock()
-				err = p.flushPendingSyncMuLocked()
-				p.syncMu.Unlock()
-			case <-tick:
-				err = p.syncTo(p.end.Load())
-			}
-			if err != nil {
-				p.cfg.Logger.Error("partition: background fsync failed", "dir", p.dir, "err", err)
-				return
-			}
-		}
-	}()
 }
