@@ -12,7 +12,8 @@ import (
 // closed cleanly) once per op: Open alone (the Close after it untimed),
 // Open and a point read of the last record (Get, Close untimed), the
 // whole cycle with its Close, and the point read alone, first after Open
-// and second; beside them, in the same run, partition.Open
+// and second; beside them, in the same run, the reopen of a store without
+// topics (the store's own files alone) and partition.Open
 // of the same partition alone, the floor under the store's own files.
 // bench/ compares the reopen with bbolt's.
 func BenchmarkReopen(b *testing.B) {
@@ -69,6 +70,24 @@ func BenchmarkReopen(b *testing.B) {
 			}
 		})
 	}
+	b.Run("api=store/op=open/topics=0", func(b *testing.B) {
+		// The store's own part of a reopen: lock, listing, marker and
+		// registry, no partition.
+		empty := b.TempDir()
+		s := benchOpenStore(b, empty)
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for range b.N {
+			s := benchOpenStore(b, empty)
+			b.StopTimer()
+			if err := s.Close(); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+	})
 	b.Run("api=partition/op=open/records=1M", func(b *testing.B) {
 		b.ReportAllocs()
 		pdir := filepath.Join(dir, benchTopic+"-0")

@@ -26,6 +26,18 @@ func lockDir(dir string) (*dirLock, error) {
 	return &dirLock{file: f}, nil
 }
 
+// lockListDir is lockDir after mkdir (if not nil), which makes the
+// directory or says why it cannot be; it lists nothing (false).
+func lockListDir(dir string, mkdir func() error) (*dirLock, []string, bool, error) {
+	if mkdir != nil {
+		if err := mkdir(); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	l, err := lockDir(dir)
+	return l, nil, false, err
+}
+
 // lockFilePath returns the path of the .lock file the lock holds, or ""
 // when it holds none.
 func (l *dirLock) lockFilePath() string {

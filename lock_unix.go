@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -35,26 +36,52 @@ type dirLock struct {
 // (NFS; any error but EWOULDBLOCK) the .lock file, created if needed, is
 // the lock, as older versions take it.
 func lockDir(dir string) (*dirLock, error) {
+	l, _, _, err := lockListDir(dir, nil)
+	return l, err
+}
+
+// lockListDir is lockDir that also lists dir through the descriptor it
+// locks, where it can (Linux; listed says so), and learns from that
+// listing whether there is a .lock file to lock, instead of trying to
+// open one: a reopen costs no second open of the directory and no failing
+// open of .lock. The listing is taken under the lock, as a listing after
+// lockDir would be. When dir cannot be opened, mkdir (if not nil) is
+// called to make it, or say why it cannot be, before a second try: a
+// directory that is there costs no look before the open.
+func lockListDir(dir string, mkdir func() error) (_ *dirLock, names []string, listed bool, _ error) {
 	l := &dirLock{dir: -1, file: -1, path: filepath.Join(dir, lockFile)}
-	fd, err := openRetry(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+	fd, err := openRetry(dir, dirFlags, 0)
+	if err != nil && mkdir != nil {
+		if merr := mkdir(); merr != nil {
+			return nil, nil, false, merr
+		}
+		fd, err = openRetry(dir, dirFlags, 0)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("strata: opening %s: %w", dir, &os.PathError{Op: "open", Path: dir, Err: err})
+		return nil, nil, false, fmt.Errorf("strata: opening %s: %w", dir, &os.PathError{Op: "open", Path: dir, Err: err})
 	}
 	create := 0
 	if err := flockDir(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		_ = unix.Close(fd)
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("strata: %s%s: %w", dir, lockHolder(dir), ErrLocked)
+			return nil, nil, false, fmt.Errorf("strata: %s%s: %w", dir, lockHolder(dir), ErrLocked)
 		}
 		create = unix.O_CREAT
 	} else {
 		l.dir = fd
+		if names, listed, err = listFD(fd); err != nil {
+			_ = unlockDir(l)
+			return nil, nil, false, fmt.Errorf("strata: listing %s: %w", dir, &os.PathError{Op: "readdirent", Path: dir, Err: err})
+		}
 	}
-	if err := l.lockFile(create); err != nil {
-		_ = unlockDir(l)
-		return nil, err
+	if !listed || slices.Contains(names, lockFile) {
+		if err := l.lockFile(create); err != nil {
+			_ = unlockDir(l)
+			return nil, nil, false, err
+		}
 	}
-	return l, nil
+	return l, names, listed, nil
 }
 
 // flockDir is flock(2) of a store directory's descriptor; tests make it
@@ -84,8 +111,8 @@ func (l *dirLock) lockFile(create int) error {
 	return nil
 }
 
-// openRetry is open(2), again after EINTR.
-func openRetry(path string, flags int, mode uint32) (int, error) {
+// openRetry is open(2), again after EINTR; tests count its calls.
+var openRetry = func(path string, flags int, mode uint32) (int, error) {
 	for {
 		fd, err := unix.Open(path, flags, mode)
 		if err != unix.EINTR {

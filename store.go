@@ -106,18 +106,40 @@ func openStore(dir string, opts *Options) (*Store, error) {
 	if o.ReadOnly {
 		return openReadOnly(dir, o)
 	}
-	if err := fsys.MkdirAll(dir, 0o755); err != nil {
-		// Looked at only on failure: MkdirAll of a directory that is
-		// there is a stat of it.
-		if fi, serr := fsys.Stat(dir); serr == nil && !fi.IsDir {
-			return nil, fmt.Errorf("strata: %s is a file, not a directory: %w", dir, ErrInvalidConfig)
+	mkdir := func() error {
+		if err := fsys.MkdirAll(dir, 0o755); err != nil {
+			// Looked at only on failure: MkdirAll of a directory that is
+			// there is a stat of it.
+			if fi, serr := fsys.Stat(dir); serr == nil && !fi.IsDir {
+				return fmt.Errorf("strata: %s is a file, not a directory: %w", dir, ErrInvalidConfig)
+			}
+			return fmt.Errorf("strata: creating %s: %w", dir, err)
 		}
-		return nil, fmt.Errorf("strata: creating %s: %w", dir, err)
+		return nil
 	}
 	var lock *dirLock
-	if vfs.IsOS(fsys) {
+	var names []string
+	listed := false
+	switch {
+	case fsys == vfs.OS:
+		// The lock's open of the directory comes first, and mkdir only if
+		// it fails; the listing load reads is the lock's.
+		var err error
+		if lock, names, listed, err = lockListDir(dir, mkdir); err != nil {
+			return nil, err
+		}
+	case vfs.IsOS(fsys):
+		// A file system wrapping the OS's: its MkdirAll and ReadDir are
+		// called as on any.
+		if err := mkdir(); err != nil {
+			return nil, err
+		}
 		var err error
 		if lock, err = lockDir(dir); err != nil {
+			return nil, err
+		}
+	default:
+		if err := mkdir(); err != nil {
 			return nil, err
 		}
 	}
@@ -125,7 +147,7 @@ func openStore(dir string, opts *Options) (*Store, error) {
 	if o.Sync.Mode == partition.SyncModeNever {
 		s.fsys = vfs.NoSync(fsys)
 	}
-	if err := s.load(); err != nil {
+	if err := s.load(names, listed); err != nil {
 		_ = unlockDir(lock)
 		return nil, err
 	}
@@ -150,11 +172,14 @@ func openStore(dir string, opts *Options) (*Store, error) {
 // load reads the clean-shutdown marker (removing it, so that a crash from
 // now on is seen as one), the topic registry, and opens every topic. One
 // listing of the directory says which of the store's files are there: no
-// other process writes it while the store holds its lock.
-func (s *Store) load() error {
-	names, err := s.fsys.ReadDir(s.dir)
-	if err != nil {
-		return fmt.Errorf("strata: listing %s: %w", s.dir, err)
+// other process writes it while the store holds its lock. It is names when
+// lockListed says the lock took it, else load lists the directory.
+func (s *Store) load(names []string, lockListed bool) error {
+	var err error
+	if !lockListed {
+		if names, err = s.fsys.ReadDir(s.dir); err != nil {
+			return fmt.Errorf("strata: listing %s: %w", s.dir, err)
+		}
 	}
 	listed := make(map[string]bool, len(names))
 	for _, name := range names {
