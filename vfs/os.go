@@ -17,22 +17,17 @@ var OS FS = osFS{}
 
 type osFS struct{}
 
-// osFile is a File of the OS: an *os.File and mmap.
-type osFile struct {
-	*os.File
-}
-
 // OpenFile opens a file as os.OpenFile does. Opening a directory fails
 // with EISDIR, as it does on a Mem.
 func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
-	f, err := openOS(name, flag, perm)
+	f, err := openFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
 	if flag&(os.O_WRONLY|os.O_RDWR) == 0 {
 		// Only a read-only open can succeed on a directory.
-		fi, err := f.Stat()
-		if err == nil && fi.IsDir() {
+		dir, err := f.isDir()
+		if err == nil && dir {
 			err = &fs.PathError{Op: "open", Path: name, Err: syscall.EISDIR}
 		}
 		if err != nil {
@@ -40,7 +35,7 @@ func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 			return nil, err
 		}
 	}
-	return osFile{f}, nil
+	return f, nil
 }
 
 func (osFS) Remove(name string) error             { return removeOS(name) }
@@ -71,7 +66,7 @@ func (osFS) Stat(name string) (FileInfo, error) {
 
 // SyncDir opens the directory and fsyncs it. Naming a file fails with ENOTDIR.
 func (osFS) SyncDir(dir string) error {
-	d, err := openOS(dir, os.O_RDONLY|dirFlag, 0)
+	d, err := openFile(dir, os.O_RDONLY|dirFlag, 0)
 	if err != nil {
 		return err
 	}
@@ -108,13 +103,4 @@ func (f osFile) faultError(off, n int) error {
 		err = fmt.Errorf("%w: the file system could not back the page of bytes %d to %d (disk full, an I/O error, or past the end of the file)", ErrFault, off, off+n)
 	}
 	return &fs.PathError{Op: "writemap", Path: f.Name(), Err: err}
-}
-
-// Size returns the file's size (fstat).
-func (f osFile) Size() (int64, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	return fi.Size(), nil
 }

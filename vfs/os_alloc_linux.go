@@ -32,12 +32,8 @@ func (f osFile) AllocateRange(off, n int64) error {
 }
 
 func (f osFile) fallocate(off, n int64) error {
-	conn, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
 	var ferr error
-	if err := conn.Control(func(fd uintptr) {
+	if err := f.control(func(fd uintptr) {
 		ferr = unix.Fallocate(int(fd), 0, off, n)
 	}); err != nil {
 		return err
@@ -51,13 +47,9 @@ func (f osFile) fallocate(off, n int64) error {
 // noSpace reports whether the file's file system has no free blocks left
 // (statfs), the likely cause of a fault while writing into a mapping of it.
 func (f osFile) noSpace() bool {
-	conn, err := f.SyscallConn()
-	if err != nil {
-		return false
-	}
 	var st unix.Statfs_t
 	var serr error
-	if err := conn.Control(func(fd uintptr) { serr = unix.Fstatfs(int(fd), &st) }); err != nil || serr != nil {
+	if err := f.control(func(fd uintptr) { serr = unix.Fstatfs(int(fd), &st) }); err != nil || serr != nil {
 		return false
 	}
 	return st.Bavail == 0

@@ -9,12 +9,8 @@ import (
 // syncData is fdatasync(2), retried on EINTR as os.File.Sync retries
 // fsync.
 func (f osFile) syncData() error {
-	conn, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
 	var serr error
-	if err := conn.Control(func(fd uintptr) {
+	if err := f.control(func(fd uintptr) {
 		for {
 			serr = unix.Fdatasync(int(fd))
 			if serr != unix.EINTR {

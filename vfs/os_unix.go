@@ -58,13 +58,9 @@ func (f osFile) mmap(size, prot int) ([]byte, error) {
 	if size < 0 {
 		return nil, &fs.PathError{Op: "mmap", Path: f.Name(), Err: syscall.EINVAL}
 	}
-	conn, err := f.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
 	var m []byte
 	var merr error
-	if err := conn.Control(func(fd uintptr) {
+	if err := f.control(func(fd uintptr) {
 		if size > 0 {
 			m, merr = unix.Mmap(int(fd), 0, size, prot, unix.MAP_SHARED)
 		}

@@ -1,7 +1,5 @@
 package vfs
 
-import "os"
-
 // SameFile reports whether the open file f is the file that name now
 // names in fsys (the same inode: not one that replaced it under the name
 // since f was opened, as a rename over it does), for a reader of files
@@ -11,15 +9,7 @@ import "os"
 func SameFile(fsys FS, f File, name string) (same, known bool) {
 	switch f := f.(type) {
 	case osFile:
-		a, err := f.File.Stat()
-		if err != nil {
-			return false, false
-		}
-		b, err := os.Stat(name)
-		if err != nil {
-			return false, os.IsNotExist(err)
-		}
-		return os.SameFile(a, b), true
+		return f.sameFile(name)
 	case *memFile:
 		m, ok := fsys.(*Mem)
 		if !ok || m != f.fs {

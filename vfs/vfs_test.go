@@ -26,7 +26,7 @@ func eachFS(t *testing.T, fn func(t *testing.T, fsys FS, dir string)) {
 	})
 }
 
-func writeFile(t *testing.T, fsys FS, name string, data []byte) {
+func writeFile(t testing.TB, fsys FS, name string, data []byte) {
 	t.Helper()
 	f, err := fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	require.NoError(t, err)
