@@ -3,8 +3,10 @@ package index
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/stratalog/strata/vfs"
@@ -67,11 +69,25 @@ type mapped struct {
 	// local array would escape (through vfs.File's WriteAt) and cost an
 	// allocation per entry.
 	entry [TimeEntrySize]byte
+
+	// Mapping on first use (see openLazy). lazy is set while the file is
+	// open but not mapped; mapBytes is what its mapping is to cover. While
+	// lazy, first and last hold the entries 0 and n-1 as open read them
+	// (n cannot change before the mapping: everything that changes the
+	// entries maps first), so the ends of the index, which a segment's
+	// open and its appends look at, are known without a mapping. mapMu
+	// serialises the mapping; readers take it only while lazy is set.
+	lazy        atomic.Bool
+	mapMu       sync.Mutex
+	mapBytes    int
+	first, last [TimeEntrySize]byte
 }
 
 // open opens the file at path as an index of size-byte entries for the
 // segment at base; see OpenOffset for what writable and maxBytes mean.
-func (m *mapped) open(fsys vfs.FS, path string, base int64, size, maxBytes int, writable bool) error {
+// With lazy, the file is mapped when first needed (see mapNow), not here:
+// open reads the first and the last entry with pread instead.
+func (m *mapped) open(fsys vfs.FS, path string, base int64, size, maxBytes int, writable, lazy bool) error {
 	if base < 0 {
 		return fmt.Errorf("index: negative base offset %d for %s", base, path)
 	}
@@ -92,7 +108,7 @@ func (m *mapped) open(fsys vfs.FS, path string, base int64, size, maxBytes int, 
 		return fmt.Errorf("index: %w", err)
 	}
 	m.file, m.path, m.base, m.size, m.writable = f, path, base, size, writable
-	if err := m.load(maxBytes); err != nil {
+	if err := m.load(maxBytes, lazy); err != nil {
 		m.file = nil
 		return errors.Join(err, f.Close())
 	}
@@ -136,7 +152,7 @@ func (m *mapped) create() error {
 		return fmt.Errorf("index: %w", err)
 	}
 	m.file = f
-	if err := m.load(m.maxBytes); err != nil {
+	if err := m.load(m.maxBytes, false); err != nil {
 		m.file = nil
 		return errors.Join(err, f.Close())
 	}
@@ -151,8 +167,9 @@ func (m *mapped) create() error {
 // deferred index created it.
 func (m *mapped) onDisk() bool { return !m.absent }
 
-// load sizes and maps the freshly opened file.
-func (m *mapped) load(maxBytes int) error {
+// load sizes and maps the freshly opened file; with lazy, it reads the
+// ends instead of mapping (see readEnds).
+func (m *mapped) load(maxBytes int, lazy bool) error {
 	fileBytes, err := m.file.Size()
 	if err != nil {
 		return fmt.Errorf("index: size of %s: %w", m.path, err)
@@ -179,7 +196,14 @@ func (m *mapped) load(maxBytes int) error {
 		return &CorruptError{Path: m.path, Entry: -1, Pos: fileBytes,
 			Reason: fmt.Sprintf("size is not a multiple of the entry size %d", m.size)}
 	}
-	if mapBytes > 0 {
+	m.mapBytes = mapBytes
+	switch {
+	case lazy && mapBytes > 0:
+		if err := m.readEnds(valid); err != nil {
+			return err
+		}
+		m.lazy.Store(true)
+	case mapBytes > 0:
 		data, err := m.file.Map(mapBytes)
 		if err != nil {
 			return fmt.Errorf("index: map %s: %w", m.path, err)
@@ -189,6 +213,87 @@ func (m *mapped) load(maxBytes int) error {
 	m.n.Store(int64(valid))
 	m.limit.Store(int64(mapBytes / m.size))
 	m.sealed.Store(!m.writable)
+	return nil
+}
+
+// readEnds reads the first and the last of the n entries at the start of
+// the file into first and last: one pread for both when they lie within
+// endsBytes of the start, else one each.
+func (m *mapped) readEnds(n int) error {
+	if n == 0 {
+		return nil
+	}
+	size := m.size
+	lastAt := (n - 1) * size
+	read := func(p []byte, off int) error {
+		if k, err := m.file.ReadAt(p, int64(off)); err != nil && !(errors.Is(err, io.EOF) && k == len(p)) {
+			return fmt.Errorf("index: reading %s: %w", m.path, err)
+		}
+		return nil
+	}
+	if lastAt+size <= endsBytes {
+		buf := endsBufs.Get().(*[endsBytes]byte)
+		defer endsBufs.Put(buf)
+		if err := read(buf[:lastAt+size], 0); err != nil {
+			return err
+		}
+		copy(m.first[:size], buf[:size])
+		copy(m.last[:size], buf[lastAt:])
+		return nil
+	}
+	if err := read(m.first[:size], 0); err != nil {
+		return err
+	}
+	return read(m.last[:size], lastAt)
+}
+
+// endsBytes is the most readEnds reads with one pread, into a buffer of
+// endsBufs.
+const endsBytes = 4 << 10
+
+var endsBufs = sync.Pool{New: func() any { return new([endsBytes]byte) }}
+
+// mapNow maps a lazily opened file (see open) if it is not mapped yet,
+// and returns the mapping: at once once it is mapped, else under mapMu,
+// so that readers and the writer may all ask at the same time. A
+// failure leaves the index unmapped, for a later call to try again.
+func (m *mapped) mapNow() ([]byte, error) {
+	if !m.lazy.Load() {
+		return m.data, nil
+	}
+	m.mapMu.Lock()
+	defer m.mapMu.Unlock()
+	if !m.lazy.Load() {
+		return m.data, nil
+	}
+	if m.closed || m.file == nil {
+		return nil, fmt.Errorf("index: map %s: %w", m.path, os.ErrClosed)
+	}
+	data, err := m.file.Map(m.mapBytes)
+	if err != nil {
+		return nil, fmt.Errorf("index: map %s: %w", m.path, err)
+	}
+	m.data = data
+	m.lazy.Store(false)
+	return data, nil
+}
+
+// at returns entry i (which must be valid) as its bytes, from the mapping
+// or, before it, from the ends open read or with pread. It returns nil if
+// the entry cannot be read.
+func (m *mapped) at(i int) []byte {
+	if !m.lazy.Load() {
+		return m.data[i*m.size : (i+1)*m.size]
+	}
+	if i == 0 {
+		return m.first[:m.size]
+	}
+	if i == m.entries()-1 {
+		return m.last[:m.size]
+	}
+	if data, err := m.mapNow(); err == nil {
+		return data[i*m.size : (i+1)*m.size]
+	}
 	return nil
 }
 
@@ -226,15 +331,21 @@ func (m *mapped) overflowError(offset int64) error {
 		offset, m.base, m.base+math.MaxInt32, m.path)
 }
 
-// view returns the mapping for a reader that loaded n entries: nil when n
-// is 0. A deferred index maps its file when its first entry comes, so a
-// reader may look at data only once an entry it loaded says the mapping is
-// there.
-func (m *mapped) view(n int) []byte {
+// view returns the mapping for a reader that loaded n entries, and n: nil
+// when n is 0. A deferred index maps its file when its first entry comes,
+// so a reader may look at data only once an entry it loaded says the
+// mapping is there. A lazily opened index is mapped here; if that fails
+// the reader gets no entries (nil, 0), which a lookup takes for an index
+// that narrows nothing.
+func (m *mapped) view(n int) ([]byte, int) {
 	if n == 0 {
-		return nil
+		return nil, 0
 	}
-	return m.data
+	data, err := m.mapNow()
+	if err != nil {
+		return nil, 0
+	}
+	return data, n
 }
 
 // entries returns the number of valid entries.
@@ -263,7 +374,7 @@ func (m *mapped) reserve(entries int) error {
 	if err := m.create(); err != nil {
 		return err
 	}
-	need := min(int64(entries)*int64(m.size), int64(len(m.data)))
+	need := min(int64(entries)*int64(m.size), int64(m.mapBytes))
 	if need <= m.reserved || m.noReserve {
 		return nil
 	}
@@ -273,7 +384,7 @@ func (m *mapped) reserve(entries int) error {
 	// and after a crash (Kafka's TimeIndex.sanityCheck).
 	step := min(max(m.reserved, minReserve), maxReserve)
 	size := int64(m.size)
-	want := min(int64(len(m.data)), max(need, (m.reserved+step)/size*size))
+	want := min(int64(m.mapBytes), max(need, (m.reserved+step)/size*size))
 	err := m.file.AllocateRange(m.reserved, want-m.reserved)
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
@@ -317,6 +428,9 @@ func (m *mapped) put(i, keep int, entry []byte) error {
 	if err := m.reserve(i + 1 + keep); err != nil {
 		return err
 	}
+	if _, err := m.mapNow(); err != nil {
+		return err
+	}
 	off := i * m.size
 	end := off + len(entry)
 	if page := off / pageSize; m.hot == page+1 && (end-1)/pageSize == page && !m.noReserve && end <= len(m.data) && int64(end) <= m.fileBytes {
@@ -358,14 +472,39 @@ func (m *mapped) lower(k int) {
 }
 
 // truncateTo drops the entries whose offset, the relative offset f, is at
-// least offset.
+// least offset. An index that cannot be mapped (see mapNow) reads its
+// entries with pread to find them; one that cannot be read either drops
+// every entry.
 func (m *mapped) truncateTo(f field, offset int64) {
 	switch {
 	case offset <= m.base:
 		m.lower(0)
 	case offset-m.base <= math.MaxInt32:
-		m.lower(ceil(m.data, m.entries(), f, offset-m.base))
+		data, n := m.view(m.entries())
+		if n < m.entries() {
+			data, n = m.readEntries()
+		}
+		k := ceil(data, n, f, offset-m.base)
+		if k > 0 && m.lazy.Load() {
+			copy(m.last[:m.size], data[(k-1)*m.size:]) // the new last entry (see at)
+		}
+		m.lower(k)
 	}
+}
+
+// readEntries reads the valid entries with pread, for an index that could
+// not be mapped, and returns them and their number; nothing (nil, 0) if
+// they cannot be read either.
+func (m *mapped) readEntries() ([]byte, int) {
+	n := m.entries()
+	if m.file == nil || n == 0 {
+		return nil, 0
+	}
+	buf := make([]byte, n*m.size)
+	if k, err := m.file.ReadAt(buf, 0); err != nil && !(errors.Is(err, io.EOF) && k == len(buf)) {
+		return nil, 0
+	}
+	return buf, n
 }
 
 // sync makes the valid entries durable, and the file's size if it changed.
@@ -409,6 +548,7 @@ func (m *mapped) close() error {
 		return nil
 	}
 	err := m.trim()
+	m.lazy.Store(false)
 	m.closed = true
 	m.sealed.Store(true)
 	m.n.Store(0)

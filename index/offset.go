@@ -37,10 +37,15 @@ type Offset struct {
 //
 // Read-only (writable false), the file must exist; it is mapped at its
 // current size, which must be a multiple of 8 (else a *CorruptError), and
-// its entries are not checked (see Check). maxBytes is ignored.
+// its entries are not checked (see Check). maxBytes is ignored. The file
+// is mapped when an entry other than the first and the last is first read
+// (Lookup, Check), which OpenOffset reads with pread: a sealed segment
+// that is never read costs no mapping. If that late mapping fails, the
+// index narrows no lookup (Lookup returns the base offset at position 0),
+// and Check returns the error.
 func OpenOffset(fsys vfs.FS, path string, base int64, maxBytes int, writable bool) (*Offset, error) {
 	x := &Offset{}
-	if err := x.m.open(fsys, path, base, OffsetEntrySize, maxBytes, writable); err != nil {
+	if err := x.m.open(fsys, path, base, OffsetEntrySize, maxBytes, writable, !writable); err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -102,7 +107,11 @@ func (x *Offset) Entry(i int) (offset int64, position int32) {
 
 // entry returns entry i, which must be valid.
 func (x *Offset) entry(i int) (offset int64, position int32) {
-	return x.m.base + offsetKey.get(x.m.data, i), int32(offsetValue.get(x.m.data, i))
+	e := x.m.at(i)
+	if e == nil {
+		return x.m.base, 0 // unreadable (see mapped.at): a bound that narrows nothing
+	}
+	return x.m.base + offsetKey.get(e, 0), int32(offsetValue.get(e, 0))
 }
 
 // lastOffset returns the last entry's offset, or the base offset if the
@@ -112,7 +121,8 @@ func (x *Offset) lastOffset() int64 {
 	if n == 0 {
 		return x.m.base
 	}
-	return x.m.base + offsetKey.get(x.m.data, n-1)
+	offset, _ := x.entry(n - 1)
+	return offset
 }
 
 // CanAppendOffset reports whether offset's relative offset fits an entry:
@@ -184,7 +194,8 @@ func (x *Offset) Floor(target int64) (slot, entries int) {
 	if target < x.m.base {
 		return -1, n
 	}
-	return floor(x.m.view(n), n, offsetKey, target-x.m.base), n
+	data, k := x.m.view(n)
+	return floor(data, k, offsetKey, target-x.m.base), k
 }
 
 // lookupPosition returns the first entry whose position is at least
@@ -192,8 +203,9 @@ func (x *Offset) Floor(target int64) (slot, entries int) {
 // which bounds a read of the log bytes up to position by offset.
 func (x *Offset) lookupPosition(position int64) (offset int64, pos int32, ok bool) {
 	n := x.Entries()
-	i := ceil(x.m.view(n), n, offsetValue, position)
-	if i == n {
+	data, k := x.m.view(n)
+	i := ceil(data, k, offsetValue, position)
+	if i == k {
 		return 0, 0, false
 	}
 	offset, pos = x.entry(i)
@@ -218,9 +230,13 @@ func (x *Offset) Reset() { x.m.lower(0) }
 // after its entries repeat (Base(), 0).
 func (x *Offset) Check() error {
 	n := x.Entries()
+	data, err := x.m.mapNow()
+	if err != nil {
+		return err
+	}
 	prevRel, prevPos := int64(-1), int64(-1)
 	for i := range n {
-		rel, pos := offsetKey.get(x.m.data, i), offsetValue.get(x.m.data, i)
+		rel, pos := offsetKey.get(data, i), offsetValue.get(data, i)
 		var reason string
 		switch {
 		case rel < 0:

@@ -34,9 +34,18 @@ type Time struct {
 // as found (size / 12) are taken as valid and it is extended to maxBytes
 // rounded down to a multiple of 12 (0 means DefaultMaxBytes); read-only, it
 // is mapped at its size, which must be a multiple of 12. See OpenOffset.
+//
+// Writable or not, OpenTime reads the first and the last entry with pread
+// and maps the file only when it is first needed: an entry in between
+// read (Lookup, Check, TruncateTo) or an entry appended. A segment's open
+// and its readers by offset need only the last entry, so a segment never
+// searched by time costs no mapping of its time index. If that late
+// mapping fails, MaybeAppend returns the error, Lookup finds no entry
+// (NoTimestamp, Base()), which narrows no search, and TruncateTo reads the
+// entries with pread instead.
 func OpenTime(fsys vfs.FS, path string, base int64, maxBytes int, writable bool) (*Time, error) {
 	x := &Time{}
-	if err := x.m.open(fsys, path, base, TimeEntrySize, maxBytes, writable); err != nil {
+	if err := x.m.open(fsys, path, base, TimeEntrySize, maxBytes, writable, true); err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -98,7 +107,11 @@ func (x *Time) Entry(i int) (timestamp int64, offset int64) {
 
 // entry returns entry i, which must be valid.
 func (x *Time) entry(i int) (timestamp int64, offset int64) {
-	return timeKey.get(x.m.data, i), x.m.base + timeValue.get(x.m.data, i)
+	e := x.m.at(i)
+	if e == nil {
+		return NoTimestamp, x.m.base // unreadable (see mapped.at): no entry
+	}
+	return timeKey.get(e, 0), x.m.base + timeValue.get(e, 0)
 }
 
 // LastEntry returns the last entry, or (NoTimestamp, Base()) if the index is
@@ -177,8 +190,8 @@ func (x *Time) Reserve() error { return x.m.reserve(x.Entries() + 1) }
 // (NoTimestamp, Base()) if there is none. Every record with a timestamp
 // above the returned one has an offset above the returned offset.
 func (x *Time) Lookup(ts int64) (timestamp int64, offset int64) {
-	n := x.Entries()
-	i := floor(x.m.view(n), n, timeKey, ts)
+	data, n := x.m.view(x.Entries())
+	i := floor(data, n, timeKey, ts)
 	if i < 0 {
 		return NoTimestamp, x.m.base
 	}
@@ -200,9 +213,13 @@ func (x *Time) Reset() { x.m.lower(0) }
 // reserved after its entries repeat timestamp 0.
 func (x *Time) Check() error {
 	n := x.Entries()
+	data, err := x.m.mapNow()
+	if err != nil {
+		return err
+	}
 	prevTs, prevRel := int64(0), int64(0)
 	for i := range n {
-		ts, rel := timeKey.get(x.m.data, i), timeValue.get(x.m.data, i)
+		ts, rel := timeKey.get(data, i), timeValue.get(data, i)
 		var reason string
 		switch {
 		case rel < 0:

@@ -215,3 +215,33 @@ var crcSink uint32
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// BenchmarkOpenClose opens a closed segment of 1 M records of 100 B (about
+// 126 MB, its indexes as appends wrote them) on the OS file system,
+// writable as a partition opens its active segment and read-only as it
+// opens the others, and closes it.
+func BenchmarkOpenClose(b *testing.B) {
+	dir := b.TempDir()
+	s, err := Create(vfs.OS, dir, 0, Config{})
+	require.NoError(b, err)
+	batch, _ := benchBatch(b, 12000) // 100 records
+	for s.NextOffset() < 1_000_000 {
+		log.SetBaseOffset(batch, s.NextOffset())
+		require.NoError(b, s.Append(batch))
+	}
+	require.NoError(b, s.Close())
+	for _, writable := range []bool{true, false} {
+		b.Run(fmt.Sprintf("writable=%v", writable), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				s, err := Open(vfs.OS, dir, 0, Config{}, writable)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
