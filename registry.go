@@ -1,6 +1,7 @@
 package strata
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,32 +39,61 @@ type registryEntry struct {
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // checksum returns the CRC-32C of the compact form of raw, a valid JSON
-// value: raw without the white space between its tokens.
+// value: raw without the white space between its tokens. It copies runs of
+// bytes (a string whole, up to its closing quote; the bytes between two
+// runs of white space) rather than looking at each byte on its own.
 func checksum(raw []byte) uint32 {
 	var buf [512]byte
-	sum, out := uint32(0), buf[:0]
-	inString, escaped := false, false
-	for _, c := range raw {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+	sum, n := uint32(0), 0
+	for i := 0; i < len(raw); {
+		j := i + 1
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
 			continue
+		case '"':
+			j = stringEnd(raw, i)
+		default:
+			for j < len(raw) && !tokenBreak(raw[j]) {
+				j++
+			}
 		}
-		if out = append(out, c); len(out) == cap(out) {
-			sum, out = crc32.Update(sum, castagnoli, out), out[:0]
+		for tok := raw[i:j]; len(tok) > 0; {
+			m := copy(buf[n:], tok)
+			if n, tok = n+m, tok[m:]; n == len(buf) {
+				sum, n = crc32.Update(sum, castagnoli, buf[:]), 0
+			}
+		}
+		i = j
+	}
+	return crc32.Update(sum, castagnoli, buf[:n])
+}
+
+// tokenBreak reports whether c ends a run of bytes outside a string: white
+// space, or the quote that starts one.
+func tokenBreak(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '"'
+}
+
+// stringEnd returns the index after the quote that closes the string
+// whose opening quote is at raw[start] (a quote not escaped: after an even
+// number of backslashes), or len(raw) if none does.
+func stringEnd(raw []byte, start int) int {
+	for j := start + 1; ; {
+		k := bytes.IndexByte(raw[j:], '"')
+		if k < 0 {
+			return len(raw)
+		}
+		j += k
+		escapes := 0
+		for b := j - 1; b > start && raw[b] == '\\'; b-- {
+			escapes++
+		}
+		j++
+		if escapes%2 == 0 {
+			return j
 		}
 	}
-	return crc32.Update(sum, castagnoli, out)
 }
 
 // damagedRegistry says what is wrong with topics.json and how to recover.

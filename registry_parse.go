@@ -26,14 +26,14 @@ func parseRegistryFast(data []byte) (map[string]registryEntry, bool) {
 	var topics map[string]registryEntry
 	start, end := -1, -1
 	var seen uint8
-	ok := p.object(func(key string) bool {
+	ok := p.object(func(key []byte) bool {
 		switch {
-		case key == "version" && seen&1 == 0:
+		case string(key) == "version" && seen&1 == 0:
 			seen |= 1
 			var ok bool
 			version, ok = p.int(math.MinInt, math.MaxInt)
 			return ok
-		case key == "topics" && seen&2 == 0:
+		case string(key) == "topics" && seen&2 == 0:
 			seen |= 2
 			p.space()
 			start = p.i
@@ -41,7 +41,7 @@ func parseRegistryFast(data []byte) (map[string]registryEntry, bool) {
 			topics, ok = p.topics()
 			end = p.i
 			return ok
-		case key == "crc32c" && seen&4 == 0:
+		case string(key) == "crc32c" && seen&4 == 0:
 			seen |= 4
 			var ok bool
 			crc, ok = p.int(0, math.MaxUint32)
@@ -93,9 +93,10 @@ func (p *regParser) byte(c byte) bool {
 	return false
 }
 
-// object reads an object, calling member for each key with the parser
-// before the member's value, which member must consume.
-func (p *regParser) object(member func(key string) bool) bool {
+// object reads an object, calling member for each key (the bytes of the
+// input: member copies what it keeps) with the parser before the member's
+// value, which member must consume.
+func (p *regParser) object(member func(key []byte) bool) bool {
 	if !p.byte('{') {
 		return false
 	}
@@ -116,23 +117,24 @@ func (p *regParser) object(member func(key string) bool) bool {
 	}
 }
 
-// string reads a string of printable ASCII without escapes.
-func (p *regParser) string() (string, bool) {
+// string reads a string of printable ASCII without escapes, and returns
+// its bytes in the input.
+func (p *regParser) string() ([]byte, bool) {
 	if !p.byte('"') {
-		return "", false
+		return nil, false
 	}
 	start := p.i
 	for ; p.i < len(p.b); p.i++ {
 		switch c := p.b[p.i]; {
 		case c == '"':
-			s := string(p.b[start:p.i])
+			s := p.b[start:p.i]
 			p.i++
 			return s, true
 		case c < 0x20 || c >= 0x7f || c == '\\':
-			return "", false
+			return nil, false
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // number reads the token of a JSON number and reports whether it is an
@@ -217,24 +219,25 @@ func (p *regParser) bool() (bool, bool) {
 // topics reads the registry's topics: name → {"id", "config"}.
 func (p *regParser) topics() (map[string]registryEntry, bool) {
 	out := map[string]registryEntry{}
-	ok := p.object(func(name string) bool {
-		if _, dup := out[name]; dup {
+	ok := p.object(func(key []byte) bool {
+		if _, dup := out[string(key)]; dup {
 			return false
 		}
+		name := string(key)
 		var e registryEntry
 		var seen uint8
-		ok := p.object(func(key string) bool {
+		ok := p.object(func(key []byte) bool {
 			switch {
-			case key == "id" && seen&1 == 0:
+			case string(key) == "id" && seen&1 == 0:
 				seen |= 1
 				s, ok := p.string()
 				if !ok {
 					return false
 				}
-				id, err := topic.ParseID(s)
+				id, err := topic.ParseID(string(s))
 				e.ID = id
 				return err == nil
-			case key == "config" && seen&2 == 0:
+			case string(key) == "config" && seen&2 == 0:
 				seen |= 2
 				var ok bool
 				e.Config, ok = p.config()
@@ -265,8 +268,8 @@ func (p *regParser) config() (topic.Config, bool) {
 		i64Min, i64Max = math.MinInt64, math.MaxInt64
 		intMin, intMax = math.MinInt, math.MaxInt
 	)
-	ok := p.object(func(key string) bool {
-		switch key {
+	ok := p.object(func(key []byte) bool {
+		switch string(key) {
 		case "partitions":
 			return ints(1<<0, intMin, intMax, func(n int64) { c.Partitions = int(n) })
 		case "retention":
@@ -295,7 +298,7 @@ func (p *regParser) config() (topic.Config, bool) {
 			return ints(1<<12, intMin, intMax, func(n int64) { c.CompressionLevel = int(n) })
 		case "cleanup_policy", "compression":
 			bit := uint32(1 << 13)
-			if key == "compression" {
+			if string(key) == "compression" {
 				bit = 1 << 14
 			}
 			if seen&bit != 0 {
@@ -303,10 +306,10 @@ func (p *regParser) config() (topic.Config, bool) {
 			}
 			seen |= bit
 			s, ok := p.string()
-			if key == "compression" {
-				c.Compression = topic.CompressionType(s)
+			if string(key) == "compression" {
+				c.Compression = topic.CompressionType(known(s, compressionTypes))
 			} else {
-				c.CleanupPolicy = topic.CleanupPolicy(s)
+				c.CleanupPolicy = topic.CleanupPolicy(known(s, cleanupPolicies))
 			}
 			return ok
 		case "min_cleanable_dirty_ratio":
@@ -343,14 +346,14 @@ func (p *regParser) config() (topic.Config, bool) {
 func (p *regParser) sync() (partition.SyncPolicy, bool) {
 	var s partition.SyncPolicy
 	var seen uint8
-	ok := p.object(func(key string) bool {
+	ok := p.object(func(key []byte) bool {
 		switch {
-		case key == "Mode" && seen&1 == 0:
+		case string(key) == "Mode" && seen&1 == 0:
 			seen |= 1
 			n, ok := p.int(math.MinInt8, math.MaxInt8)
 			s.Mode = partition.SyncMode(n)
 			return ok
-		case key == "Interval" && seen&2 == 0:
+		case string(key) == "Interval" && seen&2 == 0:
 			seen |= 2
 			n, ok := p.int(math.MinInt64, math.MaxInt64)
 			s.Interval = time.Duration(n)
@@ -359,4 +362,22 @@ func (p *regParser) sync() (partition.SyncPolicy, bool) {
 		return false
 	})
 	return s, ok
+}
+
+// The values of the string fields of a topic.Config that known returns
+// without a copy.
+var (
+	compressionTypes = []string{string(topic.CompressionProducer), string(topic.CompressionNone), string(topic.CompressionGzip),
+		string(topic.CompressionSnappy), string(topic.CompressionLZ4), string(topic.CompressionZstd)}
+	cleanupPolicies = []string{string(topic.CleanupDelete), string(topic.CleanupCompact), string(topic.CleanupCompactDelete)}
+)
+
+// known returns s as a string: the one of values it equals, else a copy.
+func known(s []byte, values []string) string {
+	for _, v := range values {
+		if string(s) == v {
+			return v
+		}
+	}
+	return string(s)
 }
