@@ -2,6 +2,7 @@ package segment
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -31,20 +32,40 @@ func FileName(base int64, suffix string) string {
 
 // ParseFileName splits a segment file name into its base offset and its
 // suffix (everything from the first dot, such as ".log" or ".index.swap").
-// It fails for a name that is not 20 digits followed by a suffix.
+// It fails for a name that is not 20 digits followed by a suffix. It
+// allocates nothing for a name it takes, and one small error for one it
+// does not: a partition's listing passes every name of its directory
+// through it.
 func ParseFileName(name string) (base int64, suffix string, err error) {
-	digits, rest, ok := strings.Cut(name, ".")
-	if !ok || len(digits) != offsetDigits {
-		return 0, "", fmt.Errorf("segment: %q is not a segment file name: %w", name, ErrBadName)
+	dot := strings.IndexByte(name, '.')
+	if dot != offsetDigits {
+		return 0, "", &nameError{name: name}
 	}
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return 0, "", fmt.Errorf("segment: %q is not a segment file name: %w", name, ErrBadName)
+	for i := range offsetDigits {
+		c := name[i]
+		if c < '0' || c > '9' {
+			return 0, "", &nameError{name: name}
 		}
+		if base > (math.MaxInt64-int64(c-'0'))/10 {
+			return 0, "", &nameError{name: name, outOfRange: true}
+		}
+		base = base*10 + int64(c-'0')
 	}
-	base, err = strconv.ParseInt(digits, 10, 64)
-	if err != nil {
-		return 0, "", fmt.Errorf("segment: %q has a base offset out of range: %w", name, ErrBadName)
-	}
-	return base, "." + rest, nil
+	return base, name[dot:], nil
 }
+
+// nameError is ParseFileName's error for name, which matches ErrBadName;
+// its message is made only when asked for.
+type nameError struct {
+	name       string
+	outOfRange bool
+}
+
+func (e *nameError) Error() string {
+	if e.outOfRange {
+		return fmt.Sprintf("segment: %q has a base offset out of range: %v", e.name, ErrBadName)
+	}
+	return fmt.Sprintf("segment: %q is not a segment file name: %v", e.name, ErrBadName)
+}
+
+func (e *nameError) Unwrap() error { return ErrBadName }
