@@ -184,18 +184,19 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, listed lis
 	minCleaned := int64(math.MaxInt64)
 	var indexes, cleaned, swapFiles []string
 	changed := false
+	var snaps []int64
 	for _, name := range names {
-		if checkpointTemp(name) || snapshotTemp(name) {
-			// A checkpoint write that failed or crashed left it; the
-			// checkpoint itself is whole, old or new. Best effort: a file
-			// left behind is in nobody's way.
+		base, suffix, ok := segment.SplitFileName(name)
+		if ok && suffix == snapshotSuffix+vfs.TempSuffix || !ok && checkpointTemp(name) {
+			// A checkpoint or snapshot write that failed or crashed left
+			// it; the file itself is whole, old or new. Best effort: a
+			// file left behind is in nobody's way.
 			if err := p.fsys.Remove(filepath.Join(p.dir, name)); err == nil {
 				changed = true
 			}
 			continue
 		}
-		base, suffix, err := segment.ParseFileName(name)
-		if err != nil {
+		if !ok {
 			continue // not a segment file (checkpoints, Kafka's other files)
 		}
 		switch {
@@ -216,6 +217,8 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, listed lis
 			if suffix == segment.LogSuffix+segment.SwapSuffix {
 				swaps[base] = true
 			}
+		case suffix == snapshotSuffix:
+			snaps = append(snaps, base)
 		}
 	}
 	for _, name := range cleaned {
@@ -233,8 +236,8 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, listed lis
 			changed = true
 		}
 	}
-	recover = map[int64]bool{}
 	if len(swaps) > 0 {
+		recover = map[int64]bool{}
 		// Complete the swaps: the segments they cover go, they take their
 		// place.
 		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
@@ -289,7 +292,8 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, listed lis
 			return nil, nil, nil, fmt.Errorf("partition: syncing %s: %w", p.name, err)
 		}
 	}
-	p.mu.snaps = snapshotOffsets(names)
+	slices.Sort(snaps)
+	p.mu.snaps = snaps
 	bases = make([]int64, 0, len(logs))
 	for b := range logs {
 		bases = append(bases, b)

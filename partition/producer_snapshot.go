@@ -364,13 +364,6 @@ func snapshotOffsets(names []string) []int64 {
 	return out
 }
 
-// snapshotTemp reports whether name is the temporary file of a snapshot
-// write that failed or crashed.
-func snapshotTemp(name string) bool {
-	_, suffix, err := segment.ParseFileName(name)
-	return err == nil && suffix == snapshotSuffix+vfs.TempSuffix
-}
-
 // closeSnapshotMuLocked writes a snapshot at the end offset as Close
 // leaves the partition, as Kafka takes one at shutdown, so that the next
 // Open reads the state without reading the log; unless one is there

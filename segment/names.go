@@ -37,21 +37,33 @@ func FileName(base int64, suffix string) string {
 // does not: a partition's listing passes every name of its directory
 // through it.
 func ParseFileName(name string) (base int64, suffix string, err error) {
-	dot := strings.IndexByte(name, '.')
-	if dot != offsetDigits {
-		return 0, "", &nameError{name: name}
+	base, suffix, ok := SplitFileName(name)
+	if !ok {
+		outOfRange := strings.IndexByte(name, '.') == offsetDigits && strings.Trim(name[:offsetDigits], "0123456789") == ""
+		return 0, "", &nameError{name: name, outOfRange: outOfRange}
+	}
+	return base, suffix, nil
+}
+
+// SplitFileName is ParseFileName that reports a name that is not a
+// segment file's with false instead of an error, and so allocates nothing
+// for the other names of a listing (checkpoints, partition.metadata). The
+// suffix is a substring of name.
+func SplitFileName(name string) (base int64, suffix string, ok bool) {
+	if strings.IndexByte(name, '.') != offsetDigits {
+		return 0, "", false
 	}
 	for i := range offsetDigits {
 		c := name[i]
 		if c < '0' || c > '9' {
-			return 0, "", &nameError{name: name}
+			return 0, "", false
 		}
 		if base > (math.MaxInt64-int64(c-'0'))/10 {
-			return 0, "", &nameError{name: name, outOfRange: true}
+			return 0, "", false // out of range
 		}
 		base = base*10 + int64(c-'0')
 	}
-	return base, name[dot:], nil
+	return base, name[offsetDigits:], true
 }
 
 // nameError is ParseFileName's error for name, which matches ErrBadName;

@@ -1,11 +1,11 @@
 package topic
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/stratalog/strata/vfs"
 )
@@ -18,7 +18,12 @@ const MetadataFile = "partition.metadata"
 // readMetadata returns the topic id in dir's partition.metadata, the zero
 // id if there is no readable one (missing, torn by a crash, damaged).
 func readMetadata(fsys vfs.FS, dir string) ID {
-	data, err := vfs.ReadFile(fsys, filepath.Join(dir, MetadataFile))
+	return readMetadataAt(fsys, filepath.Join(dir, MetadataFile))
+}
+
+// readMetadataAt is readMetadata of the file at path.
+func readMetadataAt(fsys vfs.FS, path string) ID {
+	data, err := vfs.ReadFile(fsys, path)
 	if err != nil {
 		return ID{}
 	}
@@ -32,17 +37,17 @@ func readMetadata(fsys vfs.FS, dir string) ID {
 // false, with the zero id, unless it has both lines and a valid id.
 func ParseMetadata(data []byte) (id ID, ok bool) {
 	version, haveID := false, false
-	for line := range strings.Lines(string(data)) {
-		key, value, found := strings.Cut(strings.TrimSpace(line), ":")
+	for line := range bytes.Lines(data) {
+		key, value, found := bytes.Cut(bytes.TrimSpace(line), []byte(":"))
 		if !found {
 			continue
 		}
-		switch strings.TrimSpace(key) {
+		switch string(bytes.TrimSpace(key)) {
 		case "version":
-			version = strings.TrimSpace(value) == "0"
+			version = string(bytes.TrimSpace(value)) == "0"
 		case "topic_id":
 			var err error
-			id, err = ParseID(strings.TrimSpace(value))
+			id, err = ParseID(string(bytes.TrimSpace(value)))
 			haveID = err == nil
 		}
 	}
@@ -63,9 +68,9 @@ func ParseMetadata(data []byte) (id ID, ok bool) {
 // new partition): it is created first, and read only if it was there.
 func ensureMetadata(fsys vfs.FS, dir string, id ID, fresh bool) (ID, error) {
 	path := filepath.Join(dir, MetadataFile)
-	data := []byte("version: 0\ntopic_id: " + id.String())
+	data := func() []byte { return []byte("version: 0\ntopic_id: " + id.String()) }
 	if fresh {
-		err := writeNew(fsys, path, data)
+		err := writeNew(fsys, path, data())
 		if !errors.Is(err, os.ErrExist) {
 			if err != nil {
 				return ID{}, fmt.Errorf("topic: writing %s: %w", path, err)
@@ -73,13 +78,13 @@ func ensureMetadata(fsys vfs.FS, dir string, id ID, fresh bool) (ID, error) {
 			return ID{}, nil
 		}
 	}
-	got := readMetadata(fsys, dir)
+	got := readMetadataAt(fsys, path)
 	if got == id {
 		return got, nil
 	}
-	err := writeNew(fsys, path, data)
+	err := writeNew(fsys, path, data())
 	if errors.Is(err, os.ErrExist) {
-		err = vfs.ReplaceFile(fsys, path, data)
+		err = vfs.ReplaceFile(fsys, path, data())
 	}
 	if err != nil {
 		return got, fmt.Errorf("topic: writing %s: %w", path, err)
