@@ -9,16 +9,18 @@ import (
 	"syscall"
 )
 
-// OS is the operating system's file system: os.OpenFile, pread and pwrite,
-// fsync, and mmap(2) for File.Map. Do not reassign it. Outside Unix
+// OS is the operating system's file system: open(2), pread and pwrite,
+// fsync, and mmap(2) for File.Map. On Linux a File is the bare descriptor
+// (no *os.File, and so no finalizer: a File never closed keeps its
+// descriptor); elsewhere it is an *os.File. Do not reassign it. Outside Unix
 // (Windows) File.Map, SyncMap and Unmap fail with an error matching
 // errors.ErrUnsupported, and so does every File.Allocate outside Linux.
 var OS FS = osFS{}
 
 type osFS struct{}
 
-// OpenFile opens a file as os.OpenFile does. Opening a directory fails
-// with EISDIR, as it does on a Mem.
+// OpenFile opens a file with the flags and permissions os.OpenFile takes.
+// Opening a directory fails with EISDIR, as it does on a Mem.
 func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 	f, err := openFile(name, flag, perm)
 	if err != nil {
