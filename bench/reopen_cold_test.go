@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,9 @@ const reopenChildEnv = "STRATA_BENCH_REOPEN_CHILD"
 // read, not the cost of starting a process: the first Open in a process,
 // which pays what a warm BenchmarkReopen does not (first use of code and
 // data, page faults in the binary). Strata beside bbolt, through the same
-// peers the program runs.
+// peers the program runs, and on Linux the layout-floor baseline on
+// Strata's log: the system calls and reads of these files alone, the
+// least any Open of them and read of the last record costs.
 func BenchmarkReopenCold(b *testing.B) {
 	arena := readsArena(reopenRecords)
 	for _, name := range []string{"strata", "bbolt"} {
@@ -50,21 +53,29 @@ func BenchmarkReopenCold(b *testing.B) {
 		if err := l.Close(); err != nil {
 			b.Fatal(err)
 		}
-		b.Run("op=open+get/log="+name, func(b *testing.B) {
-			var wall, cpu time.Duration
-			for range b.N {
-				w, c := runReopenChild(b, name, dir)
-				wall += w
-				cpu += c
-			}
-			b.ReportMetric(float64(wall.Nanoseconds())/float64(b.N), "child-ns/op")
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "child-cpu-ns/op")
-		})
+		b.Run("op=open+get/log="+name, func(b *testing.B) { reopenChildren(b, name, dir) })
+		if name == "strata" && runtime.GOOS == "linux" {
+			// The floor reopens what the strata peer wrote.
+			b.Run("op=open+get/log=layout-floor", func(b *testing.B) { reopenChildren(b, "layout-floor", dir) })
+		}
 	}
 }
 
+// reopenChildren runs b.N children of name on dir and reports their mean
+// wall and CPU time.
+func reopenChildren(b *testing.B, name, dir string) {
+	var wall, cpu time.Duration
+	for range b.N {
+		w, c := runReopenChild(b, name, dir)
+		wall += w
+		cpu += c
+	}
+	b.ReportMetric(float64(wall.Nanoseconds())/float64(b.N), "child-ns/op")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "child-cpu-ns/op")
+}
+
 // findPeer returns the registered peer called name.
-func findPeer(b *testing.B, name string) peers.Peer {
+func findPeer(b testing.TB, name string) peers.Peer {
 	for _, p := range peers.All() {
 		if p.Name == name {
 			return p

@@ -241,6 +241,14 @@ func summarize(cfg *config, rs *results) []goalRow {
 			against(3, "")
 		case wReopen:
 			against(0, "bbolt")
+			// The system calls and reads of Strata's files alone: no
+			// Open of them goes below it.
+			if fc, ok := rs.cell(wl, "layout-floor"); ok {
+				row.Goal += "; layout-floor " + format(secs, fc.Median)
+				if pc, ok := rs.cell(wl, "bbolt"); ok && pc.Median > 0 {
+					row.Goal += fmt.Sprintf(" (%.2f× bbolt)", fc.Median/pc.Median)
+				}
+			}
 		case wCycle, wClose:
 			against(0, "tidwall-wal")
 		case wBytes:

@@ -46,7 +46,11 @@ type runner struct {
 	out  map[string]result
 }
 
-func (r *runner) want(w string) bool { return slices.Contains(r.cfg.workloads, w) }
+// want reports whether the run measures w: asked for, and for a peer
+// that is ReopenOnly, W6.
+func (r *runner) want(w string) bool {
+	return slices.Contains(r.cfg.workloads, w) && (!r.peer.ReopenOnly || w == wReopen)
+}
 
 func (r *runner) wantAny(ws ...string) bool {
 	return slices.ContainsFunc(ws, r.want)

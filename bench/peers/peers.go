@@ -68,6 +68,9 @@ type Peer struct {
 	// file writes) rather than a log a program would embed: it is shown
 	// beside the others but never counted as the best peer.
 	Baseline bool
+	// ReopenOnly is true for a baseline measured on W6 alone: it writes
+	// W2's log (its figure not shown) only to reopen it.
+	ReopenOnly bool
 }
 
 var registered []Peer

@@ -96,6 +96,10 @@ func TestConformance(t *testing.T) {
 				l, err = p.Open(dir, o)
 				require.NoError(t, err)
 				checkGet(t, l, n-1)
+				if p.ReopenOnly {
+					require.NoError(t, l.Close())
+					return
+				}
 				checkScan(t, l, 0, n)
 				appendConf(t, l, n, n+10, 1)
 				appendConf(t, l, n+10, n+110, 100)
