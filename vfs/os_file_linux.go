@@ -26,11 +26,14 @@ type fdFile struct {
 	mu     sync.RWMutex
 	fd     int
 	closed bool
+	// append says the file was opened with O_APPEND, where WriteAt fails
+	// as an *os.File's does: pwrite(2) would write at the end.
+	append bool
 }
 
-// newOSFile wraps the descriptor fd of the file opened as name.
-func newOSFile(fd int, name string) osFile {
-	return osFile{&fdFile{name: name, fd: fd}}
+// newOSFile wraps the descriptor fd of the file opened as name with flag.
+func newOSFile(fd int, name string, flag int) osFile {
+	return osFile{&fdFile{name: name, fd: fd, append: flag&os.O_APPEND != 0}}
 }
 
 // openFile opens name as a File; see openOS.
@@ -39,7 +42,7 @@ func openFile(name string, flag int, perm os.FileMode) (osFile, error) {
 	if err != nil {
 		return osFile{}, err
 	}
-	return newOSFile(fd, name), nil
+	return newOSFile(fd, name, flag), nil
 }
 
 // Name returns the path the file was opened with.
@@ -101,7 +104,11 @@ func (f *fdFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // WriteAt writes p at off (pwrite, again after EINTR or a short write).
+// On a file opened with O_APPEND it fails, as os.File.WriteAt does.
 func (f *fdFile) WriteAt(p []byte, off int64) (int, error) {
+	if f.append {
+		return 0, errAppendWriteAt
+	}
 	if off < 0 {
 		return 0, &fs.PathError{Op: "writeat", Path: f.name, Err: unix.EINVAL}
 	}
