@@ -2,7 +2,6 @@ package strata_test
 
 import (
 	"fmt"
-	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/internal/bubble"
 	"github.com/stratalog/strata/stratatest"
 	"github.com/stratalog/strata/vfs"
 )
@@ -21,21 +21,23 @@ import (
 func TestOpenStartsNoGoroutine(t *testing.T) {
 	for _, policy := range []strata.SyncPolicy{strata.SyncEvery(0), strata.SyncNever, strata.SyncAlways} {
 		t.Run(policy.String(), func(t *testing.T) {
-			fsys := vfs.NewMem()
-			opts := &strata.Options{FS: fsys, Sync: policy}
-			s, err := strata.Open("/s", opts)
-			require.NoError(t, err)
-			require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 3, CleanupPolicy: strata.CleanupCompact}))
-			require.NoError(t, s.Close())
+			synctest.Test(t, func(t *testing.T) {
+				fsys := vfs.NewMem()
+				opts := &strata.Options{FS: fsys, Sync: policy}
+				s, err := strata.Open("/s", opts)
+				require.NoError(t, err)
+				require.NoError(t, s.CreateTopic("t", strata.TopicConfig{Partitions: 3, CleanupPolicy: strata.CleanupCompact}))
+				require.NoError(t, s.Close())
 
-			before := runtime.NumGoroutine()
-			s, err = strata.Open("/s", opts)
-			require.NoError(t, err)
-			require.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines after Open")
-			_, err = s.AppendTo(ctx, "t", 0, strata.Record{Key: []byte("k"), Value: []byte("v")})
-			require.NoError(t, err)
-			require.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines after an append")
-			require.NoError(t, s.Close())
+				before := bubble.Goroutines()
+				s, err = strata.Open("/s", opts)
+				require.NoError(t, err)
+				require.Equal(t, before, bubble.Goroutines(), "goroutines after Open")
+				_, err = s.AppendTo(ctx, "t", 0, strata.Record{Key: []byte("k"), Value: []byte("v")})
+				require.NoError(t, err)
+				require.Equal(t, before, bubble.Goroutines(), "goroutines after an append")
+				require.NoError(t, s.Close())
+			})
 		})
 	}
 }
@@ -48,13 +50,13 @@ func TestBackgroundCleansOnItsInterval(t *testing.T) {
 	for _, policy := range []strata.SyncPolicy{strata.SyncEvery(0), strata.SyncNever, strata.SyncAlways} {
 		t.Run(policy.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				before := runtime.NumGoroutine()
+				before := bubble.Goroutines()
 				s := stratatest.Open(t, &strata.Options{Sync: policy, CleanerInterval: time.Minute})
 				require.NoError(t, s.CreateTopic("t", strata.TopicConfig{}))
 				_, err := s.Append(ctx, "t", rec("k", "v"))
 				require.NoError(t, err)
 				synctest.Wait()
-				require.Equal(t, before, runtime.NumGoroutine(), "goroutines of an open store")
+				require.Equal(t, before, bubble.Goroutines(), "goroutines of an open store")
 
 				require.NoError(t, s.CreateTopic("profiles", strata.TopicConfig{
 					CleanupPolicy: strata.CleanupCompact, SegmentBytes: 4096, MinCleanableDirtyRatio: -1,

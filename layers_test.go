@@ -25,6 +25,7 @@ var layers = map[string]int{
 	"internal/murmur2vec": 0, // test data: Kafka's murmur2 golden vectors
 	"internal/wire":       0, // the field reader of the group and txn record formats
 	"internal/cputime":    0, // benchmarks: the process's CPU time
+	"internal/bubble":     0, // test helper: the goroutines of a synctest bubble
 	"log":                 1,
 	"index":               1,
 	"segment":             2,

@@ -1,12 +1,13 @@
 package partition
 
 import (
-	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/stratalog/strata/internal/bubble"
 )
 
 // TestOpenStartsNoGoroutine: under each policy Open starts no goroutine
@@ -16,18 +17,18 @@ func TestOpenStartsNoGoroutine(t *testing.T) {
 	for _, policy := range []SyncPolicy{SyncEvery(time.Second), SyncNever, SyncAlways} {
 		t.Run(policy.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				before := runtime.NumGoroutine()
+				before := bubble.Goroutines()
 				cfg := small(newClock())
 				cfg.Sync = policy
 				p, _ := memPartition(t, cfg)
-				require.Equal(t, before, runtime.NumGoroutine(), "goroutines after Open")
+				require.Equal(t, before, bubble.Goroutines(), "goroutines after Open")
 				require.Equal(t, policy.Mode == SyncModeEvery, p.bg.tick != nil, "a timer armed")
 
 				for id := 0; len(p.Segments()) < 3; id++ {
 					appendIDs(t, p, id)
 				}
 				synctest.Wait()
-				require.Equal(t, before, runtime.NumGoroutine(), "goroutines once the rolls' fsyncs are done")
+				require.Equal(t, before, bubble.Goroutines(), "goroutines once the rolls' fsyncs are done")
 				p.mu.Lock()
 				pending, flushing := len(p.mu.pending), p.mu.flushing
 				p.mu.Unlock()
@@ -38,7 +39,7 @@ func TestOpenStartsNoGoroutine(t *testing.T) {
 					require.GreaterOrEqual(t, p.SyncedOffset(), segs[len(segs)-1].Base, "synced past the rolled segments")
 				}
 				require.NoError(t, p.Close())
-				require.Equal(t, before, runtime.NumGoroutine(), "goroutines after Close")
+				require.Equal(t, before, bubble.Goroutines(), "goroutines after Close")
 			})
 		})
 	}
