@@ -46,17 +46,7 @@ func (osFS) Rename(oldname, newname string) error { return os.Rename(oldname, ne
 
 func (osFS) MkdirAll(dir string, perm os.FileMode) error { return os.MkdirAll(dir, perm) }
 
-func (osFS) ReadDir(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, len(entries))
-	for i, e := range entries {
-		names[i] = e.Name()
-	}
-	return names, nil
-}
+func (osFS) ReadDir(dir string) ([]string, error) { return readDirOS(dir) }
 
 func (osFS) Stat(name string) (FileInfo, error) {
 	fi, err := os.Stat(name)
