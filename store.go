@@ -181,11 +181,17 @@ func (s *Store) load(names []string, lockListed bool) error {
 			return fmt.Errorf("strata: listing %s: %w", s.dir, err)
 		}
 	}
-	listed := make(map[string]bool, len(names))
+	var clean, temp, registry bool // which of the store's files are listed
 	for _, name := range names {
-		listed[name] = true
+		switch name {
+		case cleanFile:
+			clean = true
+		case topicsFile + vfs.TempSuffix:
+			temp = true
+		case topicsFile:
+			registry = true
+		}
 	}
-	clean := listed[cleanFile]
 	s.clean = clean
 	if clean {
 		marker := filepath.Join(s.dir, cleanFile)
@@ -199,12 +205,12 @@ func (s *Store) load(names []string, lockListed bool) error {
 	if err := s.removeDeleted(names); err != nil {
 		return err
 	}
-	if listed[topicsFile+vfs.TempSuffix] {
+	if temp {
 		// What a failed or interrupted registry write left.
 		_ = s.fsys.Remove(filepath.Join(s.dir, topicsFile+vfs.TempSuffix))
 	}
 	reg := map[string]registryEntry{}
-	if listed[topicsFile] {
+	if registry {
 		if reg, err = readRegistry(s.fsys, s.dir); err != nil {
 			return err
 		}

@@ -175,12 +175,11 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, listed lis
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("partition: listing %s: %w", p.name, err)
 	}
-	listed = make(listing, len(names))
-	for _, name := range names {
-		listed[name] = true
+	if !slices.IsSorted(names) {
+		slices.Sort(names) // FS.ReadDir sorts; a listing is searched
 	}
-	logs := map[int64]bool{}
-	swaps := map[int64]bool{}
+	listed = names
+	var swaps map[int64]bool // the bases of the .log.swap files
 	minCleaned := int64(math.MaxInt64)
 	var indexes, cleaned, swapFiles []string
 	changed := false
@@ -201,7 +200,7 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, listed lis
 		}
 		switch {
 		case suffix == segment.LogSuffix:
-			logs[base] = true
+			bases = append(bases, base) // in order: the names are
 		case suffix == segment.IndexSuffix || suffix == segment.TimeIndexSuffix || suffix == segment.TxnIndexSuffix:
 			indexes = append(indexes, name)
 		case strings.HasSuffix(suffix, segment.DeletedSuffix):
@@ -215,6 +214,9 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, listed lis
 		case strings.HasSuffix(suffix, segment.SwapSuffix):
 			swapFiles = append(swapFiles, name)
 			if suffix == segment.LogSuffix+segment.SwapSuffix {
+				if swaps == nil {
+					swaps = map[int64]bool{}
+				}
 				swaps[base] = true
 			}
 		case suffix == snapshotSuffix:
@@ -255,31 +257,38 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, listed lis
 			return nil, nil, nil, err
 		}
 		hi = max(hi, end)
-		for base := range logs {
+		kept := bases[:0]
+		for _, base := range bases {
 			if base >= lo && base < hi && !swaps[base] {
 				if err := p.dropSegments([]int64{base}); err != nil {
 					return nil, nil, nil, err
 				}
-				delete(logs, base)
+				continue
 			}
+			kept = append(kept, base)
 		}
+		bases = kept
 		for base := range swaps {
 			if err := segment.RenameTemp(p.fsys, p.dir, base, segment.SwapSuffix, ""); err != nil {
 				return nil, nil, nil, err
 			}
-			logs[base], recover[base] = true, true
+			if !slices.Contains(bases, base) {
+				bases = append(bases, base)
+			}
+			recover[base] = true
 		}
+		slices.Sort(bases)
 		p.cfg.Logger.Warn("partition: completed an interrupted segment swap", "dir", p.dir, "from", lo, "to", hi)
 		changed = true
 	}
-	if listed[swapEndFile] {
+	if listed.has(swapEndFile) {
 		if err := p.fsys.Remove(filepath.Join(p.dir, swapEndFile)); err == nil {
 			changed = true
 		}
 	}
 	for _, name := range indexes {
 		base, _, _ := segment.ParseFileName(name)
-		if !logs[base] {
+		if _, ok := slices.BinarySearch(bases, base); !ok {
 			err := p.remove(name)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, nil, nil, err
@@ -294,27 +303,25 @@ func (p *Partition) scanDir() (bases []int64, recover map[int64]bool, listed lis
 	}
 	slices.Sort(snaps)
 	p.mu.snaps = snaps
-	bases = make([]int64, 0, len(logs))
-	for b := range logs {
-		bases = append(bases, b)
-	}
-	slices.Sort(bases)
 	return bases, recover, listed, nil
 }
 
-// listing is the set of names a partition's directory held when Open
-// listed it. No other process writes the directory while the partition is
+// listing is the names a partition's directory held when Open listed it,
+// sorted. No other process writes the directory while the partition is
 // open, so a name not in it is a file that is not there: Open reads, or
 // removes, only what is.
-type listing map[string]bool
+type listing []string
 
 // has reports whether name is listed.
-func (l listing) has(name string) bool { return l[name] }
+func (l listing) has(name string) bool {
+	_, ok := slices.BinarySearch(l, name)
+	return ok
+}
 
 // loadCheckpoint is p.loadCheckpoint of a file that is listed; one that is
 // not is missing.
 func (l listing) loadCheckpoint(p *Partition, name string, missing int64, instead string) (int64, bool, error) {
-	if !l[name] {
+	if !l.has(name) {
 		return missing, false, nil
 	}
 	return p.loadCheckpoint(name, missing, instead)
@@ -324,12 +331,8 @@ func (l listing) loadCheckpoint(p *Partition, name string, missing int64, instea
 // under its own name or with a suffix.
 func (l listing) segmentFiles(base int64) bool {
 	prefix := segment.FileName(base, "")
-	for name := range l {
-		if strings.HasPrefix(name, prefix) {
-			return true
-		}
-	}
-	return false
+	i, _ := slices.BinarySearch(l, prefix) // the first name at or after it
+	return i < len(l) && strings.HasPrefix(l[i], prefix)
 }
 
 func (p *Partition) remove(name string) error {
