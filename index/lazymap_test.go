@@ -26,11 +26,11 @@ func writeIndexes(t *testing.T, fsys vfs.FS, n int) {
 	require.NoError(t, x.Close())
 }
 
-// TestMappedWhenFirstNeeded: a time index (writable or not) and a
-// read-only offset index map their files only when an entry between the
-// first and the last is first read, or an entry is appended; their ends
-// read without a mapping, and one that is never searched is never mapped.
-// A writable offset index is mapped at open.
+// TestMappedWhenFirstNeeded: a time index and an offset index, writable or
+// not, map their files only when an entry between the first and the last
+// is first read, or an entry is appended; their ends read without a
+// mapping, and so do lookups of an offset that the first or the last entry
+// answers, so one that is never searched is never mapped.
 func TestMappedWhenFirstNeeded(t *testing.T) {
 	for _, n := range []int{1, 2, 600} { // 600 time entries span two pages
 		m := vfs.NewMem()
@@ -55,16 +55,40 @@ func TestMappedWhenFirstNeeded(t *testing.T) {
 			require.NoError(t, err)
 			off, pos := o.Entry(last)
 			require.Equal(t, [2]int64{int64(10 + 2*last), int64(100 * last)}, [2]int64{off, int64(pos)})
-			if writable {
-				require.Equal(t, maps+1, m.Count(vfs.OpMap), "a writable offset index maps at open")
-			} else {
-				require.Equal(t, maps, m.Count(vfs.OpMap), "n=%d: read-only offset index mapped before a lookup", n)
+			for _, target := range []int64{5, 10 + 2*int64(last), 10 + 2*int64(last) + 1, 1 << 40} {
+				slot, _ := o.Floor(target)
+				want := last
+				if target < 10 {
+					want = -1
+				}
+				require.Equal(t, want, slot, "n=%d writable=%v: Floor(%d)", n, writable, target)
+			}
+			off, pos = o.Lookup(1 << 40)
+			require.Equal(t, [2]int64{int64(10 + 2*last), int64(100 * last)}, [2]int64{off, int64(pos)})
+			require.Equal(t, maps, m.Count(vfs.OpMap), "n=%d writable=%v: offset index mapped for its ends", n, writable)
+			if n > 2 {
+				off, pos = o.Lookup(int64(10 + 2*(n/2)))
+				require.Equal(t, [2]int64{int64(10 + 2*(n/2)), int64(100 * (n / 2))}, [2]int64{off, int64(pos)})
+				require.Equal(t, maps+1, m.Count(vfs.OpMap), "n=%d writable=%v", n, writable)
 			}
 			require.NoError(t, o.Close())
 		}
 
-		// Appending maps a writable time index.
+		// Appending maps a writable offset index.
 		maps := m.Count(vfs.OpMap)
+		o, err := OpenOffset(m, "10.index", 10, 0, true)
+		require.NoError(t, err)
+		require.NoError(t, o.Append(int64(10+2*n), int32(100*n)))
+		require.Equal(t, maps+1, m.Count(vfs.OpMap))
+		require.NoError(t, o.Close())
+		o, err = OpenOffset(m, "10.index", 10, 0, false)
+		require.NoError(t, err)
+		require.Equal(t, n+1, o.Entries())
+		require.NoError(t, o.Check())
+		require.NoError(t, o.Close())
+
+		// Appending maps a writable time index.
+		maps = m.Count(vfs.OpMap)
 		x, err := OpenTime(m, "10.timeindex", 10, 0, true)
 		require.NoError(t, err)
 		require.NoError(t, x.MaybeAppend(int64(1000+n), int64(10+2*n), false))

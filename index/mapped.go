@@ -297,6 +297,24 @@ func (m *mapped) at(i int) []byte {
 	return nil
 }
 
+// floorAtEnds is floor of the first n entries for an index opened lazily
+// and not mapped yet, where its first or its last entry is the answer: the
+// ends open read (see at) decide it without the mapping. It returns false
+// when entries in between must be searched, or the index is mapped.
+func (m *mapped) floorAtEnds(n int, f field, target int64) (int, bool) {
+	if n == 0 || !m.lazy.Load() {
+		return 0, false
+	}
+	b, ok := f.bound(target)
+	switch {
+	case !ok || f.raw(m.first[:], f.window) > b:
+		return -1, true
+	case f.raw(m.last[:], f.window) <= b:
+		return n - 1, true
+	}
+	return 0, false
+}
+
 // resize truncates or extends the file to bytes unless it has that size.
 func (m *mapped) resize(bytes int64) error {
 	if m.fileBytes == bytes {

@@ -28,24 +28,29 @@ type Offset struct {
 //
 // Writable, the file is created if missing; every entry in the file as found
 // (its size / 8, rounded down) is taken as valid — call Reset if the file
-// was not cleanly closed, or Check to test it — and the file is extended to
-// maxBytes rounded down to a multiple of 8 (never shrunk below its entries)
-// and mapped at that size. A maxBytes of 0 means DefaultMaxBytes.
+// was not cleanly closed, or Check to test it — and its mapping has room
+// for maxBytes rounded down to a multiple of 8 (never fewer than its
+// entries). A maxBytes of 0 means DefaultMaxBytes.
 //
 // Creating the file does not sync its directory; the caller does
 // (vfs.FS.SyncDir).
 //
 // Read-only (writable false), the file must exist; it is mapped at its
 // current size, which must be a multiple of 8 (else a *CorruptError), and
-// its entries are not checked (see Check). maxBytes is ignored. The file
-// is mapped when an entry other than the first and the last is first read
-// (Lookup, Check), which OpenOffset reads with pread: a sealed segment
-// that is never read costs no mapping. If that late mapping fails, the
+// its entries are not checked (see Check). maxBytes is ignored.
+//
+// Writable or not, OpenOffset reads the first and the last entry with
+// pread and maps the file only when it is first needed: an entry in
+// between read (a Lookup that the two ends do not answer, Check,
+// TruncateTo) or an entry appended. A segment's open and a lookup at or
+// past the last entry's offset (the newest records) need only the ends, so
+// a segment that is opened and read at its end costs no mapping of its
+// offset index. If that late mapping fails, Append returns the error, the
 // index narrows no lookup (Lookup returns the base offset at position 0),
 // and Check returns the error.
 func OpenOffset(fsys vfs.FS, path string, base int64, maxBytes int, writable bool) (*Offset, error) {
 	x := &Offset{}
-	if err := x.m.open(fsys, path, base, OffsetEntrySize, maxBytes, writable, !writable); err != nil {
+	if err := x.m.open(fsys, path, base, OffsetEntrySize, maxBytes, writable, true); err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -193,6 +198,9 @@ func (x *Offset) Floor(target int64) (slot, entries int) {
 	n := x.Entries()
 	if target < x.m.base {
 		return -1, n
+	}
+	if slot, ok := x.m.floorAtEnds(n, offsetKey, target-x.m.base); ok {
+		return slot, n
 	}
 	data, k := x.m.view(n)
 	return floor(data, k, offsetKey, target-x.m.base), k
