@@ -115,3 +115,44 @@ func TestMismatch(t *testing.T) {
 		})
 	}
 }
+
+// countingLog is a noopLog that counts its reads.
+type countingLog struct {
+	*noopLog
+	scans, gets int
+}
+
+func (l *countingLog) Scan(from int64, fn func(i int64, key, value []byte) bool) error {
+	l.scans++
+	return l.noopLog.Scan(from, fn)
+}
+
+func (l *countingLog) Get(i int64, fn func(key, value []byte)) error {
+	l.gets++
+	return l.noopLog.Get(i, fn)
+}
+
+func (l *countingLog) Close() error { return nil }
+
+// TestReopenOnly: a ReopenOnly peer does what comes before W6 on W2's log
+// (W4's scan and W5's lookups) and nothing else, and only its W6 is kept.
+func TestReopenOnly(t *testing.T) {
+	cfg := &config{records: 300, runs: 1, budget: time.Second, lookups: 50, cycles: 3, workloads: allWorkloads, dir: t.TempDir()}
+	d := newData(cfg.records)
+	l := &countingLog{noopLog: &noopLog{d: d}}
+	opens := 0
+	p := peers.Peer{Name: "reopen-only", Baseline: true, ReopenOnly: true, Open: func(string, peers.Options) (peers.Log, error) {
+		opens++
+		return l, nil
+	}}
+	r := &runner{cfg: cfg, d: d, peer: p, dir: cfg.dir, out: map[string]result{}}
+	if err := r.run(); err != nil {
+		t.Fatal(err)
+	}
+	if opens != 2 || l.scans != 1 || l.gets != cfg.lookups+1 {
+		t.Errorf("opens %d, scans %d, gets %d: want W2's open and W6's, W4's scan, W5's %d lookups and W6's", opens, l.scans, l.gets, cfg.lookups)
+	}
+	if _, ok := r.out[wReopen]; !ok || len(r.out) != 1 {
+		t.Errorf("figures kept: %v, want W6's alone", r.out)
+	}
+}

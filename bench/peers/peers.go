@@ -69,7 +69,8 @@ type Peer struct {
 	// beside the others but never counted as the best peer.
 	Baseline bool
 	// ReopenOnly is true for a baseline measured on W6 alone: it writes
-	// W2's log (its figure not shown) only to reopen it.
+	// W2's log and reads it as W4 and W5 do (their figures not shown) only
+	// to reopen it after the same work as the others.
 	ReopenOnly bool
 }
 
