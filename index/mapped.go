@@ -74,13 +74,17 @@ type mapped struct {
 	// open but not mapped; mapBytes is what its mapping is to cover. While
 	// lazy, first and last hold the entries 0 and n-1 as open read them
 	// (n cannot change before the mapping: everything that changes the
-	// entries maps first), so the ends of the index, which a segment's
-	// open and its appends look at, are known without a mapping. mapMu
-	// serialises the mapping; readers take it only while lazy is set.
-	lazy        atomic.Bool
-	mapMu       sync.Mutex
-	mapBytes    int
-	first, last [TimeEntrySize]byte
+	// entries maps first, but for a truncateTo whose mapping failed, which
+	// publishes a new last entry), so the ends of the index, which a
+	// segment's open and its appends look at, are known without a mapping.
+	// last points at an array never written once published, so readers
+	// need no lock. mapMu serialises the mapping; readers take it only
+	// while lazy is set.
+	lazy     atomic.Bool
+	mapMu    sync.Mutex
+	mapBytes int
+	first    [TimeEntrySize]byte
+	last     atomic.Pointer[[TimeEntrySize]byte]
 }
 
 // open opens the file at path as an index of size-byte entries for the
@@ -225,6 +229,7 @@ func (m *mapped) readEnds(n int) error {
 	}
 	size := m.size
 	lastAt := (n - 1) * size
+	last := new([TimeEntrySize]byte)
 	read := func(p []byte, off int) error {
 		if k, err := m.file.ReadAt(p, int64(off)); err != nil && !(errors.Is(err, io.EOF) && k == len(p)) {
 			return fmt.Errorf("index: reading %s: %w", m.path, err)
@@ -238,13 +243,18 @@ func (m *mapped) readEnds(n int) error {
 			return err
 		}
 		copy(m.first[:size], buf[:size])
-		copy(m.last[:size], buf[lastAt:])
+		copy(last[:size], buf[lastAt:])
+		m.last.Store(last)
 		return nil
 	}
 	if err := read(m.first[:size], 0); err != nil {
 		return err
 	}
-	return read(m.last[:size], lastAt)
+	if err := read(last[:size], lastAt); err != nil {
+		return err
+	}
+	m.last.Store(last)
+	return nil
 }
 
 // endsBytes is the most readEnds reads with one pread, into a buffer of
@@ -289,7 +299,7 @@ func (m *mapped) at(i int) []byte {
 		return m.first[:m.size]
 	}
 	if i == m.entries()-1 {
-		return m.last[:m.size]
+		return m.last.Load()[:m.size]
 	}
 	if data, err := m.mapNow(); err == nil {
 		return data[i*m.size : (i+1)*m.size]
@@ -309,7 +319,7 @@ func (m *mapped) floorAtEnds(n int, f field, target int64) (int, bool) {
 	switch {
 	case !ok || f.raw(m.first[:], f.window) > b:
 		return -1, true
-	case f.raw(m.last[:], f.window) <= b:
+	case f.raw(m.last.Load()[:], f.window) <= b:
 		return n - 1, true
 	}
 	return 0, false
@@ -504,7 +514,9 @@ func (m *mapped) truncateTo(f field, offset int64) {
 		}
 		k := ceil(data, n, f, offset-m.base)
 		if k > 0 && m.lazy.Load() {
-			copy(m.last[:m.size], data[(k-1)*m.size:]) // the new last entry (see at)
+			last := new([TimeEntrySize]byte) // the new last entry (see at)
+			copy(last[:m.size], data[(k-1)*m.size:])
+			m.last.Store(last)
 		}
 		m.lower(k)
 	}
