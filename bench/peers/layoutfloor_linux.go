@@ -105,6 +105,14 @@ func layoutFloor(dir string) (*floorLog, error) {
 		}
 		return fd, st.Size, nil
 	}
+	openDir := func(name string) (int, error) {
+		fd, err := unix.Open(name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, fmt.Errorf("open %s: %w", name, err)
+		}
+		fds = append(fds, fd)
+		return fd, nil
+	}
 	list := func(fd int) error {
 		var buf [8192]byte
 		for {
@@ -127,7 +135,7 @@ func layoutFloor(dir string) (*floorLog, error) {
 		return err
 	}
 
-	dfd, _, err := open(dir, unix.O_RDONLY|unix.O_DIRECTORY)
+	dfd, err := openDir(dir)
 	if errors.Is(err, unix.ENOENT) {
 		return fail(errNoStore)
 	}
@@ -151,7 +159,7 @@ func layoutFloor(dir string) (*floorLog, error) {
 		return fail(err)
 	}
 	part := filepath.Join(dir, strataTopic+"-0")
-	pfd, _, err := open(part, unix.O_RDONLY|unix.O_DIRECTORY)
+	pfd, err := openDir(part)
 	if err != nil {
 		return fail(err)
 	}
