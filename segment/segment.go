@@ -345,11 +345,14 @@ func openNamed(fsys vfs.FS, dir string, base int64, tmp string, cfg Config, writ
 		return nil, fmt.Errorf("segment: opening %s: %w", s.path, err)
 	}
 	// Reads go through a mapping of the .log file; a writable segment's
-	// mapping reserves room for the file to grow to MaxBytes.
-	fileSize, err := s.log.Size()
-	if err != nil {
-		s.closeFiles()
-		return nil, fmt.Errorf("segment: %s: %w", s.path, err)
+	// mapping reserves room for the file to grow to MaxBytes. A file just
+	// made (O_EXCL) is empty.
+	var fileSize int64
+	if !create {
+		if fileSize, err = s.log.Size(); err != nil {
+			s.closeFiles()
+			return nil, fmt.Errorf("segment: %s: %w", s.path, err)
+		}
 	}
 	s.logSize = fileSize
 	if fileSize > MaxBytesLimit {

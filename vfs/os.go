@@ -44,7 +44,17 @@ func (osFS) Remove(name string) error             { return removeOS(name) }
 func (osFS) RemoveAll(name string) error          { return os.RemoveAll(name) }
 func (osFS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
 
-func (osFS) MkdirAll(dir string, perm os.FileMode) error { return os.MkdirAll(dir, perm) }
+// MkdirAll is os.MkdirAll that tries mkdir(2) first: a new directory whose
+// parent is there (what Strata creates, after an open that found nothing)
+// takes that one call, where os.MkdirAll looks at the directory and at its
+// parent before it. Anything else (a missing parent, a directory or a file
+// of that name) goes on to os.MkdirAll, which reports as it always does.
+func (osFS) MkdirAll(dir string, perm os.FileMode) error {
+	if err := os.Mkdir(dir, perm); err == nil {
+		return nil
+	}
+	return os.MkdirAll(dir, perm)
+}
 
 func (osFS) ReadDir(dir string) ([]string, error) { return readDirOS(dir) }
 
