@@ -68,6 +68,14 @@ type Store struct {
 	// them. Set by Open only.
 	orphans map[string]bool
 
+	// stray says whether the store's directory may hold partition
+	// directories that no partition of the registry owns (see
+	// strayPartitionDirs), which CreateTopic and CreatePartitions must
+	// remove before they make their own: Open sets it from its listing,
+	// and a removal of partition directories that fails sets it. Without
+	// it those calls need not list the directory. Guarded by mu.
+	stray bool
+
 	// readOnly is set on a store opened with Options.ReadOnly.
 	readOnly *readOnlyState
 
@@ -217,6 +225,7 @@ func (s *Store) load(names []string, lockListed bool) error {
 	} else if err := s.noteOrphans(names); err != nil {
 		return err
 	}
+	s.stray = strayPartitionDirs(names, reg)
 	// Topics from a registry without ids (version 1) take the id their
 	// partition directory records (written by an Open that crashed before
 	// it rewrote the registry, or by Kafka), or a new one.
@@ -278,6 +287,23 @@ func (s *Store) noteOrphans(names []string) error {
 		"rebuild the registry with strata.RebuildRegistry(dir) to keep them, or remove the directories",
 		"dir", s.dir, "topics", slices.Sorted(maps.Keys(s.orphans)))
 	return nil
+}
+
+// strayPartitionDirs reports whether names, a listing of the store's
+// directory, hold a partition directory that no partition of reg owns: of
+// a topic reg does not hold, or numbered past its partition count (what a
+// DeleteTopic or CreatePartitions that a crash stopped leaves).
+func strayPartitionDirs(names []string, reg map[string]registryEntry) bool {
+	for _, name := range names {
+		t, i, ok := topic.ParsePartitionDir(name)
+		if !ok {
+			continue
+		}
+		if e, ok := reg[t]; !ok || i >= max(e.Config.Partitions, topic.DefaultPartitions) {
+			return true
+		}
+	}
+	return false
 }
 
 // partitionBase is what every partition gets from the store.

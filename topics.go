@@ -59,25 +59,8 @@ func (s *Store) createTopic(name string, cfg TopicConfig) error {
 			return err
 		}
 	}
-	// Partition directories of that name belong to no topic (a DeleteTopic
-	// a crash interrupted, which may have removed some of them and not
-	// others): their data must not come back under the new topic. Only
-	// this topic's partitions are named name-<digits>: another topic's
-	// ("name-1" has "name-1-0") ends in a second -<digits>.
-	names, err := s.fsys.ReadDir(s.dir)
-	if err != nil {
-		return fmt.Errorf("strata: reading %s: %w", s.dir, err)
-	}
-	for _, e := range names {
-		if t, _, ok := topic.ParsePartitionDir(e); !ok || t != name {
-			continue
-		}
-		dir := filepath.Join(s.dir, e)
-		s.opts.Logger.Warn("strata: removing a partition directory of a topic that no longer exists (a deletion a crash stopped)",
-			"dir", dir, "topic_id", topic.DirID(s.fsys, dir).String())
-		if err := s.fsys.RemoveAll(dir); err != nil {
-			return fmt.Errorf("strata: removing stale %s: %w", dir, err)
-		}
+	if err := s.removeStrayTopicDirs(name); err != nil {
+		return err
 	}
 	// A new id: the topic is not any earlier topic of the name, whose
 	// committed offsets (a DeleteTopic a crash interrupted may have left
@@ -95,6 +78,36 @@ func (s *Store) createTopic(name string, cfg TopicConfig) error {
 		return err
 	}
 	s.topics.Store(&next)
+	return nil
+}
+
+// removeStrayTopicDirs removes the partition directories named for topic
+// name, which the registry does not hold: they belong to no topic (a
+// DeleteTopic a crash interrupted, which may have removed some of them and
+// not others), and their data must not come back under a new topic of the
+// name. Only this topic's partitions are named name-<digits>: another
+// topic's ("name-1" has "name-1-0") ends in a second -<digits>. It lists
+// the directory only when it may hold such directories (s.stray). s.mu
+// must be held.
+func (s *Store) removeStrayTopicDirs(name string) error {
+	if !s.stray {
+		return nil
+	}
+	names, err := s.fsys.ReadDir(s.dir)
+	if err != nil {
+		return fmt.Errorf("strata: reading %s: %w", s.dir, err)
+	}
+	for _, e := range names {
+		if t, _, ok := topic.ParsePartitionDir(e); !ok || t != name {
+			continue
+		}
+		dir := filepath.Join(s.dir, e)
+		s.opts.Logger.Warn("strata: removing a partition directory of a topic that no longer exists (a deletion a crash stopped)",
+			"dir", dir, "topic_id", topic.DirID(s.fsys, dir).String())
+		if err := s.fsys.RemoveAll(dir); err != nil {
+			return fmt.Errorf("strata: removing stale %s: %w", dir, err)
+		}
+	}
 	return nil
 }
 
@@ -186,8 +199,13 @@ func (s *Store) deleteTopic(name string) (topic.ID, error) {
 
 // removePartitionDirs removes the directories of a topic's partitions
 // (those that exist): each is renamed "...-delete" first, so that a crash
-// midway leaves nothing Open would mistake for data.
-func (s *Store) removePartitionDirs(name string, partitions int) error {
+// midway leaves nothing Open would mistake for data. s.mu must be held.
+func (s *Store) removePartitionDirs(name string, partitions int) (err error) {
+	defer func() {
+		if err != nil {
+			s.stray = true // some may be left
+		}
+	}()
 	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
 	for i := range partitions {
 		dir := filepath.Join(s.dir, topic.PartitionDir(name, i))

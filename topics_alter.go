@@ -55,12 +55,14 @@ func (s *Store) CreatePartitions(name string, total int) (err error) {
 	}
 	parts, err := t.OpenPartitions(s.topicFS, s.dir, total, s.partitionBase())
 	if err != nil {
+		s.stray = true // it may have made some of their directories
 		return err
 	}
 	if err := s.recordTopicConfig(name, func(c *TopicConfig) { c.Partitions = total }); err != nil {
 		for _, p := range parts {
 			_ = p.Close()
 		}
+		s.stray = true
 		_ = s.removeStalePartitions(name, have)
 		return err
 	}
@@ -77,8 +79,13 @@ func (s *Store) checkPartitionRoom(name string, n int) error {
 }
 
 // removeStalePartitions removes the partition directories of topic name
-// numbered from on, which the registry does not record.
+// numbered from on, which the registry does not record. It lists the
+// directory only when it may hold such directories (s.stray, which stays
+// set). s.mu must be held.
 func (s *Store) removeStalePartitions(name string, from int) error {
+	if !s.stray {
+		return nil
+	}
 	names, err := s.fsys.ReadDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("strata: reading %s: %w", s.dir, err)
