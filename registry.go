@@ -178,13 +178,15 @@ func parseRegistryJSON(path string, data []byte) (map[string]registryEntry, erro
 // writeRegistry replaces topics.json atomically: a temporary file, fsync,
 // rename, fsync of the directory.
 func writeRegistry(fsys vfs.FS, dir string, topics map[string]registryEntry) error {
-	raw, err := json.Marshal(topics)
-	if err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(registry{Version: registryVersion, Topics: raw, CRC32C: crc32.Checksum(raw, castagnoli)}, "", "  ")
-	if err != nil {
-		return err
+	data, ok := appendRegistry(make([]byte, 0, 128+768*len(topics)), topics)
+	if !ok {
+		raw, err := json.Marshal(topics)
+		if err != nil {
+			return err
+		}
+		if data, err = json.MarshalIndent(registry{Version: registryVersion, Topics: raw, CRC32C: crc32.Checksum(raw, castagnoli)}, "", "  "); err != nil {
+			return err
+		}
 	}
 	path := filepath.Join(dir, topicsFile)
 	if err := vfs.WriteFileAtomic(fsys, path, data); err != nil {
