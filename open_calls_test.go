@@ -46,3 +46,16 @@ func TestReopenStatsEachFileOnce(t *testing.T) {
 	require.Equal(t, stats+3, m.Count(vfs.OpStat), "sizes asked by a clean reopen")
 	require.NoError(t, s.Close())
 }
+
+// TestColdCycleListsEachDirectoryOnce: a cycle from a new directory lists
+// the store's directory once (Open) and the new partition's once (its
+// Open, which finds none and makes it): CreateTopic does not list the
+// store's directory again for stray partition directories when Open's
+// listing showed none. It asks one file for its size: the .log, which
+// Close seals (the segment it made, with O_EXCL, is empty).
+func TestColdCycleListsEachDirectoryOnce(t *testing.T) {
+	m := vfs.NewMem()
+	coldCycle(t, m, strata.SyncNever)
+	require.Equal(t, 2, m.Count(vfs.OpReadDir), "listings in a cold cycle")
+	require.Equal(t, 1, m.Count(vfs.OpStat), "sizes asked in a cold cycle")
+}

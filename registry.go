@@ -180,11 +180,8 @@ func parseRegistryJSON(path string, data []byte) (map[string]registryEntry, erro
 func writeRegistry(fsys vfs.FS, dir string, topics map[string]registryEntry) error {
 	data, ok := appendRegistry(make([]byte, 0, 128+768*len(topics)), topics)
 	if !ok {
-		raw, err := json.Marshal(topics)
-		if err != nil {
-			return err
-		}
-		if data, err = json.MarshalIndent(registry{Version: registryVersion, Topics: raw, CRC32C: crc32.Checksum(raw, castagnoli)}, "", "  "); err != nil {
+		var err error
+		if data, err = marshalRegistry(topics); err != nil {
 			return err
 		}
 	}
@@ -193,6 +190,16 @@ func writeRegistry(fsys vfs.FS, dir string, topics map[string]registryEntry) err
 		return fmt.Errorf("strata: writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// marshalRegistry is topics.json for topics as encoding/json writes it,
+// what appendRegistry writes when it can.
+func marshalRegistry(topics map[string]registryEntry) ([]byte, error) {
+	raw, err := json.Marshal(topics)
+	if err != nil {
+		return nil, err
+	}
+	return json.MarshalIndent(registry{Version: registryVersion, Topics: raw, CRC32C: crc32.Checksum(raw, castagnoli)}, "", "  ")
 }
 
 // entries returns the registry entries of topics.

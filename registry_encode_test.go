@@ -2,7 +2,6 @@ package strata
 
 import (
 	"encoding/json"
-	"hash/crc32"
 	"reflect"
 	"testing"
 
@@ -12,12 +11,10 @@ import (
 	"github.com/stratalog/strata/vfs"
 )
 
-// marshalRegistryJSON is topics.json for topics as encoding/json writes it.
+// marshalRegistryJSON is marshalRegistry, failing t on an error.
 func marshalRegistryJSON(t *testing.T, topics map[string]registryEntry) []byte {
 	t.Helper()
-	raw, err := json.Marshal(topics)
-	require.NoError(t, err)
-	data, err := json.MarshalIndent(registry{Version: registryVersion, Topics: raw, CRC32C: crc32.Checksum(raw, castagnoli)}, "", "  ")
+	data, err := marshalRegistry(topics)
 	require.NoError(t, err)
 	return data
 }

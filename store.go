@@ -72,8 +72,9 @@ type Store struct {
 	// directories that no partition of the registry owns (see
 	// strayPartitionDirs), which CreateTopic and CreatePartitions must
 	// remove before they make their own: Open sets it from its listing,
-	// and a removal of partition directories that fails sets it. Without
-	// it those calls need not list the directory. Guarded by mu.
+	// and a removal of partition directories that fails, or a
+	// CreatePartitions whose partitions fail to open, sets it. Without it
+	// those calls need not list the directory. Guarded by mu.
 	stray bool
 
 	// readOnly is set on a store opened with Options.ReadOnly.

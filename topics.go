@@ -59,8 +59,10 @@ func (s *Store) createTopic(name string, cfg TopicConfig) error {
 			return err
 		}
 	}
-	if err := s.removeStrayTopicDirs(name); err != nil {
-		return err
+	if s.stray {
+		if err := s.removeStrayTopicDirs(name); err != nil {
+			return err
+		}
 	}
 	// A new id: the topic is not any earlier topic of the name, whose
 	// committed offsets (a DeleteTopic a crash interrupted may have left
@@ -86,13 +88,10 @@ func (s *Store) createTopic(name string, cfg TopicConfig) error {
 // DeleteTopic a crash interrupted, which may have removed some of them and
 // not others), and their data must not come back under a new topic of the
 // name. Only this topic's partitions are named name-<digits>: another
-// topic's ("name-1" has "name-1-0") ends in a second -<digits>. It lists
-// the directory only when it may hold such directories (s.stray). s.mu
-// must be held.
+// topic's ("name-1" has "name-1-0") ends in a second -<digits>. Callers
+// call it only when the directory may hold such directories (s.stray).
+// s.mu must be held.
 func (s *Store) removeStrayTopicDirs(name string) error {
-	if !s.stray {
-		return nil
-	}
 	names, err := s.fsys.ReadDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("strata: reading %s: %w", s.dir, err)

@@ -50,8 +50,10 @@ func (s *Store) CreatePartitions(name string, total int) (err error) {
 	}
 	// Directories of the partitions to be are what an earlier call a
 	// crash stopped left: never recorded, so no data of the topic's.
-	if err := s.removeStalePartitions(name, have); err != nil {
-		return err
+	if s.stray {
+		if err := s.removeStalePartitions(name, have); err != nil {
+			return err
+		}
 	}
 	parts, err := t.OpenPartitions(s.topicFS, s.dir, total, s.partitionBase())
 	if err != nil {
@@ -62,7 +64,6 @@ func (s *Store) CreatePartitions(name string, total int) (err error) {
 		for _, p := range parts {
 			_ = p.Close()
 		}
-		s.stray = true
 		_ = s.removeStalePartitions(name, have)
 		return err
 	}
@@ -79,13 +80,14 @@ func (s *Store) checkPartitionRoom(name string, n int) error {
 }
 
 // removeStalePartitions removes the partition directories of topic name
-// numbered from on, which the registry does not record. It lists the
-// directory only when it may hold such directories (s.stray, which stays
-// set). s.mu must be held.
-func (s *Store) removeStalePartitions(name string, from int) error {
-	if !s.stray {
-		return nil
-	}
+// numbered from on, which the registry does not record; a failure sets
+// s.stray, since some may be left. s.mu must be held.
+func (s *Store) removeStalePartitions(name string, from int) (err error) {
+	defer func() {
+		if err != nil {
+			s.stray = true
+		}
+	}()
 	names, err := s.fsys.ReadDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("strata: reading %s: %w", s.dir, err)
