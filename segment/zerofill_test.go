@@ -3,6 +3,7 @@ package segment
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -160,4 +161,46 @@ func TestZeroFillFullDisk(t *testing.T) {
 	require.Greater(t, s.zeroed, s.Size(), "the next append writes zeros again")
 	requireRecords(t, written, 0, readAll(t, s, 0, 1<<30))
 	require.NoError(t, s.Close())
+}
+
+// TestZeroFillWriteCalls checks that fillZeros writes a step of zeros in
+// calls of at most zeroChunk bytes, steps of zeroStep included.
+func TestZeroFillWriteCalls(t *testing.T) {
+	fx, _ := memFixture(t)
+	w := &writeSizes{FS: fx.fsys}
+	s, err := Create(w, fx.dir, 0, Config{MaxBytes: 8 << 20, ZeroFill: true})
+	require.NoError(t, err)
+	for s.Size() < 4<<20 {
+		appendSized(t, s, 10, 1000)
+	}
+	require.Greater(t, zeroStep, zeroChunk)
+	require.Greater(t, s.Size(), int64(zeroStep), "past the file size where steps are zeroStep long")
+	require.Positive(t, w.largest)
+	require.LessOrEqual(t, w.largest, zeroChunk, "no write call longer than zeroChunk")
+	require.NoError(t, s.Close())
+}
+
+// writeSizes is a file system that records the length of the longest
+// WriteAt on its files.
+type writeSizes struct {
+	vfs.FS
+	largest int
+}
+
+func (w *writeSizes) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
+	f, err := w.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &sizedFile{File: f, w: w}, nil
+}
+
+type sizedFile struct {
+	vfs.File
+	w *writeSizes
+}
+
+func (f *sizedFile) WriteAt(p []byte, off int64) (int, error) {
+	f.w.largest = max(f.w.largest, len(p))
+	return f.File.WriteAt(p, off)
 }
