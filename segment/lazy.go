@@ -113,7 +113,7 @@ func (s *Segment) needIndexes(end int64) error {
 func absentIndexes(fsys vfs.FS, dir string, base int64, listed func(name string) bool) []string {
 	var absent []string
 	for _, kind := range []string{IndexSuffix, TimeIndexSuffix} {
-		if path := filepath.Join(dir, FileName(base, kind)); !fileThere(fsys, path, listed) {
+		if path := filePathIn(dir, base, kind, ""); !fileThere(fsys, path, listed) {
 			absent = append(absent, path)
 		}
 	}

@@ -3,6 +3,7 @@ package segment
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -25,9 +26,38 @@ const offsetDigits = 20
 // zero-padded digits followed by suffix, for example
 // "00000000000000368769.log". The base offset must not be negative.
 func FileName(base int64, suffix string) string {
-	var b [offsetDigits]byte
-	s := strconv.AppendInt(b[:0], base, 10)
-	return strings.Repeat("0", max(0, offsetDigits-len(s))) + string(s) + suffix
+	var b strings.Builder
+	b.Grow(offsetDigits + len(suffix))
+	writeFileName(&b, base, suffix)
+	return b.String()
+}
+
+// writeFileName writes FileName(base, suffix) to b.
+func writeFileName(b *strings.Builder, base int64, suffix string) {
+	var d [offsetDigits]byte
+	s := strconv.AppendInt(d[:0], base, 10)
+	for range offsetDigits - len(s) {
+		b.WriteByte('0')
+	}
+	b.Write(s)
+	b.WriteString(suffix)
+}
+
+// filePathIn returns filepath.Join(dir, FileName(base, kind)+tmp) in one
+// allocation when dir is a clean path other than "", "." and "/" (where
+// Join would change more than the separator between the two); kind and
+// tmp hold no separator.
+func filePathIn(dir string, base int64, kind, tmp string) string {
+	if dir == "" || dir == "." || dir == string(filepath.Separator) || filepath.Clean(dir) != dir {
+		return filepath.Join(dir, FileName(base, kind)+tmp)
+	}
+	var b strings.Builder
+	b.Grow(len(dir) + 1 + offsetDigits + len(kind) + len(tmp))
+	b.WriteString(dir)
+	b.WriteByte(filepath.Separator)
+	writeFileName(&b, base, kind)
+	b.WriteString(tmp)
+	return b.String()
 }
 
 // ParseFileName splits a segment file name into its base offset and its

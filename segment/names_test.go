@@ -2,6 +2,8 @@ package segment
 
 import (
 	"errors"
+	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,5 +76,29 @@ func BenchmarkParseFileName(b *testing.B) {
 		for _, n := range names {
 			_, _, _ = ParseFileName(n)
 		}
+	}
+}
+
+// TestFilePathIn checks filePathIn against filepath.Join for clean and
+// unclean directories, the ones Join treats apart, and bases of every width.
+func TestFilePathIn(t *testing.T) {
+	dirs := []string{"", ".", "/", "..", "p-0", "a/b", "/tmp/s/t-0", "a/", "a//b", "./a", "a/./b", "a/../b", "/a/..", "../x"}
+	for _, dir := range dirs {
+		for _, base := range []int64{0, 7, 368769, math.MaxInt64} {
+			for _, kind := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+				for _, tmp := range []string{"", SwapSuffix} {
+					want := filepath.Join(dir, FileName(base, kind)+tmp)
+					if got := filePathIn(dir, base, kind, tmp); got != want {
+						t.Errorf("filePathIn(%q, %d, %q, %q) = %q, want %q", dir, base, kind, tmp, got, want)
+					}
+				}
+			}
+		}
+	}
+	if got := FileName(368769, LogSuffix); got != "00000000000000368769.log" {
+		t.Errorf("FileName(368769, .log) = %q", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = filePathIn("/tmp/s/t-0", 368769, LogSuffix, "") }); n != 1 {
+		t.Errorf("filePathIn of a clean directory: %v allocations, want 1", n)
 	}
 }

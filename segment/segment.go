@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 
 	"github.com/stratalog/strata/index"
@@ -393,7 +392,7 @@ var fileKinds = []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix
 // of fileKinds) under the name the segment was opened with: its temporary
 // suffix, if any, included.
 func (s *Segment) filePath(kind string) string {
-	return filepath.Join(s.dir, FileName(s.base, kind)+s.tmp)
+	return filePathIn(s.dir, s.base, kind, s.tmp)
 }
 
 // Base returns the segment's base offset: the offset its file name carries,
