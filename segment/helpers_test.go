@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
@@ -180,3 +181,18 @@ func indexEntries(s *Segment) (offsets [][2]int64, times [][2]int64) {
 // testMaxBytes bounds test segments: the in-memory file system reserves a
 // writable segment's whole mapping in memory.
 const testMaxBytes = 16 << 20
+
+// wrapFS is a file system whose OpenFile hands each file it opens, and the
+// name it was opened by, to wrap, and returns what wrap returns.
+type wrapFS struct {
+	vfs.FS
+	wrap func(name string, f vfs.File) vfs.File
+}
+
+func (w wrapFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
+	f, err := w.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return w.wrap(name, f), nil
+}

@@ -36,9 +36,7 @@ func FileName(base int64, suffix string) string {
 func writeFileName(b *strings.Builder, base int64, suffix string) {
 	var d [offsetDigits]byte
 	s := strconv.AppendInt(d[:0], base, 10)
-	for range offsetDigits - len(s) {
-		b.WriteByte('0')
-	}
+	b.WriteString("00000000000000000000"[:max(0, offsetDigits-len(s))])
 	b.Write(s)
 	b.WriteString(suffix)
 }

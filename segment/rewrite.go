@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/stratalog/strata/log"
 	"github.com/stratalog/strata/vfs"
@@ -110,7 +109,7 @@ func CreateTemp(fsys vfs.FS, dir string, base int64, suffix string, cfg Config) 
 // files that are not there are no error. The directory is not synced.
 func RemoveFiles(fsys vfs.FS, dir string, base int64, suffix string) error {
 	for _, kind := range fileKinds {
-		name := filepath.Join(dir, FileName(base, kind)+suffix)
+		name := filePathIn(dir, base, kind, suffix)
 		if err := fsys.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("segment: removing %s: %w", name, err)
 		}
@@ -123,7 +122,7 @@ func RemoveFiles(fsys vfs.FS, dir string, base int64, suffix string) error {
 // syncs the directory. A file already renamed (a crash midway) is skipped.
 func RenameTemp(fsys vfs.FS, dir string, base int64, from, to string) error {
 	for _, kind := range []string{IndexSuffix, TimeIndexSuffix, TxnIndexSuffix, LogSuffix} {
-		name := filepath.Join(dir, FileName(base, kind))
+		name := filePathIn(dir, base, kind, "")
 		err := fsys.Rename(name+from, name+to)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
@@ -143,7 +142,7 @@ func RenameTemp(fsys vfs.FS, dir string, base int64, from, to string) error {
 // reads the log alone (whole batches, CRC-checked), through a mapping of
 // it, never the indexes.
 func SwapNextOffset(fsys vfs.FS, dir string, base int64) (int64, error) {
-	path := filepath.Join(dir, FileName(base, LogSuffix)+SwapSuffix)
+	path := filePathIn(dir, base, LogSuffix, SwapSuffix)
 	f, err := fsys.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return 0, fmt.Errorf("segment: opening %s: %w", path, err)

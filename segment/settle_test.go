@@ -107,35 +107,32 @@ func TestFollowDamageSettles(t *testing.T) {
 	})
 }
 
-// tornReadFS's .log files return, at the first read of more than a
-// header at position at, the bytes with the last one changed: what a read
-// sees of a batch being copied over bytes that were not zeros.
-type tornReadFS struct {
-	vfs.FS
+// tornReadFile is a .log file that returns, at the first read of more
+// than a header at position at, the bytes with the last one changed: what
+// a read sees of a batch being copied over bytes that were not zeros.
+type tornReadFile struct {
+	vfs.File
 	at   int64
 	done *bool
 }
 
-type tornReadFile struct {
-	vfs.File
-	fs tornReadFS
-}
-
 func (f tornReadFile) ReadAt(p []byte, off int64) (int, error) {
 	n, err := f.File.ReadAt(p, off)
-	if off == f.fs.at && len(p) > 61 && !*f.fs.done {
-		*f.fs.done = true
+	if off == f.at && len(p) > 61 && !*f.done {
+		*f.done = true
 		p[n-1] ^= 0xff
 	}
 	return n, err
 }
 
-func (s tornReadFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
-	f, err := s.FS.OpenFile(name, flag, perm)
-	if err == nil && strings.HasSuffix(name, LogSuffix) {
-		return tornReadFile{f, s}, nil
-	}
-	return f, err
+// tornReadFS is fsys with its .log files tornReadFiles.
+func tornReadFS(fsys vfs.FS, at int64, done *bool) vfs.FS {
+	return wrapFS{fsys, func(name string, f vfs.File) vfs.File {
+		if strings.HasSuffix(name, LogSuffix) {
+			return tornReadFile{f, at, done}
+		}
+		return f
+	}}
 }
 
 // TestFollowTornReadIsNotDamage: a read of a batch that caught it being
@@ -153,7 +150,7 @@ func TestFollowTornReadIsNotDamage(t *testing.T) {
 		pos += int64(len(b.bytes))
 	}
 	done := false
-	f, err := OpenFollow(tornReadFS{vfs.OS, pos, &done}, dir, 0, cfg, false)
+	f, err := OpenFollow(tornReadFS(vfs.OS, pos, &done), dir, 0, cfg, false)
 	require.NoError(t, err)
 	defer f.Close()
 	require.True(t, done, "the torn read happened")

@@ -85,17 +85,18 @@ const zerosAhead = runtime.GOOS == "linux"
 const zeroStep = 1 << 20
 
 // zeroChunk is the most that one write call of fillZeros covers: a step
-// takes several. On the 2-core Firecracker VM the benchmarks run on, a
-// quarter of the runs of 1 M appends of 100 records with 1 MiB calls spent
-// three to four times as long copying the zeros into the page cache
-// (copy_folio_from_iter_atomic) and reached 2.4–4.9 M records/s instead
-// of 11 M; with 256 KiB calls none of 24 runs did, at the same speed
-// otherwise, and 64 KiB calls cost 8–10% more. The likely reason is that
-// the page cache sizes its folios by the write's length: folios of a MiB
-// come from the page allocator's largest free blocks, which a virtual
-// machine that hands free memory back to its host (virtio-balloon free
-// page reporting, which that VM has) may have given back, so that their
-// first write waits for the host.
+// takes several. On the 2-core Firecracker VM the benchmarks run on, 5 of
+// 24 runs of 1 M appends of 100 records (after 1 M single-record appends)
+// with 1 MiB calls spent three to four times as long copying the zeros
+// into the page cache (copy_folio_from_iter_atomic) and reached 3.0–4.9 M
+// records/s instead of 11 M; with 256 KiB calls none of 24 runs did, at
+// the same speed otherwise (in bench/compare, one of three 5-run cells
+// still had a run at 6.5 M), and 64 KiB calls cost 8–10% more. The likely
+// reason is that the page cache sizes its folios by the write's length:
+// folios of a MiB come from the page allocator's largest free blocks,
+// which a virtual machine that hands free memory back to its host
+// (virtio-balloon free page reporting, which that VM has) may have given
+// back, so that their first write waits for the host.
 const zeroChunk = 256 << 10
 
 // zeroes is what fillZeros writes: never written to.

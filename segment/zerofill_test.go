@@ -3,7 +3,6 @@ package segment
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -167,7 +166,8 @@ func TestZeroFillFullDisk(t *testing.T) {
 // calls of at most zeroChunk bytes, steps of zeroStep included.
 func TestZeroFillWriteCalls(t *testing.T) {
 	fx, _ := memFixture(t)
-	w := &writeSizes{FS: fx.fsys}
+	largest := 0
+	w := wrapFS{fx.fsys, func(_ string, f vfs.File) vfs.File { return sizedFile{f, &largest} }}
 	s, err := Create(w, fx.dir, 0, Config{MaxBytes: 8 << 20, ZeroFill: true})
 	require.NoError(t, err)
 	for s.Size() < 4<<20 {
@@ -175,32 +175,18 @@ func TestZeroFillWriteCalls(t *testing.T) {
 	}
 	require.Greater(t, zeroStep, zeroChunk)
 	require.Greater(t, s.Size(), int64(zeroStep), "past the file size where steps are zeroStep long")
-	require.Positive(t, w.largest)
-	require.LessOrEqual(t, w.largest, zeroChunk, "no write call longer than zeroChunk")
+	require.Positive(t, largest)
+	require.LessOrEqual(t, largest, zeroChunk, "no write call longer than zeroChunk")
 	require.NoError(t, s.Close())
 }
 
-// writeSizes is a file system that records the length of the longest
-// WriteAt on its files.
-type writeSizes struct {
-	vfs.FS
-	largest int
-}
-
-func (w *writeSizes) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
-	f, err := w.FS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return &sizedFile{File: f, w: w}, nil
-}
-
+// sizedFile records in *largest the length of its longest WriteAt.
 type sizedFile struct {
 	vfs.File
-	w *writeSizes
+	largest *int
 }
 
-func (f *sizedFile) WriteAt(p []byte, off int64) (int, error) {
-	f.w.largest = max(f.w.largest, len(p))
+func (f sizedFile) WriteAt(p []byte, off int64) (int, error) {
+	*f.largest = max(*f.largest, len(p))
 	return f.File.WriteAt(p, off)
 }
