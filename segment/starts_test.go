@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -201,4 +202,79 @@ func TestStartsFirstBatch(t *testing.T) {
 	s.starts.reset()
 	require.Nil(t, s.starts.get(pos[2]))
 	require.Zero(t, s.starts.used.Load())
+}
+
+// refStarts is fillStarts by log.RecordLength alone: the positions of
+// records 0, recordStride, 2*recordStride… of the n records of batch, or
+// false if their length prefixes do not read or add up to its size.
+func refStarts(batch []byte, n int) ([]uint32, bool) {
+	var out []uint32
+	p := log.BatchHeaderSize
+	for i := range n {
+		if i%recordStride == 0 {
+			out = append(out, uint32(p))
+		}
+		if p > len(batch) {
+			return nil, false
+		}
+		prefix, length, err := log.RecordLength(batch[p:])
+		if err != nil {
+			return nil, false
+		}
+		p += prefix + length
+	}
+	return out, p == len(batch)
+}
+
+// TestFillStartsPrefixes checks fillStarts, which reads one- and two-byte
+// length prefixes in line, against refStarts on batches whose records take
+// prefixes of one, two and three bytes: whole, cut short, with one
+// record's length made negative (its magnitude kept, so that the lengths
+// still add up), and with bytes of the record section overwritten at
+// random. The two agree on every batch, and fillStarts never panics.
+func TestFillStartsPrefixes(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 3))
+	values := []int{5, 40, 100, 300, 9000} // prefixes of 1, 1, 2, 2 and 3 bytes
+	for round := range 400 {
+		n := 2*recordStride + r.IntN(200)
+		recs := makeRecords(0, n, 0, 1)
+		for i := range recs {
+			recs[i].Value = make([]byte, values[r.IntN(len(values))])
+		}
+		batch := encode(t, recs)
+		if round%4 == 2 {
+			// One record's length made negative (its zigzag's low bit
+			// set), its magnitude kept: the prefixes still add up.
+			var at []int
+			for p := log.BatchHeaderSize; p < len(batch); {
+				at = append(at, p)
+				prefix, length, err := log.RecordLength(batch[p:])
+				require.NoError(t, err)
+				p += prefix + length
+			}
+			batch[at[r.IntN(len(at))]] ^= 1
+		}
+		if round%4 == 1 {
+			for range 1 + r.IntN(4) {
+				at := log.BatchHeaderSize + r.IntN(len(batch)-log.BatchHeaderSize)
+				batch[at] = byte(r.UintN(256))
+			}
+		}
+		if round%7 == 3 {
+			batch = batch[:len(batch)-1-r.IntN(20)]
+		}
+		want, wantOK := refStarts(batch, n)
+		var e starts
+		ok := fillStarts(&e, 0, batch, n)
+		require.Equal(t, wantOK, ok, "round %d", round)
+		if !ok {
+			continue
+		}
+		require.Equal(t, int32(len(want)), e.n)
+		for i, w := range want {
+			got, present := e.at(i)
+			require.True(t, present)
+			require.Equal(t, w, got, "round %d, position %d", round, i)
+		}
+	}
 }
