@@ -168,3 +168,24 @@ func uvarintShort(b []byte, p int) (uint64, int) {
 	}
 	return 0, 0
 }
+
+// SkipRecord returns where the record at batch[p:] ends, for a record whose
+// length prefix takes one or two bytes (a body under 8 KiB), and -1 for any
+// other, or a length that is negative or below a record's least: the
+// caller then reads the prefix with RecordLength, which decodes the rest
+// and reports the failures. The end it returns may lie past batch.
+// Stepping over a batch's records by their prefixes is a chain of loads,
+// each from the last one's result; this makes each step a few
+// instructions.
+func SkipRecord(batch []byte, p int) int {
+	if uint(p+1) < uint(len(batch)) {
+		if c := batch[p]; c < 0x80 {
+			if c&1 == 0 && c >= 2*minRecordBody {
+				return p + 1 + int(c>>1)
+			}
+		} else if d := batch[p+1]; d-1 < 0x7f && c&1 == 0 {
+			return p + 2 + (int(c&0x7f)|int(d)<<7)>>1
+		}
+	}
+	return -1
+}

@@ -49,11 +49,15 @@ func seekRecord(h *log.BatchHeader, batch []byte, offset int64, cur *segment.Cur
 			}
 		}
 		for ; int64(read) < want && read < h.NumRecords; read++ {
-			_, size, err := recordAt(plain, pos)
-			if err != nil {
-				return nil, 0, 0, 0, err
+			if q := log.SkipRecord(plain, pos); q > 0 && q <= len(plain) {
+				pos = q
+			} else {
+				_, size, err := recordAt(plain, pos)
+				if err != nil {
+					return nil, 0, 0, 0, err
+				}
+				pos += size
 			}
-			pos += size
 			prev = int64(read)
 		}
 		return plain, pos, read, prev, nil

@@ -217,9 +217,9 @@ func recordStarts(pos int64, batch []byte, n int) *starts {
 // before it walks the prefixes (each position read from the one before),
 // so that the walk finds them in cache rather than waiting for one miss
 // after another: with the batch out of the caches, that takes less than
-// half the time. Length prefixes of one or two bytes, which records under
-// 8 KiB have, are read in line; longer ones, and any that do not read,
-// through log.RecordLength.
+// half the time. The walk steps with log.SkipRecord, and reads the
+// prefixes it leaves (longer ones, and any that do not read) with
+// log.RecordLength.
 func fillStarts(e *starts, pos int64, batch []byte, n int) bool {
 	m := (n + recordStride - 1) / recordStride
 	e.pos, e.n, e.more = pos, int32(m), nil
@@ -236,24 +236,9 @@ func fillStarts(e *starts, pos int64, batch []byte, n int) bool {
 				e.more[i/recordStride-startsInline] = uint32(p)
 			}
 		}
-		if p >= len(batch) {
-			return false
-		}
-		if p+1 < len(batch) {
-			if c := batch[p]; c < 0x80 {
-				if c&1 != 0 || c>>1 < minRecordBody {
-					return false // negative, or too short
-				}
-				p += 1 + int(c>>1)
-				continue
-			} else if d := batch[p+1]; d-1 < 0x7f {
-				u := uint32(c&0x7f) | uint32(d)<<7
-				if u&1 != 0 {
-					return false // negative
-				}
-				p += 2 + int(u>>1)
-				continue
-			}
+		if q := log.SkipRecord(batch, p); q > 0 && q <= len(batch) {
+			p = q
+			continue
 		}
 		prefix, length, err := log.RecordLength(batch[p:])
 		if err != nil {
@@ -263,8 +248,3 @@ func fillStarts(e *starts, pos int64, batch []byte, n int) bool {
 	}
 	return p == len(batch)
 }
-
-// minRecordBody is the fewest bytes a record takes after its length
-// prefix: the attributes, the timestamp and offset deltas, the key and value
-// lengths and the header count, of one byte each.
-const minRecordBody = 6
