@@ -91,7 +91,10 @@ const zeroStep = 1 << 20
 // into the page cache (copy_folio_from_iter_atomic) and reached 3.0–4.9 M
 // records/s instead of 11 M; with 256 KiB calls none of 24 runs did, at
 // the same speed otherwise (in bench/compare, one of three 5-run cells
-// still had a run at 6.5 M), and 64 KiB calls cost 8–10% more. The likely
+// still had a run at 6.5 M), and 64 KiB calls cost 8–10% more. It is not
+// gone: on another afternoon, with 256 KiB calls, two full bench/compare
+// tables in three had three of five W2 runs at 2.8–3.6 M, while no run of
+// W1 and W2 alone or beside a few peers was slow (25 runs). The likely
 // reason is that the page cache sizes its folios by the write's length:
 // folios of a MiB come from the page allocator's largest free blocks,
 // which a virtual machine that hands free memory back to its host
