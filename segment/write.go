@@ -85,22 +85,23 @@ const zerosAhead = runtime.GOOS == "linux"
 const zeroStep = 1 << 20
 
 // zeroChunk is the most that one write call of fillZeros covers: a step
-// takes several. On the 2-core Firecracker VM the benchmarks run on, 5 of
-// 24 runs of 1 M appends of 100 records (after 1 M single-record appends)
-// with 1 MiB calls spent three to four times as long copying the zeros
-// into the page cache (copy_folio_from_iter_atomic) and reached 3.0–4.9 M
-// records/s instead of 11 M; with 256 KiB calls none of 24 runs did, at
-// the same speed otherwise (in bench/compare, one of three 5-run cells
-// still had a run at 6.5 M), and 64 KiB calls cost 8–10% more. It is not
-// gone: on another afternoon, with 256 KiB calls, two full bench/compare
-// tables in three had three of five W2 runs at 2.8–3.6 M, while no run of
-// W1 and W2 alone or beside a few peers was slow (25 runs). The likely
-// reason is that the page cache sizes its folios by the write's length:
-// folios of a MiB come from the page allocator's largest free blocks,
-// which a virtual machine that hands free memory back to its host
-// (virtio-balloon free page reporting, which that VM has) may have given
-// back, so that their first write waits for the host.
-const zeroChunk = 256 << 10
+// takes several. On the 2-core Firecracker VM the benchmarks run on, the
+// zeros of larger calls were at times copied into the page cache
+// (copy_folio_from_iter_atomic) three to four times as slowly: with 1 MiB
+// calls in 5 of 24 runs of 1 M appends of 100 records; with 256 KiB calls
+// in none of those 24, but in three of five W2 runs in three of four full
+// bench/compare tables of one afternoon (2.6–3.6 M records/s instead of
+// 9–11 M), and in partition's BenchmarkAppend of 100 records (14.5 µs
+// ± 81% against 7.6 µs ± 2% with 64 KiB calls, 6 counts). With 64 KiB
+// calls the full table that afternoon had no slow run; they cost a
+// single-record append 6.5% more (338 against 360 ns), as a MiB of zeros
+// takes 16 calls instead of 4. The likely reason is that the page cache
+// sizes its folios by the write's length: large folios come from the page
+// allocator's largest free blocks, which a virtual machine that hands
+// free memory back to its host (virtio-balloon free page reporting, which
+// that VM has) may have given back, so that their first write waits for
+// the host.
+const zeroChunk = 64 << 10
 
 // zeroes is what fillZeros writes: never written to.
 var zeroes [zeroChunk]byte
