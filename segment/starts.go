@@ -66,10 +66,11 @@ func (e *starts) cost() int64 { return int64(unsafe.Sizeof(*e)) + 4*int64(cap(e.
 // the segment to itself (truncate, Recover).
 //
 // Appends leave the table to the lookups, though the encoder knows the
-// positions: filling it from log.EncodeBatch at each append of 100 records
-// of 100 B cost 7% of the append rate on the development VM, for 10% on
-// the first random lookups into what was appended (a heap entry per
-// batch, and a larger encoded batch to hand down).
+// positions: having the encoder hand them to the segment at each append of
+// 100 records of 100 B cost 7% of the append rate on the development VM,
+// for 10% on the first random lookups into what was appended (about half
+// of it the larger encoded batch handed down, half the heap entry per
+// batch).
 type startsTable struct {
 	first      starts
 	firstState atomic.Uint32 // firstEmpty, firstFilling or firstSet

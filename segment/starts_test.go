@@ -226,12 +226,13 @@ func refStarts(batch []byte, n int) ([]uint32, bool) {
 	return out, p == len(batch)
 }
 
-// TestFillStartsPrefixes checks fillStarts, which reads one- and two-byte
-// length prefixes in line, against refStarts on batches whose records take
-// prefixes of one, two and three bytes: whole, cut short, with one
-// record's length made negative (its magnitude kept, so that the lengths
-// still add up), and with bytes of the record section overwritten at
-// random. The two agree on every batch, and fillStarts never panics.
+// TestFillStartsPrefixes checks fillStarts, which steps over one- and
+// two-byte length prefixes with log.SkipRecord, against refStarts on
+// batches whose records take prefixes of one, two and three bytes: whole,
+// cut short, with one record's length made negative (its magnitude kept,
+// so that the lengths still add up), and with bytes of the record section
+// overwritten at random. The two agree on every batch, and fillStarts
+// never panics.
 func TestFillStartsPrefixes(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 3))
 	values := []int{5, 40, 100, 300, 9000} // prefixes of 1, 1, 2, 2 and 3 bytes

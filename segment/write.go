@@ -73,8 +73,10 @@ func (s *Segment) write(batches []byte, pos int64) error {
 // does: an append into zeros already written costs less than one that
 // grows the file, by a write call or through the mapping into blocks
 // reserved with fallocate (BenchmarkAppend on ext4, process CPU per
-// append: 1 record -10%, 100 records -22%), since the kernel readies the
-// page cache for a whole step of zeros at once rather than page by page.
+// append, with the zeros written in 1 MiB calls: 1 record -10%, 100
+// records -22%; see zeroChunk for what 64 KiB calls cost), since the
+// kernel readies the page cache for a whole step of zeros at once rather
+// than page by page.
 // Elsewhere it was not measured, and only Config.ZeroFill writes zeros.
 const zerosAhead = runtime.GOOS == "linux"
 
@@ -94,7 +96,7 @@ const zeroStep = 1 << 20
 // 9–11 M), and in partition's BenchmarkAppend of 100 records (14.5 µs
 // ± 81% against 7.6 µs ± 2% with 64 KiB calls, 6 counts). With 64 KiB
 // calls the full table that afternoon had no slow run; they cost a
-// single-record append 6.5% more (338 against 360 ns), as a MiB of zeros
+// single-record append 6.5% more (360 against 338 ns), as a MiB of zeros
 // takes 16 calls instead of 4. The likely reason is that the page cache
 // sizes its folios by the write's length: large folios come from the page
 // allocator's largest free blocks, which a virtual machine that hands
