@@ -229,10 +229,10 @@ func refStarts(batch []byte, n int) ([]uint32, bool) {
 // TestFillStartsPrefixes checks fillStarts, which steps over one- and
 // two-byte length prefixes with log.SkipRecord, against refStarts on
 // batches whose records take prefixes of one, two and three bytes: whole,
-// cut short, with one record's length made negative (its magnitude kept,
-// so that the lengths still add up), and with bytes of the record section
-// overwritten at random. The two agree on every batch, and fillStarts
-// never panics.
+// cut short (at the end, and inside a record that others follow), with
+// one record's length made negative (its magnitude kept, so that the
+// lengths still add up), and with bytes of the record section overwritten
+// at random. The two agree on every batch, and fillStarts never panics.
 func TestFillStartsPrefixes(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 3))
 	values := []int{5, 40, 100, 300, 9000} // prefixes of 1, 1, 2, 2 and 3 bytes
@@ -254,6 +254,18 @@ func TestFillStartsPrefixes(t *testing.T) {
 				p += prefix + length
 			}
 			batch[at[r.IntN(len(at))]] ^= 1
+		}
+		if round%4 == 3 {
+			// Cut inside a record that is not the last: its end lies past
+			// the bytes, and records follow it.
+			var at []int
+			for p := log.BatchHeaderSize; p < len(batch); {
+				at = append(at, p)
+				prefix, length, err := log.RecordLength(batch[p:])
+				require.NoError(t, err)
+				p += prefix + length
+			}
+			batch = batch[:at[len(at)-3]+3]
 		}
 		if round%4 == 1 {
 			for range 1 + r.IntN(4) {
