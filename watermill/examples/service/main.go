@@ -93,6 +93,28 @@ func (w *warehouse) reserve(o OrderPlaced) (int, error) {
 	return left - o.Qty, nil
 }
 
+// groups are the example's consumer groups and the topics they read.
+var groups = []groupTopic{{"stock", "orders"}, {"notify", "stock.reserved"}, {"alerts", "orders.poison"}}
+
+type groupTopic struct{ group, topic string }
+
+// caughtUp reports whether every group of gs has committed every record of
+// its topic.
+func caughtUp(ctx context.Context, st *strata.Store, gs []groupTopic) bool {
+	for _, g := range gs {
+		lags, err := st.Lag(ctx, g.group, g.topic)
+		if err != nil {
+			return false
+		}
+		for _, p := range lags {
+			if p.Lag != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // runService places four orders, runs the router until each one is either
 // notified or in the poison queue, and writes what happened to out.
 func runService(ctx context.Context, dir string, out io.Writer) error {
@@ -227,6 +249,12 @@ func runService(ctx context.Context, dir string, out io.Writer) error {
 	case <-done:
 	case <-ctx.Done():
 	}
+	// The last handler has run, but its message is acked, and its offset
+	// committed, only once it returns: wait for the commits before closing
+	// the router, which would leave an unacked message for the next run.
+	for ctx.Err() == nil && !caughtUp(ctx, st, groups) {
+		time.Sleep(time.Millisecond)
+	}
 	if err := router.Close(); err != nil {
 		return err
 	}
@@ -253,7 +281,7 @@ func runService(ctx context.Context, dir string, out io.Writer) error {
 		fmt.Fprintf(out, " %s %d", o.ID, wh.attempts[o.ID])
 	}
 	fmt.Fprintln(out)
-	for _, g := range []struct{ group, topic string }{{"stock", "orders"}, {"notify", "stock.reserved"}, {"alerts", "orders.poison"}} {
+	for _, g := range groups {
 		lags, err := st.Lag(ctx, g.group, g.topic)
 		if err != nil {
 			return err
