@@ -97,6 +97,7 @@ func (s *Segment) appendChecked(batches []byte, first *log.BatchHeader, more boo
 	last := first
 	index := func(h *log.BatchHeader, at int64) {
 		s.indexBatch(h, at)
+		s.alike.add(h, at, s.base)
 		if !extends {
 			s.marks.set(at, int64(len(s.data)))
 		}

@@ -93,8 +93,11 @@ func (s *Segment) check(pos int64, size int) error {
 }
 
 // locate returns the position of the first batch whose last offset is at
-// least offset, or -1 if there is none below end. It starts from the offset
-// index's largest entry at or below offset and scans batch headers only. The
+// least offset, or -1 if there is none below end. An offset in the run of
+// alike batches appended last (see alikeRun) gives its batch's position
+// and base offset at once, the batch's header checked against them by the
+// cursor's Next. Otherwise locate starts from the offset index's largest
+// entry at or below offset and scans batch headers only. The
 // batch an entry points at must end at the entry's offset, and later batches
 // must follow one another; expect is the offset the found batch must start
 // at, or -1 when that is unknown (the batch an entry points at, whose last
@@ -109,6 +112,10 @@ func (s *Segment) check(pos int64, size int) error {
 // each header's position from the one before, does not wait for one cache
 // miss after another.
 func (s *Segment) locate(offset, end int64) (pos, expect int64, err error) {
+	if b, ok := s.alike.lookup(offset, s.base, end); ok {
+		_ = s.prefetch(b.pos, b.size, end, offset-b.base, b.span)
+		return b.pos, b.base, nil
+	}
 	pos, expect = 0, s.base
 	entryOffset, checkEntry := s.base-1, false
 	slot, entries := s.offsets.Floor(offset)

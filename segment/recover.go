@@ -112,6 +112,7 @@ func (s *Segment) Recover() (Recovery, error) {
 	}
 	s.marks.reset()
 	s.starts.reset()
+	s.alike.reset()
 	s.verified.Store(valid)
 	s.tail.reset(valid)
 	s.size.Store(valid)

@@ -145,6 +145,9 @@ type Segment struct {
 	marks batchMarks
 	// starts are record positions inside large batches, for lookups.
 	starts startsTable
+	// alike is the last run of alike batches appended, which lookups
+	// find without the index.
+	alike alikeRun
 
 	// Writer state.
 	// allocated is how far the .log file is known to reach (its blocks

@@ -82,6 +82,7 @@ func (s *Segment) truncate(offset int64) error {
 	s.tail.cut(cut)
 	s.marks.reset() // a later append may put another batch where a marked one was
 	s.starts.reset()
+	s.alike.reset()
 	s.size.Store(cut)
 	s.next.Store(cutBase)
 	return nil
