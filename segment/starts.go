@@ -10,7 +10,7 @@ import (
 // recordStride is the spacing of the record positions a segment remembers
 // in a large batch: a lookup into the middle of one steps over at most
 // recordStride-1 records, instead of every record before the one it wants.
-const recordStride = 8
+const recordStride = 4
 
 // A batch's record positions are remembered only if it holds at least
 // 2*recordStride records and startsMinBatch bytes. The size makes the batch
@@ -21,16 +21,16 @@ const (
 	startsChunkSlots = 1 << (chunkShift - startsBlockShift)
 	// startsBudgetShift bounds what a segment spends on remembered positions
 	// to 1/64 of its mapped bytes (16 MiB for a 1 GiB segment; with 100-byte
-	// records it takes about 1% of the bytes looked up into).
+	// records it takes about 1.2% of the bytes looked up into).
 	startsBudgetShift = 6
 )
 
 // startsInline is how many record positions a starts holds in itself:
-// those of a batch of up to startsInline*recordStride (184) records are read
+// those of a batch of up to startsInline*recordStride (104) records are read
 // from the struct, without a slice to follow to another cache miss. The
-// struct is then 128 bytes, two cache lines; the first holds the positions
-// of the first 104 records.
-const startsInline = 23
+// struct is then 144 bytes (a size class of the allocator), three cache
+// lines; the first holds the positions of the first 52 records.
+const startsInline = 26
 
 // starts is what a segment remembers of one batch: where it is, and where
 // its records 0, recordStride, 2*recordStride… start in it.
@@ -173,8 +173,8 @@ func (t *startsTable) reset() {
 // The first lookup into a batch of at least 2*recordStride records and
 // 4 KiB walks its length prefixes once to learn where every
 // recordStride-th record starts, and the segment remembers that: the first
-// such batch in the segment itself, the others in 128 bytes each (plus 4
-// per 8 records past the first 184, for either) within a budget of 1/64 of
+// such batch in the segment itself, the others in 144 bytes each (plus 4
+// per 4 records past the first 104, for either) within a budget of 1/64 of
 // its size. A batch whose prefixes do not add up to its size is not
 // remembered; the caller's own steps report the damage.
 func (c *Cursor) RecordStart(batch []byte, h *log.BatchHeader, k int) (at, j int) {
