@@ -16,7 +16,12 @@ func ReadRecordAt(plain []byte, h *BatchHeader, pos int, read int32, prev int64,
 	if err := checkStart(h, len(plain), pos, read, prev); err != nil {
 		return false, err
 	}
-	it := RecordIter{b: plain, h: *h, pos: pos, n: read, prev: prev}
+	// The header fields next reads, one by one: the caller has just
+	// stored them so (ReadHeaderInto), and a copy of the whole header in
+	// wide moves would wait for those stores (store forwarding fails).
+	it := RecordIter{b: plain, pos: pos, n: read, prev: prev}
+	it.h.BaseOffset, it.h.BaseTimestamp, it.h.MaxTimestamp = h.BaseOffset, h.BaseTimestamp, h.MaxTimestamp
+	it.h.Attributes, it.h.LastOffsetDelta, it.h.NumRecords = h.Attributes, h.LastOffsetDelta, h.NumRecords
 	ok := it.next(r)
 	return ok, it.err
 }

@@ -9,16 +9,22 @@ import (
 )
 
 // TestReadRecordAt reads every record of a batch, uncompressed and
-// compressed, at the point its length prefixes lead to: each is the record
-// an iterator from the first reads there, headers and timestamps included.
+// compressed, under either timestamp type, at the point its length
+// prefixes lead to: each is the record an iterator from the first reads
+// there, headers and timestamps included (under LogAppendTime, the
+// batch's).
 // After the last record there is none; points no record can start at, and
 // a batch whose records do not fill it, are ErrCorrupt.
 func TestReadRecordAt(t *testing.T) {
 	recs := someRecords(20, 30)
 	recs[3].Headers = []log.Header{{Key: "h", Value: []byte("v")}, {Key: "empty", Value: []byte{}}}
-	for _, c := range []log.Compression{log.None, log.Gzip, log.LZ4} {
-		t.Run(c.String(), func(t *testing.T) {
-			batch, err := log.EncodeBatch(nil, recs, log.BatchOptions{BaseOffset: 100, Compression: c, Now: 1})
+	for _, tc := range []struct {
+		c  log.Compression
+		tt log.TimestampType
+	}{{log.None, log.CreateTime}, {log.Gzip, log.CreateTime}, {log.LZ4, log.CreateTime}, {log.None, log.LogAppendTime}, {log.LZ4, log.LogAppendTime}} {
+		c := tc.c
+		t.Run(c.String()+"/"+tc.tt.String(), func(t *testing.T) {
+			batch, err := log.EncodeBatch(nil, recs, log.BatchOptions{BaseOffset: 100, Compression: c, Now: 1, TimestampType: tc.tt})
 			require.NoError(t, err)
 			h, err := log.ReadHeader(batch)
 			require.NoError(t, err)
