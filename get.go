@@ -1,6 +1,10 @@
 package strata
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stratalog/strata/log"
+)
 
 // Get returns the record at offset of a partition, its key, value and
 // headers copied into memory of its own: the caller may keep it. It never
@@ -63,11 +67,14 @@ func (s *Store) getInto(iso Isolation, topicName string, part int, offset int64,
 		}
 	}
 	var r Record
-	h, _, err := p.ReadRecordHeader(offset, &r, dst)
-	if err != nil {
+	var h *log.BatchHeader // wanted only to ask InAbortedTxn
+	if committed {
+		h = new(log.BatchHeader)
+	}
+	if _, err := p.ReadRecordInto(offset, &r, dst, h); err != nil {
 		return Record{}, err
 	}
-	if committed && p.InAbortedTxn(h) {
+	if committed && p.InAbortedTxn(*h) {
 		return Record{}, fmt.Errorf("strata: offset %d of %s-%d holds a record of an aborted transaction: %w", offset, topicName, part, ErrNoRecord)
 	}
 	return r, nil

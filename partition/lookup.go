@@ -29,8 +29,7 @@ import (
 // log.ErrCorrupt, with the file and position; a closed partition is
 // ErrClosed. rec is unspecified after an error.
 func (p *Partition) ReadRecord(offset int64, rec *log.Record, buf []byte) ([]byte, error) {
-	_, buf, err := p.ReadRecordHeader(offset, rec, buf)
-	return buf, err
+	return p.ReadRecordInto(offset, rec, buf, nil)
 }
 
 // ReadRecordHeader is ReadRecord that also returns the header of the batch
@@ -38,16 +37,26 @@ func (p *Partition) ReadRecord(offset int64, rec *log.Record, buf []byte) ([]byt
 // read_committed lookup asks InAbortedTxn) without reading the batch
 // again. The header is unspecified after an error.
 func (p *Partition) ReadRecordHeader(offset int64, rec *log.Record, buf []byte) (log.BatchHeader, []byte, error) {
+	var h log.BatchHeader
+	buf, err := p.ReadRecordInto(offset, rec, buf, &h)
+	return h, buf, err
+}
+
+// ReadRecordInto is ReadRecordHeader leaving the header in *h, or nowhere
+// if h is nil: a lookup that does not need it copies no header.
+func (p *Partition) ReadRecordInto(offset int64, rec *log.Record, buf []byte, h *log.BatchHeader) ([]byte, error) {
 	buf = buf[:0]
 	if err := p.checkOpen(); err != nil {
-		return log.BatchHeader{}, buf, err
+		return buf, err
 	}
 	if _, start, hw := p.readable(); offset < start || offset >= hw {
-		return log.BatchHeader{}, buf, fmt.Errorf("partition: offset %d of %s out of range [%d, %d): %w", offset, p.name, start, hw, ErrOutOfRange)
+		return buf, fmt.Errorf("partition: offset %d of %s out of range [%d, %d): %w", offset, p.name, start, hw, ErrOutOfRange)
+	}
+	if h == nil {
+		h = new(log.BatchHeader) // on the stack: nothing keeps it
 	}
 	var (
 		held *segRef
-		h    log.BatchHeader
 		rerr error // reading the record from the batch kept
 	)
 	found, err := p.fromSegment(offset, func(st *state, i int, r *segRef, hw int64) (bool, error) {
@@ -56,25 +65,25 @@ func (p *Partition) ReadRecordHeader(offset int64, rec *log.Record, buf []byte) 
 			return false, err
 		}
 		c.SetLimit(hw)
-		b, err := c.NextInto(&h)
+		b, err := c.NextInto(h)
 		if err != nil || b == nil {
 			return false, err
 		}
 		held = r
-		buf, rerr = p.recordIn(&h, b, &c, offset, rec, buf)
+		buf, rerr = p.recordIn(h, b, &c, offset, rec, buf)
 		return true, nil
 	})
 	if err != nil {
-		return log.BatchHeader{}, buf, err
+		return buf, err
 	}
 	if !found {
 		// In range when checked, yet no batch reaches it: a gap at the
 		// end of what readers see, or the start offset moved past it
 		// meanwhile (fromSegment reports that as out of range).
-		return log.BatchHeader{}, buf, p.noRecord(offset)
+		return buf, p.noRecord(offset)
 	}
 	_ = held.release()
-	return h, buf, rerr
+	return buf, rerr
 }
 
 // recordIn reads the record at offset from batch, whose header is h and
