@@ -60,7 +60,8 @@ func (p *Partition) ReadRecordInto(offset int64, rec *log.Record, buf []byte, h 
 		rerr error // reading the record from the batch kept
 	)
 	found, err := p.fromSegment(offset, func(st *state, i int, r *segRef, hw int64) (bool, error) {
-		c, ok, err := cursorAt(st, i, r, offset)
+		var c segment.Cursor
+		ok, err := cursorAt(st, i, r, offset, &c)
 		if !ok {
 			return false, err
 		}

@@ -233,7 +233,8 @@ func (r *Reader) nextBatch() (log.BatchHeader, []byte, error) {
 func (r *Reader) position() (bool, error) {
 	offset := r.next
 	return r.p.fromSegment(offset, func(st *state, i int, ref *segRef, _ int64) (bool, error) {
-		cur, ok, err := cursorAt(st, i, ref, offset)
+		var cur segment.Cursor
+		ok, err := cursorAt(st, i, ref, offset, &cur)
 		if ok {
 			r.st, r.ref, r.cur = st, ref, cur
 		}
@@ -241,15 +242,15 @@ func (r *Reader) position() (bool, error) {
 	})
 }
 
-// cursorAt positions a cursor at offset in ref, the i-th segment of st, as
+// cursorAt positions cur at offset in ref, the i-th segment of st, as
 // fromSegment offers it; false means that ref is sealed and nothing in it
 // reaches offset (a gap), and the next segment is to be tried.
-func cursorAt(st *state, i int, ref *segRef, offset int64) (segment.Cursor, bool, error) {
+func cursorAt(st *state, i int, ref *segRef, offset int64, cur *segment.Cursor) (bool, error) {
 	if i < len(st.segs)-1 && ref.seg.NextOffset() <= offset {
-		return segment.Cursor{}, false, nil
+		return false, nil
 	}
-	cur, err := ref.seg.CursorAt(offset)
-	return cur, err == nil, err
+	err := ref.seg.CursorInto(cur, offset)
+	return err == nil, err
 }
 
 // NextWait is Next that waits for a record when the reader is at the end of

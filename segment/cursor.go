@@ -38,28 +38,39 @@ type Cursor struct {
 // it. CursorAt checks the index entry it starts from and the batch headers it
 // passes, and fails with ErrCorrupt if they do not hold together.
 func (s *Segment) CursorAt(offset int64) (Cursor, error) {
+	var c Cursor
+	err := s.CursorInto(&c, offset)
+	return c, err
+}
+
+// CursorInto is CursorAt positioning *c, which it overwrites (the zero
+// Cursor on error), rather than returning a Cursor: a lookup that keeps
+// its cursor in place copies none.
+func (s *Segment) CursorInto(c *Cursor, offset int64) error {
+	*c = Cursor{}
 	if s.closed {
-		return Cursor{}, ErrClosed
+		return ErrClosed
 	}
-	c := Cursor{s: s, expect: -1, last: -1, limit: math.MaxInt64}
+	c.s, c.expect, c.last, c.limit = s, -1, -1, math.MaxInt64
 	c.load()
 	if offset >= c.next || c.end == 0 {
 		// Nothing published reaches offset: wait after the published
 		// batches, where the next one will start.
 		c.pos, c.expect = c.end, c.next
-		return c, nil
+		return nil
 	}
 	pos, expect, err := s.locate(max(offset, s.base), c.end)
 	if err != nil {
-		return Cursor{}, err
+		*c = Cursor{}
+		return err
 	}
 	if pos < 0 {
 		// A gap at the end of the segment: nothing here reaches offset.
 		c.pos, c.expect = c.end, -1
-		return c, nil
+		return nil
 	}
 	c.pos, c.expect = pos, expect
-	return c, nil
+	return nil
 }
 
 // load reads what the writer has published: the next offset first, then the
