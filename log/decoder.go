@@ -36,19 +36,27 @@ type Decoder struct {
 // not know ErrUnsupportedCompression, a stream that does not decompress
 // ErrCorrupt, and records over Limit ErrTooLarge.
 func (d *Decoder) Plain(batch []byte, h BatchHeader) ([]byte, error) {
+	return d.PlainOf(batch, &h)
+}
+
+// PlainOf is Plain reading the header in place, for a caller that holds
+// it: a copy of a header whose fields were just stored one by one (as
+// ReadHeaderInto stores them) waits for those stores, since a wide load
+// cannot take its bytes from several narrow stores in flight.
+func (d *Decoder) PlainOf(batch []byte, h *BatchHeader) ([]byte, error) {
+	if plain, ok := PlainAsIs(batch, h); ok {
+		return plain, nil
+	}
 	switch {
 	case h.IsLegacy():
-		return nil, checkReadable(h)
+		return nil, checkReadable(*h)
 	case h.Size() < BatchHeaderSize:
 		return nil, errorf(ErrCorrupt, "batch length %d is shorter than a header", h.Length)
 	case len(batch) < h.Size():
 		return nil, errorf(ErrIncomplete, "batch needs %d bytes, have %d", h.Size(), len(batch))
 	}
 	batch = batch[:h.Size()]
-	c := h.Compression()
-	if c == None {
-		return batch, nil
-	}
+	c := h.Compression() // not None: PlainAsIs took those
 	if d.holds(batch) {
 		return d.buf, nil
 	}
@@ -64,6 +72,18 @@ func (d *Decoder) Plain(batch []byte, h BatchHeader) ([]byte, error) {
 	}
 	d.src = batch
 	return buf, nil
+}
+
+// PlainAsIs returns batch as its own plain form (what Plain returns for
+// it) and true if it is an uncompressed batch of magic 2 wholly in batch,
+// whose header h the caller has read; false otherwise, for Plain to say
+// why or to decompress. It is small enough to inline into a lookup.
+func PlainAsIs(batch []byte, h *BatchHeader) ([]byte, bool) {
+	n := h.Size()
+	if h.Compression() != None || h.IsLegacy() || n < BatchHeaderSize || len(batch) < n {
+		return nil, false
+	}
+	return batch[:n], true
 }
 
 // holds reports whether the buffer holds batch decompressed: the same

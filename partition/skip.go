@@ -32,13 +32,11 @@ func skipTo(h log.BatchHeader, batch []byte, offset int64, cur *segment.Cursor, 
 // the segment, vouches for their bytes.
 func seekRecord(h *log.BatchHeader, batch []byte, offset int64, cur *segment.Cursor, dec *log.Decoder) (plain []byte, pos int, read int32, prev int64, err error) {
 	compressed := h.Compression() != log.None
-	if !compressed && !h.IsLegacy() && h.Size() >= log.BatchHeaderSize && len(batch) >= h.Size() {
-		// What dec.Plain returns for it, without copying the header into
-		// the call: its fields were just stored one by one, and a copy
-		// in wide moves waits for them (store forwarding fails).
-		plain = batch[:h.Size()]
-	} else if plain, err = dec.Plain(batch, *h); err != nil {
-		return nil, 0, 0, 0, err
+	plain, ok := log.PlainAsIs(batch, h)
+	if !ok {
+		if plain, err = dec.PlainOf(batch, h); err != nil {
+			return nil, 0, 0, 0, err
+		}
 	}
 	pos, read, prev = log.BatchHeaderSize, int32(0), int64(-1)
 	want := offset - h.BaseOffset

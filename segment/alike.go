@@ -27,7 +27,7 @@ const alikeMinBatch = startsMinBatch
 // publishes that batch. A reader that loads the run after the size it
 // bounds its reads with therefore sees either a run whose batches all lie
 // alike up to that size, or one that starts past it, or none (see
-// lookupRun). The writer keeps its own copy of the run in plain fields;
+// lookup). The writer keeps its own copy of the run in plain fields;
 // reset needs the segment to itself (truncate, Recover).
 type alikeRun struct {
 	// at packs the position of the run's first batch (high 32 bits) and
@@ -69,7 +69,7 @@ func (r *alikeRun) extend(h *log.BatchHeader, pos, segBase int64) {
 		return
 	}
 	// from first, so that a reader that sees the new at sees no run or
-	// the new one (see lookupRun).
+	// the new one (see lookup).
 	r.from.Store(0)
 	r.at.Store(uint64(pos)<<32 | uint64(size))
 	r.from.Store(uint64(rel)<<32 | uint64(span))

@@ -25,6 +25,17 @@ func alikeRecords(first int64, n, valueSize int) []log.Record {
 	return recs
 }
 
+// memSegment creates a segment of base 0 with cfg on a fresh in-memory
+// file system, closed when the test ends.
+func memSegment(t *testing.T, cfg Config) *Segment {
+	t.Helper()
+	fx, _ := memFixture(t)
+	s, err := Create(fx.fsys, fx.dir, 0, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
 // placedBatch is where a test appended a batch.
 type placedBatch struct {
 	pos, size, base, span int64
@@ -109,10 +120,7 @@ func TestAlikeRun(t *testing.T) {
 // last one (a gap, as compaction leaves) starts a run of its own, and that
 // the gap's offsets are not found in it.
 func TestAlikeRunGap(t *testing.T) {
-	fx, _ := memFixture(t)
-	s, err := Create(fx.fsys, fx.dir, 0, Config{MaxBytes: testMaxBytes, AllowGaps: true})
-	require.NoError(t, err)
-	defer s.Close()
+	s := memSegment(t, Config{MaxBytes: testMaxBytes, AllowGaps: true})
 	batches := []placedBatch{appendAlike(t, s, 0, 40, 150), appendAlike(t, s, 0, 40, 150)}
 	requireRun(t, s, batches, 0)
 	batches = append(batches, appendAlike(t, s, 7, 40, 150))
@@ -125,26 +133,40 @@ func TestAlikeRunGap(t *testing.T) {
 	requireRun(t, s, batches, 2)
 }
 
-// TestAlikeRunTruncate checks that a segment cut back forgets its run, and
-// that batches of another size appended after the cut are found where they
-// are.
-func TestAlikeRunTruncate(t *testing.T) {
-	fx, _ := memFixture(t)
-	s, err := Create(fx.fsys, fx.dir, 0, Config{MaxBytes: testMaxBytes})
-	require.NoError(t, err)
-	defer s.Close()
-	var batches []placedBatch
-	for range 4 {
-		batches = append(batches, appendAlike(t, s, 0, 40, 150))
+// TestAlikeRunForgotten checks that a segment cut back (truncate), or
+// whose state is rebuilt from its file (Recover), forgets its run, and
+// that batches of another size appended after it start a new one, found
+// where they are.
+func TestAlikeRunForgotten(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		forget func(s *Segment, batches []placedBatch) ([]placedBatch, error)
+	}{
+		{"truncate", func(s *Segment, batches []placedBatch) ([]placedBatch, error) {
+			return batches[:2], s.truncate(batches[2].base)
+		}},
+		{"recover", func(s *Segment, batches []placedBatch) ([]placedBatch, error) {
+			_, err := s.Recover()
+			return batches, err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := memSegment(t, Config{MaxBytes: testMaxBytes})
+			var batches []placedBatch
+			for range 4 {
+				batches = append(batches, appendAlike(t, s, 0, 40, 150))
+			}
+			requireRun(t, s, batches, 0)
+			batches, err := tc.forget(s, batches)
+			require.NoError(t, err)
+			requireRun(t, s, batches, -1)
+			kept := len(batches)
+			for range 3 {
+				batches = append(batches, appendAlike(t, s, 0, 30, 200))
+			}
+			requireRun(t, s, batches, kept)
+		})
 	}
-	requireRun(t, s, batches, 0)
-	require.NoError(t, s.truncate(batches[2].base))
-	batches = batches[:2]
-	requireRun(t, s, batches, -1)
-	for range 3 {
-		batches = append(batches, appendAlike(t, s, 0, 30, 200))
-	}
-	requireRun(t, s, batches, 2)
 }
 
 // TestAlikeRunConcurrent has readers look up random published offsets
@@ -152,10 +174,7 @@ func TestAlikeRunTruncate(t *testing.T) {
 // checks that each lookup lands in the batch that holds its offset, with
 // the record written there.
 func TestAlikeRunConcurrent(t *testing.T) {
-	fx, _ := memFixture(t)
-	s, err := Create(fx.fsys, fx.dir, 0, Config{MaxBytes: testMaxBytes})
-	require.NoError(t, err)
-	defer s.Close()
+	s := memSegment(t, Config{MaxBytes: testMaxBytes})
 	const appends = 400
 	var done atomic.Bool
 	var wg sync.WaitGroup
