@@ -62,8 +62,11 @@ func readsRec(arena []byte, i int64) (key, value []byte) {
 // BenchmarkReads reproduces the comparison's W4 (a scan of all 1 M
 // records) and W5 (point reads at random offsets, one fixed seed) outside
 // the program, for Strata's root API (Scan, GetInto) beside bbolt (a cursor
-// in one View; a View and Get per lookup) and the raw-mmap baseline (a bare
-// walk of the records' bytes through a mapping: the ceiling of a scan),
+// in one View; a View and Get per lookup), the raw-mmap baseline (a bare
+// walk of the records' bytes through a mapping: the ceiling of a scan) and
+// the format-floor baseline (Strata's log walked batch by batch, record by
+// record, through a mapping of its own, nothing checked: what a reader of
+// Kafka's format reaches without Strata's code; its lookups are Strata's),
 // through the same peers the program runs. Each log is written as W2
 // writes it (Append calls of 100 records) before anything is timed, and
 // every record read is compared with what was written. An op is one scan of
@@ -81,7 +84,7 @@ func readsRec(arena []byte, i int64) (key, value []byte) {
 // cheaply.
 func BenchmarkReads(b *testing.B) {
 	arena := readsArena(readsRecords)
-	for _, name := range []string{"strata", "bbolt", "raw-mmap"} {
+	for _, name := range []string{"strata", "bbolt", "raw-mmap", "format-floor"} {
 		var peer peers.Peer
 		for _, p := range peers.All() {
 			if p.Name == name {
@@ -89,7 +92,7 @@ func BenchmarkReads(b *testing.B) {
 			}
 		}
 		if peer.Open == nil {
-			if name == "raw-mmap" {
+			if name == "raw-mmap" || name == "format-floor" {
 				continue // not on this system
 			}
 			b.Fatalf("no peer %q", name)

@@ -156,3 +156,26 @@ func TestReopenOnly(t *testing.T) {
 		t.Errorf("figures kept: %v, want W6's alone", r.out)
 	}
 }
+
+// TestScanOnly: a ScanOnly peer writes W2's log and scans it (W4), and
+// nothing else, and only its W4 is kept.
+func TestScanOnly(t *testing.T) {
+	cfg := &config{records: 300, runs: 1, budget: time.Second, lookups: 50, cycles: 3, workloads: allWorkloads, dir: t.TempDir()}
+	d := newData(cfg.records)
+	l := &countingLog{noopLog: &noopLog{d: d}}
+	opens := 0
+	p := peers.Peer{Name: "scan-only", Baseline: true, ScanOnly: true, Open: func(string, peers.Options) (peers.Log, error) {
+		opens++
+		return l, nil
+	}}
+	r := &runner{cfg: cfg, d: d, peer: p, dir: cfg.dir, out: map[string]result{}}
+	if err := r.run(); err != nil {
+		t.Fatal(err)
+	}
+	if opens != 1 || l.scans != 1 || l.gets != 0 {
+		t.Errorf("opens %d, scans %d, gets %d: want W2's open and W4's scan alone", opens, l.scans, l.gets)
+	}
+	if _, ok := r.out[wScan]; !ok || len(r.out) != 1 {
+		t.Errorf("figures kept: %v, want W4's alone", r.out)
+	}
+}

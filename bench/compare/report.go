@@ -229,12 +229,15 @@ func summarize(cfg *config, rs *results) []goalRow {
 			}
 		case wScan:
 			against(1.5, "")
-			// What a bare walk of the same bytes through a mapping
-			// reaches: above it, no reader can go.
-			if mc, ok := rs.cell(wl, "raw-mmap"); ok {
-				row.Goal += "; raw-mmap " + format(rate, mc.Median)
-				if haveBest && bc.Median > 0 {
-					row.Goal += fmt.Sprintf(" (%.2f× best)", mc.Median/bc.Median)
+			// What a bare walk of the same records through a mapping
+			// reaches (raw-mmap), and a plain walk of the Kafka batches
+			// Strata wrote, with none of Strata's code (format-floor).
+			for _, base := range []string{"raw-mmap", "format-floor"} {
+				if mc, ok := rs.cell(wl, base); ok {
+					row.Goal += "; " + base + " " + format(rate, mc.Median)
+					if haveBest && bc.Median > 0 {
+						row.Goal += fmt.Sprintf(" (%.2f× best)", mc.Median/bc.Median)
+					}
 				}
 			}
 		case wGet:

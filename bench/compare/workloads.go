@@ -49,10 +49,18 @@ type runner struct {
 
 // want reports whether the run does w: asked for, and for a peer that
 // is ReopenOnly, one of the workloads on W2's log, so that its reopen
-// comes after what a peer's W6 comes after (run keeps only its W6).
+// comes after what a peer's W6 comes after (run keeps only its W6); for
+// one that is ScanOnly, W2 or W4 (run keeps only its W4).
 func (r *runner) want(w string) bool {
-	return slices.Contains(r.cfg.workloads, w) &&
-		(!r.peer.ReopenOnly || slices.Contains([]string{wAppend100, wScan, wGet, wReopen}, w))
+	switch {
+	case !slices.Contains(r.cfg.workloads, w):
+		return false
+	case r.peer.ReopenOnly:
+		return slices.Contains([]string{wAppend100, wScan, wGet, wReopen}, w)
+	case r.peer.ScanOnly:
+		return w == wAppend100 || w == wScan
+	}
+	return true
 }
 
 func (r *runner) wantAny(ws ...string) bool {
@@ -89,6 +97,9 @@ func (r *runner) run() error {
 	}
 	if r.peer.ReopenOnly {
 		maps.DeleteFunc(r.out, func(w string, _ result) bool { return w != wReopen })
+	}
+	if r.peer.ScanOnly {
+		maps.DeleteFunc(r.out, func(w string, _ result) bool { return w != wScan })
 	}
 	return nil
 }

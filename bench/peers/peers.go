@@ -72,6 +72,10 @@ type Peer struct {
 	// W2's log and reads it as W4 and W5 do (their figures not shown) only
 	// to reopen it after the same work as the others.
 	ReopenOnly bool
+	// ScanOnly is true for a baseline measured on W4 alone: it writes
+	// W2's log (its figure not shown) only to scan it after the same work
+	// as the others.
+	ScanOnly bool
 }
 
 var registered []Peer
