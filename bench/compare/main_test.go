@@ -134,48 +134,40 @@ func (l *countingLog) Get(i int64, fn func(key, value []byte)) error {
 
 func (l *countingLog) Close() error { return nil }
 
-// TestReopenOnly: a ReopenOnly peer does what comes before W6 on W2's log
-// (W4's scan and W5's lookups) and nothing else, and only its W6 is kept.
-func TestReopenOnly(t *testing.T) {
+// TestOnly: a baseline measured on one workload alone runs what comes
+// before it on its log, and nothing else, and only its figure is kept; and
+// every registered baseline names a workload that can be run alone.
+func TestOnly(t *testing.T) {
 	cfg := &config{records: 300, runs: 1, budget: time.Second, lookups: 50, cycles: 3, workloads: allWorkloads, dir: t.TempDir()}
 	d := newData(cfg.records)
-	l := &countingLog{noopLog: &noopLog{d: d}}
-	opens := 0
-	p := peers.Peer{Name: "reopen-only", Baseline: true, ReopenOnly: true, Open: func(string, peers.Options) (peers.Log, error) {
-		opens++
-		return l, nil
-	}}
-	r := &runner{cfg: cfg, d: d, peer: p, dir: cfg.dir, out: map[string]result{}}
-	if err := r.run(); err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		only               string
+		opens, scans, gets int
+	}{
+		{wDurable, 1, 0, 0},              // W3's own log
+		{wScan, 1, 1, 0},                 // W2's, then W4
+		{wReopen, 2, 1, cfg.lookups + 1}, // W2's, W4, W5, then W6's reopen
+	} {
+		l := &countingLog{noopLog: &noopLog{d: d}}
+		opens := 0
+		p := peers.Peer{Name: c.only + "-only", Baseline: true, Only: c.only, Open: func(string, peers.Options) (peers.Log, error) {
+			opens++
+			return l, nil
+		}}
+		r := &runner{cfg: cfg, d: d, peer: p, dir: cfg.dir, out: map[string]result{}}
+		if err := r.run(); err != nil {
+			t.Fatal(err)
+		}
+		if opens != c.opens || l.scans != c.scans || l.gets != c.gets {
+			t.Errorf("%s alone: opens %d, scans %d, gets %d; want %d, %d, %d", c.only, opens, l.scans, l.gets, c.opens, c.scans, c.gets)
+		}
+		if _, ok := r.out[c.only]; !ok || len(r.out) != 1 {
+			t.Errorf("%s alone: figures kept: %v", c.only, r.out)
+		}
 	}
-	if opens != 2 || l.scans != 1 || l.gets != cfg.lookups+1 {
-		t.Errorf("opens %d, scans %d, gets %d: want W2's open and W6's, W4's scan, W5's %d lookups and W6's", opens, l.scans, l.gets, cfg.lookups)
-	}
-	if _, ok := r.out[wReopen]; !ok || len(r.out) != 1 {
-		t.Errorf("figures kept: %v, want W6's alone", r.out)
-	}
-}
-
-// TestScanOnly: a ScanOnly peer writes W2's log and scans it (W4), and
-// nothing else, and only its W4 is kept.
-func TestScanOnly(t *testing.T) {
-	cfg := &config{records: 300, runs: 1, budget: time.Second, lookups: 50, cycles: 3, workloads: allWorkloads, dir: t.TempDir()}
-	d := newData(cfg.records)
-	l := &countingLog{noopLog: &noopLog{d: d}}
-	opens := 0
-	p := peers.Peer{Name: "scan-only", Baseline: true, ScanOnly: true, Open: func(string, peers.Options) (peers.Log, error) {
-		opens++
-		return l, nil
-	}}
-	r := &runner{cfg: cfg, d: d, peer: p, dir: cfg.dir, out: map[string]result{}}
-	if err := r.run(); err != nil {
-		t.Fatal(err)
-	}
-	if opens != 1 || l.scans != 1 || l.gets != 0 {
-		t.Errorf("opens %d, scans %d, gets %d: want W2's open and W4's scan alone", opens, l.scans, l.gets)
-	}
-	if _, ok := r.out[wScan]; !ok || len(r.out) != 1 {
-		t.Errorf("figures kept: %v, want W4's alone", r.out)
+	for _, p := range peers.All() {
+		if _, ok := onlyRuns[p.Only]; p.Only != "" && (!ok || !p.Baseline) {
+			t.Errorf("peer %s: Only %q is not a workload run alone, or the peer is not a baseline", p.Name, p.Only)
+		}
 	}
 }

@@ -227,6 +227,11 @@ func summarize(cfg *config, rs *results) []goalRow {
 					met(sc.Median >= 0.9*rc.Median)
 				}
 			}
+			// A write and an fdatasync into zeros already on disk: no
+			// log that syncs each call goes above it.
+			if fc, ok := rs.cell(wl, "sync-floor"); ok && haveBest && bc.Median > 0 {
+				row.Goal += fmt.Sprintf("; sync-floor %s (%.2f× best)", format(rate, fc.Median), fc.Median/bc.Median)
+			}
 		case wScan:
 			against(1.5, "")
 			// What a bare walk of the same records through a mapping

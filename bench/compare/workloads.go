@@ -47,18 +47,23 @@ type runner struct {
 	out  map[string]result
 }
 
-// want reports whether the run does w: asked for, and for a peer that
-// is ReopenOnly, one of the workloads on W2's log, so that its reopen
-// comes after what a peer's W6 comes after (run keeps only its W6); for
-// one that is ScanOnly, W2 or W4 (run keeps only its W4).
+// onlyRuns is what a baseline measured on one workload alone (Peer.Only)
+// runs: that workload, after what comes before it on the same log.
+var onlyRuns = map[string][]string{
+	wDurable: {wDurable},
+	wScan:    {wAppend100, wScan},
+	wReopen:  {wAppend100, wScan, wGet, wReopen},
+}
+
+// want reports whether the run does w: asked for, and for a baseline
+// measured on one workload alone, that workload or one that comes before it
+// on its log (run keeps only that workload's figure).
 func (r *runner) want(w string) bool {
-	switch {
-	case !slices.Contains(r.cfg.workloads, w):
+	if !slices.Contains(r.cfg.workloads, w) {
 		return false
-	case r.peer.ReopenOnly:
-		return slices.Contains([]string{wAppend100, wScan, wGet, wReopen}, w)
-	case r.peer.ScanOnly:
-		return w == wAppend100 || w == wScan
+	}
+	if only := r.peer.Only; only != "" {
+		return slices.Contains(onlyRuns[only], w)
 	}
 	return true
 }
@@ -95,11 +100,8 @@ func (r *runner) run() error {
 			return err
 		}
 	}
-	if r.peer.ReopenOnly {
-		maps.DeleteFunc(r.out, func(w string, _ result) bool { return w != wReopen })
-	}
-	if r.peer.ScanOnly {
-		maps.DeleteFunc(r.out, func(w string, _ result) bool { return w != wScan })
+	if only := r.peer.Only; only != "" {
+		maps.DeleteFunc(r.out, func(w string, _ result) bool { return w != only })
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ func init() {
 		Name:     "format-floor",
 		Open:     openFormatFloor,
 		Baseline: true,
-		ScanOnly: true,
+		Only:     "w4",
 		Note:     "baseline of W4 alone, not a log: Strata writes the log (as the strata peer does, its W2 not shown); the scan reads the partition's .log files through read-only mappings of its own (made at the first scan after a file grew, as raw-mmap's), steps from batch to batch by their lengths and through each batch's records by their varints, and hands over each record's key and value, nothing checked but that they stay inside their record and batch: no CRC, no index, no iterator. What a plain reader of Kafka's v2 batches through a mapping reaches with none of Strata's code",
 	})
 }

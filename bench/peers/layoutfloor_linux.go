@@ -11,11 +11,11 @@ import (
 
 func init() {
 	register(Peer{
-		Name:       "layout-floor",
-		Open:       openLayoutFloor,
-		Baseline:   true,
-		ReopenOnly: true,
-		Note:       "baseline of W6 alone, not a log: Strata writes the log and reads it as W4 and W5 do (not shown); the reopen is only the system calls and reads of its files (lock and list the directory, remove the clean-shutdown marker, read topics.json, list the partition directory, map the .log and .index, read the .timeindex and partition.metadata) and a walk from the index's last entry to the last record, nothing parsed, checked or started: the least any Open of these files and read of the last record costs",
+		Name:     "layout-floor",
+		Open:     openLayoutFloor,
+		Baseline: true,
+		Only:     "w6",
+		Note:     "baseline of W6 alone, not a log: Strata writes the log and reads it as W4 and W5 do (not shown); the reopen is only the system calls and reads of its files (lock and list the directory, remove the clean-shutdown marker, read topics.json, list the partition directory, map the .log and .index, read the .timeindex and partition.metadata) and a walk from the index's last entry to the last record, nothing parsed, checked or started: the least any Open of these files and read of the last record costs",
 	})
 }
 

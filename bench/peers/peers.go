@@ -68,14 +68,13 @@ type Peer struct {
 	// file writes) rather than a log a program would embed: it is shown
 	// beside the others but never counted as the best peer.
 	Baseline bool
-	// ReopenOnly is true for a baseline measured on W6 alone: it writes
-	// W2's log and reads it as W4 and W5 do (their figures not shown) only
-	// to reopen it after the same work as the others.
-	ReopenOnly bool
-	// ScanOnly is true for a baseline measured on W4 alone: it writes
-	// W2's log (its figure not shown) only to scan it after the same work
-	// as the others.
-	ScanOnly bool
+	// Only names the one workload a baseline is measured on, as the
+	// comparison's -workloads flag spells it ("w3", "w4" or "w6"), or is
+	// empty. Such a baseline runs what comes before that workload on the
+	// same log as every peer does (W2, then W4 and W5, before W6), so that
+	// it runs after the same work as the others, and only that
+	// workload's figure is shown.
+	Only string
 }
 
 var registered []Peer

@@ -61,16 +61,21 @@ func (r *rawFile) load() error {
 	return err
 }
 
-func (r *rawFile) Append(recs []Rec) error {
-	r.buf = r.buf[:0]
-	end := r.pos[len(r.pos)-1]
+// appendRaw appends recs to buf as raw-file writes them, to be written at
+// end of the file, and the end of each to *pos.
+func appendRaw(buf []byte, recs []Rec, end int64, pos *[]int64) []byte {
 	for _, rec := range recs {
-		r.buf = binary.LittleEndian.AppendUint32(r.buf, uint32(len(rec.Key)))
-		r.buf = binary.LittleEndian.AppendUint32(r.buf, uint32(len(rec.Value)))
-		r.buf = append(r.buf, rec.Key...)
-		r.buf = append(r.buf, rec.Value...)
-		r.pos = append(r.pos, end+int64(len(r.buf)))
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(len(rec.Key)))
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(len(rec.Value)))
+		buf = append(buf, rec.Key...)
+		buf = append(buf, rec.Value...)
+		*pos = append(*pos, end+int64(len(buf)))
 	}
+	return buf
+}
+
+func (r *rawFile) Append(recs []Rec) error {
+	r.buf = appendRaw(r.buf[:0], recs, r.pos[len(r.pos)-1], &r.pos)
 	if _, err := r.f.Write(r.buf); err != nil {
 		r.pos = r.pos[:len(r.pos)-len(recs)]
 		return err
