@@ -3,6 +3,7 @@ package topic
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -43,7 +44,7 @@ func IsInternal(name string) bool { return strings.HasPrefix(name, "__") }
 // PartitionDir returns the directory name of a topic's partition, as Kafka
 // names it: "<topic>-<partition>".
 func PartitionDir(name string, partition int) string {
-	return fmt.Sprintf("%s-%d", name, partition)
+	return name + "-" + strconv.Itoa(partition)
 }
 
 // ParsePartitionDir is PartitionDir's inverse: it returns the topic and
@@ -55,9 +56,27 @@ func ParsePartitionDir(dir string) (name string, partition int, ok bool) {
 	if i <= 0 {
 		return "", 0, false
 	}
-	n, err := strconv.Atoi(dir[i+1:])
-	if err != nil || n < 0 || strconv.Itoa(n) != dir[i+1:] || ValidateName(dir[:i]) != nil {
+	n, ok := partitionNumber(dir[i+1:])
+	if !ok || ValidateName(dir[:i]) != nil {
 		return "", 0, false
 	}
 	return dir[:i], n, true
+}
+
+// partitionNumber parses s as PartitionDir writes a partition number:
+// decimal digits without a sign or a leading zero, within int. It makes
+// no error value: a store's Open asks it of every name in its directory.
+func partitionNumber(s string) (int, bool) {
+	if s == "" || len(s) > 1 && s[0] == '0' {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		d := int(s[i]) - '0'
+		if d < 0 || d > 9 || n > (math.MaxInt-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
 }

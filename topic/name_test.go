@@ -1,6 +1,10 @@
 package topic
 
-import "testing"
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
 
 func TestParsePartitionDir(t *testing.T) {
 	for _, c := range []struct {
@@ -19,6 +23,11 @@ func TestParsePartitionDir(t *testing.T) {
 		{"-0", "", 0, false},
 		{"t-0.abc-delete", "", 0, false},
 		{"bad name-0", "", 0, false},
+		{"t-", "", 0, false},
+		{"t-+1", "", 0, false},
+		{"t-1a", "", 0, false},
+		{"t-" + strconv.Itoa(int(^uint(0)>>1)), "t", int(^uint(0) >> 1), true},
+		{"t-99999999999999999999", "", 0, false},
 	} {
 		name, part, ok := ParsePartitionDir(c.dir)
 		if name != c.name || part != c.part || ok != c.ok {
@@ -28,4 +37,29 @@ func TestParsePartitionDir(t *testing.T) {
 			t.Errorf("PartitionDir(%q, %d) = %q, want %q", name, part, PartitionDir(name, part), c.dir)
 		}
 	}
+}
+
+// FuzzParsePartitionDir holds ParsePartitionDir to its definition: the
+// name before the last '-' a valid topic name, and after it a number that
+// strconv.Atoi reads and strconv.Itoa writes back the same, not negative.
+func FuzzParsePartitionDir(f *testing.F) {
+	for _, s := range []string{"orders-0", "orders-01", "a-1-0", "t-+1", "t--1", "t-9223372036854775808", ".clean-shutdown", "topics.json", "t-0.abc-delete"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, dir string) {
+		name, part, ok := ParsePartitionDir(dir)
+		wantName, wantPart, wantOK := "", 0, false
+		if i := strings.LastIndexByte(dir, '-'); i > 0 {
+			n, err := strconv.Atoi(dir[i+1:])
+			if err == nil && n >= 0 && strconv.Itoa(n) == dir[i+1:] && ValidateName(dir[:i]) == nil {
+				wantName, wantPart, wantOK = dir[:i], n, true
+			}
+		}
+		if name != wantName || part != wantPart || ok != wantOK {
+			t.Fatalf("ParsePartitionDir(%q) = %q, %d, %v; want %q, %d, %v", dir, name, part, ok, wantName, wantPart, wantOK)
+		}
+		if ok && PartitionDir(name, part) != dir {
+			t.Fatalf("PartitionDir(%q, %d) = %q, want %q", name, part, PartitionDir(name, part), dir)
+		}
+	})
 }
