@@ -5,11 +5,13 @@ import (
 	"encoding/binary"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/stratalog/strata"
+	"github.com/stratalog/strata/bench/peers"
 	"github.com/stratalog/strata/internal/cputime"
 )
 
@@ -26,9 +28,12 @@ func benchRecord() (key, value []byte) {
 // Open with a point read of the last record and Close. Strata under
 // SyncNever and under its default policy (SyncEvery, whose Open makes the
 // directory's clean-shutdown state durable before anything is written);
-// bbolt with its defaults (the lookup in a read transaction). The whole
-// cycle also reports the process's CPU time per op (cpu-ns/op), steadier
-// on a shared machine.
+// bbolt with its defaults (the lookup in a read transaction); and, for the
+// whole cycle on Linux, the layout-floor baseline on Strata's log (the
+// system calls and reads of its files alone, the least any Open of them
+// and read of the last record costs), as BenchmarkReopenCold runs it in a
+// new process. The whole cycle also reports the process's CPU time per op
+// (cpu-ns/op), steadier on a shared machine.
 func BenchmarkReopen(b *testing.B) {
 	key, value := benchRecord()
 	ctx := context.Background()
@@ -40,7 +45,7 @@ func BenchmarkReopen(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := s.CreateTopic("t", strata.TopicConfig{}); err != nil {
+	if err := s.CreateTopic(reopenTopic, strata.TopicConfig{}); err != nil {
 		b.Fatal(err)
 	}
 	recs := make([]strata.Record, 1000)
@@ -48,7 +53,7 @@ func BenchmarkReopen(b *testing.B) {
 		recs[i] = strata.Record{Key: key, Value: value}
 	}
 	for range reopenRecords / len(recs) {
-		if _, err := s.AppendTo(ctx, "t", 0, recs...); err != nil {
+		if _, err := s.AppendTo(ctx, reopenTopic, 0, recs...); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -95,7 +100,7 @@ func BenchmarkReopen(b *testing.B) {
 				}
 				if !get {
 					b.StopTimer()
-				} else if r, err := s.Get("t", 0, last); err != nil || len(r.Value) != len(value) {
+				} else if r, err := s.Get(reopenTopic, 0, last); err != nil || len(r.Value) != len(value) {
 					b.Fatal(len(r.Value), err)
 				}
 				if err := s.Close(); err != nil {
@@ -144,4 +149,29 @@ func BenchmarkReopen(b *testing.B) {
 	b.Run("op=open+get+close/log=strata-syncnever", strataCycle(strata.SyncNever, true))
 	b.Run("op=open+get+close/log=strata-default", strataCycle(strata.SyncPolicy{}, true))
 	b.Run("op=open+get+close/log=bbolt", boltCycle(true))
+	if runtime.GOOS == "linux" {
+		b.Run("op=open+get+close/log=layout-floor", func(b *testing.B) {
+			peer := findPeer(b, "layout-floor")
+			b.ReportAllocs()
+			cpu0, ok0 := cputime.Process()
+			for range b.N {
+				l, err := peer.Open(dir, peers.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				if err := l.Get(last, func(_, v []byte) { n = len(v) }); err != nil || n != len(value) {
+					b.Fatal(n, err)
+				}
+				if err := l.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportCPU(b, cpu0, ok0)
+		})
+	}
 }
+
+// reopenTopic is the topic of BenchmarkReopen's Strata log: the one the
+// strata peer writes, so that the layout-floor peer reopens it.
+const reopenTopic = "log"

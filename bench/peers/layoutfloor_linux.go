@@ -19,6 +19,13 @@ func init() {
 	})
 }
 
+// The floor's answers for a last batch it cannot read, made once: the
+// walk through the batch's records makes no error values.
+var (
+	errFloorLastBatch = errors.New("layout-floor: not an uncompressed v2 batch of records with keys and values")
+	errFloorRecord    = errors.New("layout-floor: a record's fields reach past its length")
+)
+
 // errNoStore is layoutFloor's answer for a directory without a cleanly
 // closed store (no directory, or no clean-shutdown marker).
 var errNoStore = errors.New("peers: layout-floor: no cleanly closed Strata store")
@@ -224,7 +231,7 @@ func layoutFloor(dir string) (*floorLog, error) {
 // lastRecord returns the key and value of the last record of the
 // uncompressed v2 batch b, and its count of records.
 func lastRecord(b []byte) (key, value []byte, count int, err error) {
-	bad := errors.New("layout-floor: not an uncompressed v2 batch of records with keys and values")
+	bad := errFloorLastBatch
 	if len(b) < 61 || b[16] != 2 || binary.BigEndian.Uint16(b[21:])&7 != 0 {
 		return nil, nil, 0, bad
 	}
@@ -250,7 +257,7 @@ func lastRecord(b []byte) (key, value []byte, count int, err error) {
 // recordKV returns the key and value of one v2 record's body (after its
 // length).
 func recordKV(r []byte) (key, value []byte, err error) {
-	bad := errors.New("layout-floor: a record's fields reach past its length")
+	bad := errFloorRecord
 	if len(r) < 1 {
 		return nil, nil, bad
 	}
