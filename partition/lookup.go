@@ -32,18 +32,11 @@ func (p *Partition) ReadRecord(offset int64, rec *log.Record, buf []byte) ([]byt
 	return p.ReadRecordInto(offset, rec, buf, nil)
 }
 
-// ReadRecordHeader is ReadRecord that also returns the header of the batch
-// holding the record, for a caller that decides by its batch (a
+// ReadRecordInto is ReadRecord that also leaves the header of the batch
+// holding the record in *h, for a caller that decides by its batch (a
 // read_committed lookup asks InAbortedTxn) without reading the batch
-// again. The header is unspecified after an error.
-func (p *Partition) ReadRecordHeader(offset int64, rec *log.Record, buf []byte) (log.BatchHeader, []byte, error) {
-	var h log.BatchHeader
-	buf, err := p.ReadRecordInto(offset, rec, buf, &h)
-	return h, buf, err
-}
-
-// ReadRecordInto is ReadRecordHeader leaving the header in *h, or nowhere
-// if h is nil: a lookup that does not need it copies no header.
+// again; a nil h asks for no header, and none is copied. *h is unspecified
+// after an error.
 func (p *Partition) ReadRecordInto(offset int64, rec *log.Record, buf []byte, h *log.BatchHeader) ([]byte, error) {
 	buf = buf[:0]
 	if err := p.checkOpen(); err != nil {

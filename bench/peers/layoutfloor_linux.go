@@ -19,13 +19,6 @@ func init() {
 	})
 }
 
-// The floor's answers for a last batch it cannot read, made once: the
-// walk through the batch's records makes no error values.
-var (
-	errFloorLastBatch = errors.New("layout-floor: not an uncompressed v2 batch of records with keys and values")
-	errFloorRecord    = errors.New("layout-floor: a record's fields reach past its length")
-)
-
 // errNoStore is layoutFloor's answer for a directory without a cleanly
 // closed store (no directory, or no clean-shutdown marker).
 var errNoStore = errors.New("peers: layout-floor: no cleanly closed Strata store")
@@ -217,73 +210,21 @@ func layoutFloor(dir string) (*floorLog, error) {
 	if last < 0 || pos != logSize {
 		return fail(errors.New("layout-floor: the batches after the last index entry do not end at the end of the file"))
 	}
-	key, value, count, err := lastRecord(log[last:logSize])
-	if err != nil {
+	// The last batch's records, walked as format-floor walks them: its
+	// last one is the log's.
+	var key, value []byte
+	lastOffset := int64(-1)
+	if _, err := floorWalk(log[last:logSize], 0, func(i int64, k, v []byte) bool {
+		key, value, lastOffset = k, v, i
+		return true
+	}); err != nil {
 		return fail(err)
 	}
-	base := int64(binary.BigEndian.Uint64(log[last:]))
+	if lastOffset < 0 {
+		return fail(errors.New("layout-floor: the last batch holds no record"))
+	}
 	done := func() error {
 		return errors.Join(release(), unix.Link(registry, marker))
 	}
-	return &floorLog{key: key, value: value, last: base + int64(count) - 1, done: done}, nil
-}
-
-// lastRecord returns the key and value of the last record of the
-// uncompressed v2 batch b, and its count of records.
-func lastRecord(b []byte) (key, value []byte, count int, err error) {
-	bad := errFloorLastBatch
-	if len(b) < 61 || b[16] != 2 || binary.BigEndian.Uint16(b[21:])&7 != 0 {
-		return nil, nil, 0, bad
-	}
-	count = int(binary.BigEndian.Uint32(b[57:]))
-	rest := b[61:]
-	for range count {
-		n, k := binary.Varint(rest)
-		if k <= 0 || n < 0 || int64(len(rest)-k) < n {
-			return nil, nil, 0, bad
-		}
-		key, value, err = recordKV(rest[k : k+int(n)])
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		rest = rest[k+int(n):]
-	}
-	if key == nil {
-		return nil, nil, 0, bad
-	}
-	return key, value, count, nil
-}
-
-// recordKV returns the key and value of one v2 record's body (after its
-// length).
-func recordKV(r []byte) (key, value []byte, err error) {
-	bad := errFloorRecord
-	if len(r) < 1 {
-		return nil, nil, bad
-	}
-	r = r[1:]     // attributes
-	for range 2 { // timestamp delta, offset delta
-		if _, k := binary.Varint(r); k > 0 {
-			r = r[k:]
-		} else {
-			return nil, nil, bad
-		}
-	}
-	field := func() ([]byte, bool) {
-		n, k := binary.Varint(r)
-		if k <= 0 || n < 0 || int64(len(r)-k) < n {
-			return nil, false
-		}
-		f := r[k : k+int(n)]
-		r = r[k+int(n):]
-		return f, true
-	}
-	var ok bool
-	if key, ok = field(); !ok {
-		return nil, nil, bad
-	}
-	if value, ok = field(); !ok {
-		return nil, nil, bad
-	}
-	return key, value, nil
+	return &floorLog{key: key, value: value, last: lastOffset, done: done}, nil
 }
