@@ -96,6 +96,7 @@ type Store struct {
 // The files are on Options.FS: the operating system's file system by
 // default, or an in-memory one (vfs.NewMem()) for tests.
 func Open(dir string, opts *Options) (_ *Store, err error) {
+	growStack()
 	defer wrapErr(&err)
 	return openStore(dir, opts)
 }
