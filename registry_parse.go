@@ -10,358 +10,236 @@ import (
 	"github.com/stratalog/strata/topic"
 )
 
-// parseRegistryFast parses topics.json as writeRegistry writes it (version
-// 2, every key in the case it is written in, each once, no nulls, strings
-// of printable ASCII without escapes) without encoding/json, whose first
-// use in a process (building its decoders of the registry's types by
-// reflection) is most of the first Open's cost. It returns false for
-// anything else, valid or not: parseRegistry then decodes the file with
-// encoding/json, whose result is the reference (FuzzParseRegistryFast
-// holds the two to the same answer). A file it accepts is one
-// encoding/json decodes without error to the same entries, and whose
-// checksum matches.
+// parseRegistryFast parses topics.json laid out byte for byte as
+// writeRegistry writes it (appendRegistry's bytes, or encoding/json's
+// MarshalIndent, which are the same): version 2, every field of every topic
+// in its place, names and strings of printable ASCII without escapes. It
+// reads that layout straight through, the literals between the values and
+// the values, without a general JSON parser: it runs once per Open, often
+// in a process where none of its code has run yet, and there it costs about
+// what it touches. It returns false for anything else, valid or not (a file
+// edited by hand, or one from a build whose topics have other fields):
+// parseRegistry then decodes the file with encoding/json, whose result is
+// the reference (FuzzParseRegistryFast holds the two to the same answer). A
+// file it accepts is one encoding/json decodes without error to the same
+// entries, and whose checksum matches.
 func parseRegistryFast(data []byte) (map[string]registryEntry, bool) {
-	p := regParser{b: data}
-	var version, crc int64
-	var topics map[string]registryEntry
-	start, end := -1, -1
-	var seen uint8
-	ok := p.object(func(key []byte) bool {
-		switch {
-		case string(key) == "version" && seen&1 == 0:
-			seen |= 1
-			var ok bool
-			version, ok = p.int(math.MinInt, math.MaxInt)
-			return ok
-		case string(key) == "topics" && seen&2 == 0:
-			seen |= 2
-			p.space()
-			start = p.i
-			var ok bool
-			topics, ok = p.topics()
-			end = p.i
-			return ok
-		case string(key) == "crc32c" && seen&4 == 0:
-			seen |= 4
-			var ok bool
-			crc, ok = p.int(0, math.MaxUint32)
-			return ok
+	r := layoutReader{b: data, ok: true}
+	r.lit("{\n  \"version\": 2,\n  \"topics\": ")
+	start := r.i
+	topics := map[string]registryEntry{}
+	if !r.skip("{}") {
+		r.lit("{")
+		for r.ok {
+			name, e := r.entry()
+			if _, dup := topics[name]; dup {
+				return nil, false
+			}
+			topics[name] = e
+			if !r.skip(",") {
+				break
+			}
 		}
-		return false
-	})
-	if !ok || !p.end() || version != registryVersion || start < 0 {
-		return nil, false
+		r.lit("\n  }")
 	}
-	if checksum(data[start:end]) != uint32(crc) {
+	end := r.i
+	r.lit(",\n  \"crc32c\": ")
+	crc := r.int(0, math.MaxUint32)
+	r.lit("\n}")
+	if !r.ok || r.i != len(data) || checksum(data[start:end]) != uint32(crc) {
 		return nil, false
 	}
 	return topics, true
 }
 
-// regParser reads JSON from b at i, the subset parseRegistryFast accepts.
-// Each method returns false where the input leaves that subset.
-type regParser struct {
-	b []byte
-	i int
+// layoutReader reads b from i, the layout parseRegistryFast accepts. Once
+// the input leaves it, ok is false and every method returns a zero value.
+type layoutReader struct {
+	b  []byte
+	i  int
+	ok bool
 }
 
-// space skips JSON's white space.
-func (p *regParser) space() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
-
-// end reports whether only white space is left.
-func (p *regParser) end() bool {
-	p.space()
-	return p.i == len(p.b)
-}
-
-// byte consumes c, after white space.
-func (p *regParser) byte(c byte) bool {
-	p.space()
-	if p.i < len(p.b) && p.b[p.i] == c {
-		p.i++
+// skip consumes s if the input goes on with it, and reports whether it did.
+func (r *layoutReader) skip(s string) bool {
+	if r.ok && len(r.b)-r.i >= len(s) && string(r.b[r.i:r.i+len(s)]) == s {
+		r.i += len(s)
 		return true
 	}
 	return false
 }
 
-// object reads an object, calling member for each key (the bytes of the
-// input: member copies what it keeps) with the parser before the member's
-// value, which member must consume.
-func (p *regParser) object(member func(key []byte) bool) bool {
-	if !p.byte('{') {
-		return false
-	}
-	if p.byte('}') {
-		return true
-	}
-	for {
-		key, ok := p.string()
-		if !ok || !p.byte(':') || !member(key) {
-			return false
-		}
-		if p.byte('}') {
-			return true
-		}
-		if !p.byte(',') {
-			return false
-		}
+// lit consumes s, which the input must go on with.
+func (r *layoutReader) lit(s string) {
+	if !r.skip(s) {
+		r.ok = false
 	}
 }
 
-// string reads a string of printable ASCII without escapes, and returns
-// its bytes in the input.
-func (p *regParser) string() ([]byte, bool) {
-	if !p.byte('"') {
-		return nil, false
+// digits returns the end of the run of decimal digits at j.
+func (r *layoutReader) digits(j int) int {
+	for j < len(r.b) && r.b[j] >= '0' && r.b[j] <= '9' {
+		j++
 	}
-	start := p.i
-	for ; p.i < len(p.b); p.i++ {
-		switch c := p.b[p.i]; {
-		case c == '"':
-			s := p.b[start:p.i]
-			p.i++
-			return s, true
-		case c < 0x20 || c >= 0x7f || c == '\\':
-			return nil, false
-		}
-	}
-	return nil, false
+	return j
 }
 
-// number reads the token of a JSON number and reports whether it is an
-// integer (no fraction, no exponent).
-func (p *regParser) number() (tok []byte, integer, ok bool) {
-	p.space()
-	start := p.i
-	digits := func() int {
-		n := 0
-		for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
-			p.i++
-			n++
+// number consumes a JSON number and returns its token: a minus sign, an
+// integer part without leading zeros and, with frac, a fraction of at
+// least one digit and an exponent (without frac, an integer: what follows
+// is left to the caller, whose next literal refuses it).
+func (r *layoutReader) number(frac bool) []byte {
+	if !r.ok {
+		return nil
+	}
+	j := r.i
+	if j < len(r.b) && r.b[j] == '-' {
+		j++
+	}
+	k := r.digits(j)
+	if k == j || k-j > 1 && r.b[j] == '0' {
+		r.ok = false
+		return nil
+	}
+	if frac && k < len(r.b) && r.b[k] == '.' {
+		if k = r.digits(k + 1); r.b[k-1] == '.' {
+			r.ok = false
+			return nil
 		}
-		return n
 	}
-	if p.i < len(p.b) && p.b[p.i] == '-' {
-		p.i++
-	}
-	switch {
-	case p.i < len(p.b) && p.b[p.i] == '0':
-		p.i++
-	case digits() == 0:
-		return nil, false, false
-	}
-	integer = true
-	if p.i < len(p.b) && p.b[p.i] == '.' {
-		p.i++
-		if digits() == 0 {
-			return nil, false, false
+	if frac && k < len(r.b) && (r.b[k] == 'e' || r.b[k] == 'E') {
+		e := k + 1
+		if e < len(r.b) && (r.b[e] == '+' || r.b[e] == '-') {
+			e++
 		}
-		integer = false
-	}
-	if p.i < len(p.b) && (p.b[p.i] == 'e' || p.b[p.i] == 'E') {
-		p.i++
-		if p.i < len(p.b) && (p.b[p.i] == '+' || p.b[p.i] == '-') {
-			p.i++
+		if k = r.digits(e); k == e {
+			r.ok = false
+			return nil
 		}
-		if digits() == 0 {
-			return nil, false, false
-		}
-		integer = false
 	}
-	return p.b[start:p.i], integer, true
+	tok := r.b[r.i:k]
+	r.i = k
+	return tok
 }
 
-// int reads an integer in [lo, hi], as encoding/json decodes one into an
-// integer field of that range.
-func (p *regParser) int(lo, hi int64) (int64, bool) {
-	tok, integer, ok := p.number()
-	if !ok || !integer {
-		return 0, false
+// int consumes an integer in [lo, hi], the range of the field it goes to:
+// encoding/json refuses one outside it.
+func (r *layoutReader) int(lo, hi int64) int64 {
+	tok := r.number(false)
+	if !r.ok {
+		return 0
 	}
 	n, err := strconv.ParseInt(string(tok), 10, 64)
 	if err != nil || n < lo || n > hi {
-		return 0, false
+		r.ok = false
+		return 0
 	}
-	return n, true
+	return n
 }
 
-// float reads a number as encoding/json decodes one into a float64.
-func (p *regParser) float() (float64, bool) {
-	tok, _, ok := p.number()
-	if !ok {
-		return 0, false
+// float consumes a number as encoding/json decodes one into a float64.
+func (r *layoutReader) float() float64 {
+	tok := r.number(true)
+	if !r.ok {
+		return 0
 	}
 	f, err := strconv.ParseFloat(string(tok), 64)
-	return f, err == nil
+	if err != nil {
+		r.ok = false
+	}
+	return f
 }
 
-// bool reads true or false.
-func (p *regParser) bool() (bool, bool) {
-	p.space()
-	for _, lit := range [...]string{"true", "false"} {
-		if len(p.b)-p.i >= len(lit) && string(p.b[p.i:p.i+len(lit)]) == lit {
-			p.i += len(lit)
-			return lit == "true", true
+// str consumes a quoted string of printable ASCII without escapes, whose
+// bytes are its value, and returns them (in the input).
+func (r *layoutReader) str() []byte {
+	r.lit(`"`)
+	for j := r.i; r.ok && j < len(r.b); j++ {
+		switch c := r.b[j]; {
+		case c == '"':
+			s := r.b[r.i:j]
+			r.i = j + 1
+			return s
+		case c < 0x20 || c >= 0x7f || c == '\\':
+			r.ok = false
 		}
 	}
-	return false, false
+	r.ok = false
+	return nil
 }
 
-// topics reads the registry's topics: name → {"id", "config"}.
-func (p *regParser) topics() (map[string]registryEntry, bool) {
-	out := map[string]registryEntry{}
-	ok := p.object(func(key []byte) bool {
-		if _, dup := out[string(key)]; dup {
-			return false
-		}
-		name := string(key)
-		var e registryEntry
-		var seen uint8
-		ok := p.object(func(key []byte) bool {
-			switch {
-			case string(key) == "id" && seen&1 == 0:
-				seen |= 1
-				s, ok := p.string()
-				if !ok {
-					return false
-				}
-				id, err := topic.ParseID(string(s))
-				e.ID = id
-				return err == nil
-			case string(key) == "config" && seen&2 == 0:
-				seen |= 2
-				var ok bool
-				e.Config, ok = p.config()
-				return ok
-			}
-			return false
-		})
-		out[name] = e
-		return ok && seen&1 != 0 // encoding/json's reader refuses a topic without an id
-	})
-	return out, ok
+// key consumes the key of a field of a topic's config, at its
+// indentation, up to its value.
+func (r *layoutReader) key(name string) {
+	r.lit("\n        \"")
+	r.lit(name)
+	r.lit("\": ")
 }
 
-// config reads a topic.Config, every field under its JSON name.
-func (p *regParser) config() (topic.Config, bool) {
-	var c topic.Config
-	var seen uint32
-	ints := func(bit uint32, lo, hi int64, set func(int64)) bool {
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		n, ok := p.int(lo, hi)
-		set(n)
-		return ok
-	}
+// intField consumes an integer field of a config, and the comma after it.
+func (r *layoutReader) intField(name string, lo, hi int64) int64 {
+	r.key(name)
+	n := r.int(lo, hi)
+	r.lit(",")
+	return n
+}
+
+// entry consumes one topic of the registry: its name, id and config.
+func (r *layoutReader) entry() (string, registryEntry) {
 	const (
 		i64Min, i64Max = math.MinInt64, math.MaxInt64
 		intMin, intMax = math.MinInt, math.MaxInt
 	)
-	ok := p.object(func(key []byte) bool {
-		switch string(key) {
-		case "partitions":
-			return ints(1<<0, intMin, intMax, func(n int64) { c.Partitions = int(n) })
-		case "retention":
-			return ints(1<<1, i64Min, i64Max, func(n int64) { c.Retention = time.Duration(n) })
-		case "retention_bytes":
-			return ints(1<<2, i64Min, i64Max, func(n int64) { c.RetentionBytes = n })
-		case "segment_bytes":
-			return ints(1<<3, i64Min, i64Max, func(n int64) { c.SegmentBytes = n })
-		case "segment_age":
-			return ints(1<<4, i64Min, i64Max, func(n int64) { c.SegmentAge = time.Duration(n) })
-		case "max_batch_bytes":
-			return ints(1<<5, intMin, intMax, func(n int64) { c.MaxBatchBytes = int(n) })
-		case "timestamp_type":
-			return ints(1<<6, math.MinInt8, math.MaxInt8, func(n int64) { c.TimestampType = log.TimestampType(n) })
-		case "index_interval_bytes":
-			return ints(1<<7, intMin, intMax, func(n int64) { c.IndexIntervalBytes = int(n) })
-		case "max_index_bytes":
-			return ints(1<<8, intMin, intMax, func(n int64) { c.MaxIndexBytes = int(n) })
-		case "delete_retention":
-			return ints(1<<9, i64Min, i64Max, func(n int64) { c.DeleteRetention = time.Duration(n) })
-		case "min_compaction_lag":
-			return ints(1<<10, i64Min, i64Max, func(n int64) { c.MinCompactionLag = time.Duration(n) })
-		case "max_compaction_lag":
-			return ints(1<<11, i64Min, i64Max, func(n int64) { c.MaxCompactionLag = time.Duration(n) })
-		case "compression_level":
-			return ints(1<<12, intMin, intMax, func(n int64) { c.CompressionLevel = int(n) })
-		case "cleanup_policy", "compression":
-			bit := uint32(1 << 13)
-			if string(key) == "compression" {
-				bit = 1 << 14
-			}
-			if seen&bit != 0 {
-				return false
-			}
-			seen |= bit
-			s, ok := p.string()
-			if string(key) == "compression" {
-				c.Compression = topic.CompressionType(known(s, compressionTypes))
-			} else {
-				c.CleanupPolicy = topic.CleanupPolicy(known(s, cleanupPolicies))
-			}
-			return ok
-		case "min_cleanable_dirty_ratio":
-			if seen&(1<<15) != 0 {
-				return false
-			}
-			seen |= 1 << 15
-			var ok bool
-			c.MinCleanableDirtyRatio, ok = p.float()
-			return ok
-		case "preallocate":
-			if seen&(1<<16) != 0 {
-				return false
-			}
-			seen |= 1 << 16
-			var ok bool
-			c.Preallocate, ok = p.bool()
-			return ok
-		case "sync":
-			if seen&(1<<17) != 0 {
-				return false
-			}
-			seen |= 1 << 17
-			var ok bool
-			c.Sync, ok = p.sync()
-			return ok
-		}
-		return false
-	})
-	return c, ok
-}
-
-// sync reads a partition.SyncPolicy, whose fields have no JSON names.
-func (p *regParser) sync() (partition.SyncPolicy, bool) {
-	var s partition.SyncPolicy
-	var seen uint8
-	ok := p.object(func(key []byte) bool {
-		switch {
-		case string(key) == "Mode" && seen&1 == 0:
-			seen |= 1
-			n, ok := p.int(math.MinInt8, math.MaxInt8)
-			s.Mode = partition.SyncMode(n)
-			return ok
-		case string(key) == "Interval" && seen&2 == 0:
-			seen |= 2
-			n, ok := p.int(math.MinInt64, math.MaxInt64)
-			s.Interval = time.Duration(n)
-			return ok
-		}
-		return false
-	})
-	return s, ok
+	var e registryEntry
+	r.lit("\n    ")
+	name := string(r.str())
+	r.lit(": {\n      \"id\": ")
+	if id := r.str(); r.ok {
+		var err error
+		e.ID, err = topic.ParseID(string(id))
+		r.ok = err == nil
+	}
+	r.lit(",\n      \"config\": {")
+	c := &e.Config
+	c.Partitions = int(r.intField("partitions", intMin, intMax))
+	c.Retention = time.Duration(r.intField("retention", i64Min, i64Max))
+	c.RetentionBytes = r.intField("retention_bytes", i64Min, i64Max)
+	r.key("cleanup_policy")
+	c.CleanupPolicy = topic.CleanupPolicy(known(r.str(), cleanupPolicies))
+	r.lit(",")
+	c.SegmentBytes = r.intField("segment_bytes", i64Min, i64Max)
+	c.SegmentAge = time.Duration(r.intField("segment_age", i64Min, i64Max))
+	c.MaxBatchBytes = int(r.intField("max_batch_bytes", intMin, intMax))
+	c.TimestampType = log.TimestampType(r.intField("timestamp_type", math.MinInt8, math.MaxInt8))
+	r.key("sync")
+	r.lit("{\n          \"Mode\": ")
+	c.Sync.Mode = partition.SyncMode(r.int(math.MinInt8, math.MaxInt8))
+	r.lit(",\n          \"Interval\": ")
+	c.Sync.Interval = time.Duration(r.int(i64Min, i64Max))
+	r.lit("\n        },")
+	c.IndexIntervalBytes = int(r.intField("index_interval_bytes", intMin, intMax))
+	c.MaxIndexBytes = int(r.intField("max_index_bytes", intMin, intMax))
+	r.key("min_cleanable_dirty_ratio")
+	c.MinCleanableDirtyRatio = r.float()
+	r.lit(",")
+	c.DeleteRetention = time.Duration(r.intField("delete_retention", i64Min, i64Max))
+	c.MinCompactionLag = time.Duration(r.intField("min_compaction_lag", i64Min, i64Max))
+	c.MaxCompactionLag = time.Duration(r.intField("max_compaction_lag", i64Min, i64Max))
+	if r.skip("\n        \"compression\": ") {
+		c.Compression = topic.CompressionType(known(r.str(), compressionTypes))
+		r.lit(",")
+	}
+	if r.skip("\n        \"compression_level\": ") {
+		c.CompressionLevel = int(r.int(intMin, intMax))
+		r.lit(",")
+	}
+	r.key("preallocate")
+	c.Preallocate = r.skip("true")
+	if !c.Preallocate {
+		r.lit("false")
+	}
+	r.lit("\n      }\n    }")
+	return name, e
 }
 
 // The values of the string fields of a topic.Config that known returns

@@ -1,6 +1,7 @@
 package strata
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -58,6 +59,14 @@ func TestParseRegistryFastReadsWhatIsWritten(t *testing.T) {
 	}
 }
 
+// compact returns the registry file data without white space between its
+// tokens, and its checksum to match.
+func compact(t testing.TB, data string) string {
+	var out bytes.Buffer
+	require.NoError(t, json.Compact(&out, []byte(data)))
+	return out.String()
+}
+
 // TestParseRegistryFastDefers: a file outside what writeRegistry writes,
 // valid or damaged, is left to encoding/json, and parseRegistry answers as
 // encoding/json does.
@@ -81,6 +90,17 @@ func TestParseRegistryFastDefers(t *testing.T) {
 		{"checksum mismatch", strings.Replace(written, `"partitions": 12`, `"partitions": 13`, 1), false},
 		{"zero id", `{"version": 2, "topics": {"t": {"id": "AAAAAAAAAAAAAAAAAAAAAA"}}, "crc32c": 0}`, false},
 		{"trailing bytes", written + "x", false},
+		{"compact", compact(t, written), true},
+		{"fields in another order", rewritten(t, []byte(written), "\n        \"partitions\": 12,\n        \"retention\": -1,",
+			"\n        \"retention\": -1,\n        \"partitions\": 12,"), true},
+		{"another indentation", rewritten(t, []byte(written), "\n        \"partitions\"", "\n       \"partitions\""), true},
+		{"leading zero", rewritten(t, []byte(written), `"partitions": 12`, `"partitions": 012`), false},
+		{"fraction without digits", rewritten(t, []byte(written), `"min_cleanable_dirty_ratio": 0.125`, `"min_cleanable_dirty_ratio": 1.`), false},
+		{"fraction of an integer", rewritten(t, []byte(written), `"partitions": 12`, `"partitions": 12.0`), false},
+		{"out of range", rewritten(t, []byte(written), `"timestamp_type": 1`, `"timestamp_type": 128`), false},
+		{"a minus alone", rewritten(t, []byte(written), `"partitions": 12`, `"partitions": -`), false},
+		{"escape in a value", rewritten(t, []byte(written), `"cleanup_policy": "compact,delete"`, `"cleanup_policy": "compact\u002cdelete"`), true},
+		{"duplicate topic", rewritten(t, []byte(written), `"a.b_c-9"`, `"events"`), true},
 		{"torn", written[:len(written)/2], false},
 		{"empty", ``, false},
 	} {
@@ -99,10 +119,27 @@ func TestParseRegistryFastDefers(t *testing.T) {
 	}
 }
 
+// layoutFile returns a version 2 topics.json laid out as appendRegistry
+// lays it out around topics, a JSON value, and its checksum.
+func layoutFile(topics []byte) []byte {
+	return fmt.Appendf(nil, "{\n  \"version\": 2,\n  \"topics\": %s,\n  \"crc32c\": %d\n}", topics, checksum(topics))
+}
+
+// rewritten returns the registry file data with old replaced by new in
+// its topics, and the checksum to match.
+func rewritten(t testing.TB, data []byte, old, new string) string {
+	var r registry
+	require.NoError(t, json.Unmarshal(data, &r))
+	topics := strings.Replace(string(r.Topics), old, new, 1)
+	require.NotEqual(t, string(r.Topics), topics, "no %q", old)
+	return string(layoutFile([]byte(topics)))
+}
+
 // FuzzParseRegistryFast: whatever parseRegistryFast accepts, encoding/json
 // reads without error to the same topics. Each input is tried as a whole
-// file and as the topics of a version 2 file with their checksum (which
-// a mutated file's contents would almost never match).
+// file and as the topics of a version 2 file laid out as appendRegistry
+// lays it out, with their checksum (which a mutated file's contents would
+// almost never match).
 func FuzzParseRegistryFast(f *testing.F) {
 	for _, data := range registryFiles(f) {
 		f.Add(data)
@@ -112,7 +149,7 @@ func FuzzParseRegistryFast(f *testing.F) {
 	}
 	f.Add([]byte(`{"version": 2, "topics": {}, "crc32c": 695980202}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		wrapped := fmt.Appendf(nil, `{"version": 2, "topics": %s, "crc32c": %d}`, data, checksum(data))
+		wrapped := layoutFile(data)
 		for _, file := range [][]byte{data, wrapped} {
 			got, ok := parseRegistryFast(file)
 			if !ok {
