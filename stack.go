@@ -1,9 +1,11 @@
 package strata
 
-// openStackBytes is the stack that growStack asks for: more than Open's
-// deepest call path and a point read after it need (TestOpenStack holds
-// them to 16 KiB, this frame included).
-const openStackBytes = 12 << 10
+// openStackBytes is the frame growStack takes: large enough that a new
+// goroutine's stack grows to 16 KiB in one step, which holds Open's
+// deepest call path and a point read after it (TestOpenStack holds them
+// to it), and small enough that a caller using a few KiB of its stack
+// already is not grown past that.
+const openStackBytes = 9 << 10
 
 // growStack grows the calling goroutine's stack, in one step, to hold
 // Open's deepest call path, before Open runs it.
@@ -15,7 +17,7 @@ const openStackBytes = 12 << 10
 // the registry's parser, under the topic's open), and in a process where
 // that code and its metadata have not run yet (a service's first Open, a
 // command-line tool, BenchmarkReopenCold's child) the two copies took
-// about 40 µs of a 380 µs Open. One frame this large at the top makes it
+// about 40 µs of a 380 µs Open. One large frame at the top makes it
 // one copy of the caller's few frames instead (about 9 µs there); on a
 // stack that is already large enough it costs the clearing of the frame, a
 // few hundred nanoseconds. CockroachDB grows its stacks ahead of its
