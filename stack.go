@@ -13,12 +13,12 @@ const openStackBytes = 9 << 10
 // A goroutine's stack starts at 2 KiB and doubles when a call needs more:
 // the runtime copies the stack and adjusts every frame on it, reading each
 // function's stack maps. Left to itself, Open's path grows a new
-// goroutine's stack twice, the second time about twenty frames deep (in
-// the registry's parser, under the topic's open), and in a process where
-// that code and its metadata have not run yet (a service's first Open, a
-// command-line tool, BenchmarkReopenCold's child) the two copies took
-// about 40 µs of a 380 µs Open. One large frame at the top makes it
-// one copy of the caller's few frames instead (about 9 µs there); on a
+// goroutine's stack twice, the second time a dozen or more frames deep
+// (under the partition's open), and in a process where that code and its
+// metadata have not run yet (a service's first Open, a command-line tool,
+// BenchmarkReopenCold's child) the two copies took about 40 µs of a
+// 380 µs Open where they were measured. One large frame at the top makes
+// it one copy of the caller's few frames instead (about 9 µs there); on a
 // stack that is already large enough it costs the clearing of the frame, a
 // few hundred nanoseconds. CockroachDB grows its stacks ahead of its
 // storage paths for the same reason (its growstack package).
