@@ -8,6 +8,26 @@ import (
 	"time"
 )
 
+// The literals of topics.json's layout between its values (MarshalIndent's,
+// two-space indents): appendRegistry writes them, parseRegistryFast reads
+// them.
+const (
+	layoutVersion      = "{\n  \"version\": "  // then the version
+	layoutTopics       = ",\n  \"topics\": "   // then the topics, {} if none
+	layoutTopic        = "\n    "              // then a topic's quoted name
+	layoutID           = ": {\n      \"id\": " // then its quoted id
+	layoutConfig       = ",\n      \"config\": {"
+	layoutField        = "\n        \"" // then a config field's name
+	layoutColon        = "\": "         // after a field's name, then its value
+	layoutSyncMode     = "{\n          \"Mode\": "
+	layoutSyncInterval = ",\n          \"Interval\": "
+	layoutSyncEnd      = "\n        },"
+	layoutEntryEnd     = "\n      }\n    }"
+	layoutTopicsEnd    = "\n  }"
+	layoutChecksum     = ",\n  \"crc32c\": "
+	layoutEnd          = "\n}"
+)
+
 // appendRegistry appends topics.json for topics to b: the bytes
 // encoding/json's MarshalIndent (two-space indents) writes for the registry
 // of writeRegistry, written without reflection, which took most of the
@@ -17,9 +37,9 @@ import (
 // JSON cannot hold. TestAppendRegistryIsMarshalIndent holds it to
 // encoding/json's bytes for every field of topic.Config.
 func appendRegistry(b []byte, topics map[string]registryEntry) ([]byte, bool) {
-	b = append(b, "{\n  \"version\": "...)
+	b = append(b, layoutVersion...)
 	b = strconv.AppendInt(b, registryVersion, 10)
-	b = append(b, ",\n  \"topics\": "...)
+	b = append(b, layoutTopics...)
 	start := len(b)
 	if len(topics) == 0 {
 		b = append(b, "{}"...)
@@ -35,7 +55,7 @@ func appendRegistry(b []byte, topics map[string]registryEntry) ([]byte, bool) {
 				b = append(b, ',')
 			}
 			var ok bool
-			b = append(b, "\n    "...)
+			b = append(b, layoutTopic...)
 			if b, ok = appendPlainString(b, name); !ok {
 				return b, false
 			}
@@ -43,27 +63,27 @@ func appendRegistry(b []byte, topics map[string]registryEntry) ([]byte, bool) {
 				return b, false
 			}
 		}
-		b = append(b, "\n  }"...)
+		b = append(b, layoutTopicsEnd...)
 	}
 	sum := checksum(b[start:])
-	b = append(b, ",\n  \"crc32c\": "...)
+	b = append(b, layoutChecksum...)
 	b = strconv.AppendUint(b, uint64(sum), 10)
-	return append(b, "\n}"...), true
+	return append(b, layoutEnd...), true
 }
 
 // appendEntry appends the value of one topic's entry, at the registry's
 // third level of indentation, after its key.
 func appendEntry(b []byte, e registryEntry) ([]byte, bool) {
-	const in = "\n        " // a field of the config
 	c := e.Config
-	b = append(b, ": {\n      \"id\": \""...)
+	b = append(b, layoutID...)
+	b = append(b, '"')
 	b = base64.RawURLEncoding.AppendEncode(b, e.ID[:])
-	b = append(b, "\",\n      \"config\": {"...)
+	b = append(b, '"')
+	b = append(b, layoutConfig...)
 	field := func(name string) {
-		b = append(b, in...)
-		b = append(b, '"')
+		b = append(b, layoutField...)
 		b = append(b, name...)
-		b = append(b, "\": "...)
+		b = append(b, layoutColon...)
 	}
 	integer := func(name string, v int64) {
 		field(name)
@@ -85,11 +105,11 @@ func appendEntry(b []byte, e registryEntry) ([]byte, bool) {
 	integer("max_batch_bytes", int64(c.MaxBatchBytes))
 	integer("timestamp_type", int64(c.TimestampType))
 	field("sync")
-	b = append(b, "{\n          \"Mode\": "...)
+	b = append(b, layoutSyncMode...)
 	b = strconv.AppendInt(b, int64(c.Sync.Mode), 10)
-	b = append(b, ",\n          \"Interval\": "...)
+	b = append(b, layoutSyncInterval...)
 	b = strconv.AppendInt(b, int64(c.Sync.Interval), 10)
-	b = append(b, "\n        },"...)
+	b = append(b, layoutSyncEnd...)
 	integer("index_interval_bytes", int64(c.IndexIntervalBytes))
 	integer("max_index_bytes", int64(c.MaxIndexBytes))
 	field("min_cleanable_dirty_ratio")
@@ -112,7 +132,7 @@ func appendEntry(b []byte, e registryEntry) ([]byte, bool) {
 	}
 	field("preallocate")
 	b = strconv.AppendBool(b, c.Preallocate)
-	return append(b, "\n      }\n    }"...), true
+	return append(b, layoutEntryEnd...), true
 }
 
 // appendPlainString appends s quoted, and reports false if a byte of it is

@@ -12,7 +12,8 @@ import (
 
 // parseRegistryFast parses topics.json laid out byte for byte as
 // writeRegistry writes it (appendRegistry's bytes, or encoding/json's
-// MarshalIndent, which are the same): version 2, every field of every topic
+// MarshalIndent, which are the same; the layout's literals are shared with
+// appendRegistry): this build's version, every field of every topic
 // in its place, names and strings of printable ASCII without escapes. It
 // reads that layout straight through, the literals between the values and
 // the values, without a general JSON parser: it runs once per Open, often
@@ -25,7 +26,11 @@ import (
 // entries, and whose checksum matches.
 func parseRegistryFast(data []byte) (map[string]registryEntry, bool) {
 	r := layoutReader{b: data, ok: true}
-	r.lit("{\n  \"version\": 2,\n  \"topics\": ")
+	r.lit(layoutVersion)
+	if r.int(registryVersion, registryVersion); !r.ok {
+		return nil, false
+	}
+	r.lit(layoutTopics)
 	start := r.i
 	topics := map[string]registryEntry{}
 	if !r.skip("{}") {
@@ -40,12 +45,12 @@ func parseRegistryFast(data []byte) (map[string]registryEntry, bool) {
 				break
 			}
 		}
-		r.lit("\n  }")
+		r.lit(layoutTopicsEnd)
 	}
 	end := r.i
-	r.lit(",\n  \"crc32c\": ")
+	r.lit(layoutChecksum)
 	crc := r.int(0, math.MaxUint32)
-	r.lit("\n}")
+	r.lit(layoutEnd)
 	if !r.ok || r.i != len(data) || checksum(data[start:end]) != uint32(crc) {
 		return nil, false
 	}
@@ -171,9 +176,9 @@ func (r *layoutReader) str() []byte {
 // key consumes the key of a field of a topic's config, at its
 // indentation, up to its value.
 func (r *layoutReader) key(name string) {
-	r.lit("\n        \"")
+	r.lit(layoutField)
 	r.lit(name)
-	r.lit("\": ")
+	r.lit(layoutColon)
 }
 
 // intField consumes an integer field of a config, and the comma after it.
@@ -191,15 +196,15 @@ func (r *layoutReader) entry() (string, registryEntry) {
 		intMin, intMax = math.MinInt, math.MaxInt
 	)
 	var e registryEntry
-	r.lit("\n    ")
+	r.lit(layoutTopic)
 	name := string(r.str())
-	r.lit(": {\n      \"id\": ")
+	r.lit(layoutID)
 	if id := r.str(); r.ok {
 		var err error
 		e.ID, err = topic.ParseID(string(id))
 		r.ok = err == nil
 	}
-	r.lit(",\n      \"config\": {")
+	r.lit(layoutConfig)
 	c := &e.Config
 	c.Partitions = int(r.intField("partitions", intMin, intMax))
 	c.Retention = time.Duration(r.intField("retention", i64Min, i64Max))
@@ -212,11 +217,11 @@ func (r *layoutReader) entry() (string, registryEntry) {
 	c.MaxBatchBytes = int(r.intField("max_batch_bytes", intMin, intMax))
 	c.TimestampType = log.TimestampType(r.intField("timestamp_type", math.MinInt8, math.MaxInt8))
 	r.key("sync")
-	r.lit("{\n          \"Mode\": ")
+	r.lit(layoutSyncMode)
 	c.Sync.Mode = partition.SyncMode(r.int(math.MinInt8, math.MaxInt8))
-	r.lit(",\n          \"Interval\": ")
+	r.lit(layoutSyncInterval)
 	c.Sync.Interval = time.Duration(r.int(i64Min, i64Max))
-	r.lit("\n        },")
+	r.lit(layoutSyncEnd)
 	c.IndexIntervalBytes = int(r.intField("index_interval_bytes", intMin, intMax))
 	c.MaxIndexBytes = int(r.intField("max_index_bytes", intMin, intMax))
 	r.key("min_cleanable_dirty_ratio")
@@ -225,11 +230,11 @@ func (r *layoutReader) entry() (string, registryEntry) {
 	c.DeleteRetention = time.Duration(r.intField("delete_retention", i64Min, i64Max))
 	c.MinCompactionLag = time.Duration(r.intField("min_compaction_lag", i64Min, i64Max))
 	c.MaxCompactionLag = time.Duration(r.intField("max_compaction_lag", i64Min, i64Max))
-	if r.skip("\n        \"compression\": ") {
+	if r.skip(layoutField + "compression" + layoutColon) {
 		c.Compression = topic.CompressionType(known(r.str(), compressionTypes))
 		r.lit(",")
 	}
-	if r.skip("\n        \"compression_level\": ") {
+	if r.skip(layoutField + "compression_level" + layoutColon) {
 		c.CompressionLevel = int(r.int(intMin, intMax))
 		r.lit(",")
 	}
@@ -238,7 +243,7 @@ func (r *layoutReader) entry() (string, registryEntry) {
 	if !c.Preallocate {
 		r.lit("false")
 	}
-	r.lit("\n      }\n    }")
+	r.lit(layoutEntryEnd)
 	return name, e
 }
 

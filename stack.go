@@ -19,8 +19,8 @@ const openStackBytes = 9 << 10
 // BenchmarkReopenCold's child) the two copies took about 40 µs of a
 // 380 µs Open where they were measured. One large frame at the top makes
 // it one copy of the caller's few frames instead (about 9 µs there); on a
-// stack that is already large enough it costs the clearing of the frame, a
-// few hundred nanoseconds. CockroachDB grows its stacks ahead of its
+// stack that is already large enough it costs the clearing of the frame,
+// about 150 ns. CockroachDB grows its stacks ahead of its
 // storage paths for the same reason (its growstack package).
 //
 //go:noinline
